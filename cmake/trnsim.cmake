@@ -1,0 +1,33 @@
+# Shared build settings for every trnsim target.
+add_library(trnsim_options INTERFACE)
+target_compile_options(trnsim_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow
+  -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor -Wold-style-cast)
+if(TRNSIM_WERROR)
+  target_compile_options(trnsim_options INTERFACE -Werror)
+endif()
+if(CMAKE_BUILD_TYPE STREQUAL "Release" OR CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+  # The simulator's hot loops are written to be auto-vectorised; let the compiler use the
+  # host's vector units only when asked (portable binaries by default, x86-64-v2 baseline).
+  target_compile_options(trnsim_options INTERFACE -O3)
+endif()
+if(TRNSIM_SANITIZE)
+  target_compile_options(trnsim_options INTERFACE -fsanitize=address,undefined
+    -fno-sanitize-recover=all -fno-omit-frame-pointer)
+  target_link_options(trnsim_options INTERFACE -fsanitize=address,undefined)
+endif()
+
+include(GoogleTest)
+
+# trnsim_add_test(NAME SOURCES... LIBS ...): one GoogleTest binary registered with CTest.
+# Tests are labelled "unit" unless LABELS says otherwise ("long" tests are skipped in the
+# sanitizer build).
+function(trnsim_add_test name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  add_executable(${name} ${ARG_SOURCES})
+  target_link_libraries(${name} PRIVATE ${ARG_LIBS} GTest::gtest GTest::gtest_main trnsim_options)
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS unit)
+  endif()
+  gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
+    PROPERTIES LABELS "${ARG_LABELS}" ENVIRONMENT "TRNSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
+endfunction()

@@ -1,0 +1,1 @@
+#include "arch/arch.h"
