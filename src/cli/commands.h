@@ -1,0 +1,13 @@
+// Each trnsim subcommand lives in its own file and registers itself on the app here.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace trnsim::cli {
+
+void register_config_command(CLI::App& app);    // cmd_config.cpp: chip presets and files
+void register_numerics_command(CLI::App& app);  // cmd_numerics.cpp: convert, self-check
+// The self-check the demo prints: returns true when every check passed.
+bool run_numerics_selfcheck();
+
+}  // namespace trnsim::cli
