@@ -1,0 +1,34 @@
+// Text assembly for trnsim programs: one instruction per line, printed and parsed back
+// identically (print(parse(print(p))) == print(p) and parse(print(p)) == p).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+#include "isa/isa.h"
+
+namespace trnsim::isa {
+
+// A parse error at file:line:col with what was expected.
+class AsmError : public std::runtime_error {
+ public:
+  AsmError(std::string file, std::uint32_t line, std::uint32_t column, std::string message);
+  const std::string& file() const { return file_; }
+  std::uint32_t line() const { return line_; }
+  std::uint32_t column() const { return column_; }
+  const std::string& message() const { return message_; }
+ private:
+  std::string file_;
+  std::uint32_t line_, column_;
+  std::string message_;
+};
+
+std::string print_instruction(const Instruction& inst);
+std::string print_program(const Program& program);
+// `file` names the text in errors and becomes each instruction's Origin (file:line:col of
+// its mnemonic) unless the line carries an explicit origin annotation.
+Program parse_program(std::string_view text, const std::string& file = "<asm>");
+Program parse_program_file(const std::string& path);  // throws AsmError also for I/O errors
+
+}  // namespace trnsim::isa

@@ -1,0 +1,45 @@
+// Static checks of instructions against the ISA rules of a chip generation.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "isa/isa.h"
+
+namespace trnsim::isa {
+
+// One violated rule: which instruction (index in the program, mnemonic, origin), which
+// operand or attribute, and the rule with the limit, e.g.
+//   "instruction 12 (nc_matmul at kernel.cpp:40:3): operand 'moving': free size 1024
+//    exceeds the limit 512 of NeuronCore-v3".
+struct Violation {
+  std::size_t index = 0;
+  std::string op;
+  Origin origin;
+  std::string operand;  // field name, or "" for the instruction as a whole
+  std::string message;
+  std::string to_string() const;
+};
+
+class ValidationError : public std::runtime_error {
+ public:
+  explicit ValidationError(std::vector<Violation> violations);
+  const std::vector<Violation>& violations() const { return violations_; }
+ private:
+  std::vector<Violation> violations_;
+};
+
+// All violations of one instruction (empty when valid). Checks: engine may run the op,
+// partitions within [0, 128) and the start-partition rule, free sizes within the op's limits,
+// operands inside the memory they name (SBUF/PSUM sizes from the config; HBM left to the
+// runtime), dtypes allowed on that engine and generation, PSUM-only matmul outputs,
+// matching shapes, semaphore ids in range.
+std::vector<Violation> check_instruction(const Instruction& inst, std::size_t index,
+                                         const arch::ChipConfig& chip);
+// Throws ValidationError with every violation of the program, if any.
+void validate_program(const Program& program, const arch::ChipConfig& chip);
+
+}  // namespace trnsim::isa
