@@ -1,0 +1,166 @@
+// Every kind of bad file gives a ConfigError naming the JSON path and the reason.
+#include <gtest/gtest.h>
+
+#include "arch/arch.h"
+#include "test_util.h"
+
+namespace trnsim::arch {
+namespace {
+
+using testing::fails_with;
+
+TEST(BadJson, ReportsLineAndColumn) {
+  const std::string text =
+      "{\n  \"base\": \"trn3\",\n  \"sbuf\": {\"bytes_per_partition\": 12,}\n}";
+  EXPECT_TRUE(fails_with(text, "", "invalid JSON at line 3, column 38"));
+  EXPECT_TRUE(fails_with("", "", "invalid JSON at line 1, column 1"));
+  EXPECT_TRUE(fails_with("{\"base\": \"trn3\"", "", "invalid JSON at line 1"));
+  EXPECT_TRUE(fails_with("[1, 2]", "", "must be a JSON object"));
+}
+
+TEST(BadJson, DuplicateKey) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"partitions":128,"partitions":64}})",
+                         "sbuf.partitions", "duplicate key"));
+}
+
+TEST(UnknownField, SuggestsTheCloseName) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"bytes_per_partiton":4096}})",
+                         "sbuf.bytes_per_partiton", "did you mean \"sbuf.bytes_per_partition\""));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensr":{}})", "tensr", "did you mean \"tensor\""));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"clock":2}})", "tensor.clock",
+                         "did you mean \"tensor.clock_ghz\""));
+  // The right name in the wrong section.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"banks":8}})", "sbuf.banks",
+                         "did you mean \"psum.banks\""));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","hbm":{"zzzzzzzz":1}})", "hbm.zzzzzzzz",
+                         "the fields of hbm are: "));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"clock_ghz":{"value":2.4,"sourc":"x"}}})",
+                         "tensor.clock_ghz.sourc", "did you mean \"source\""));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","published_chip":{"int8":{"value":1}}})",
+                         "published_chip.int8", "unknown mode"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","sbuf.partitions":128})", "sbuf.partitions", "dotted keys"));
+}
+
+TEST(WrongType, NamesExpectedAndActual) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"clock_ghz":"fast"}})", "tensor.clock_ghz",
+                         "expected a number"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"has_mx":1}})", "tensor.has_mx",
+                         "expected true or false, got number 1"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":7})", "sbuf", "expected an object"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","lnc_options":"1,2"})", "lnc_options",
+                         "expected a list of integers"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","generation":"gen5"})", "generation",
+                         "unknown generation \"gen5\""));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","name":42})", "name", "expected a string"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"rows":{"value":128,"estimate":"yes"}}})",
+                         "tensor.rows.estimate", "expected true or false"));
+}
+
+TEST(BadValue, NegativeZeroAndNonInteger) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","dma":{"engines_per_core":-1}})", "dma.engines_per_core",
+                         "must be a positive integer, got -1"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","hbm":{"bandwidth_gbps":0}})", "hbm.bandwidth_gbps",
+                         "must be > 0, got 0"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","psum":{"banks":7.5}})", "psum.banks",
+                         "must be an integer, got 7.5"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","cores_per_chip":2.5})", "cores_per_chip",
+                         "must be an integer"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","cores_per_chip":0})", "cores_per_chip",
+                         "must be a positive integer"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","cores_per_chip":1e12})", "cores_per_chip", "out of range"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"power_ramp_start_fraction":1.5}})",
+                         "tensor.power_ramp_start_fraction", "must be in (0, 1]"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","lnc_options":[1,-2]})", "lnc_options[1]",
+                         "must be a positive integer"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","tensor":{"clock_ghz":null}})", "tensor.clock_ghz", "missing"));
+}
+
+TEST(Inconsistent, SizesAndPartitions) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"total_bytes":1000}})", "sbuf.total_bytes",
+                         "partitions x bytes_per_partition = 128 x 262144 = 33554432"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","psum":{"banks":6}})", "psum.bytes_per_partition",
+                         "not divisible into psum.banks = 6"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"partitions":64}})", "sbuf.partitions",
+                         "must be 128, got 64"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","vector":{"lanes":96}})", "vector.lanes", "must be 128"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"bytes_per_partition":262146}})",
+                         "sbuf.bytes_per_partition", "not a multiple of sbuf.min_alignment_bytes"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","gpsimd":{"cores":4}})", "gpsimd.partitions_per_core",
+                         "must cover the 128 SBUF partitions"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"moving_free_max":8192}})",
+                         "tensor.moving_free_max", "more than the 16384 bytes of PSUM"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn2","tensor":{"has_mx":true}})", "tensor.rate_mx",
+                         "must be > 0 when tensor.has_mx is true"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn2","tensor":{"has_bf16_psum":true}})",
+                         "tensor.moving_free_max_bf16", "must be > 0"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","lnc_options":[1,3]})", "lnc_options",
+                         "3 does not divide cores_per_chip = 8"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","lnc_options":[2,4],"default_lnc":2})", "lnc_options",
+                         "must include 1"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn1","default_lnc":2})", "default_lnc", "not one of lnc_options"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","dma":{"engine_peak_bytes_per_ns":40}})",
+                         "dma.engine_peak_bytes_per_ns", "exceeds the theoretical"));
+}
+
+TEST(PublishedPeaks, ContradictionNamesTheFigure) {
+  // 2 x 128 x 128 x 2.4 GHz x 1 = 78.6; 100 is 27% off.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"published_peak_tflops":{"bf16":100}}})",
+                         "tensor.published_peak_tflops.bf16",
+                         "published 100 TFLOPS contradicts the 78.6 TFLOPS derived from 2 x 128 "
+                         "rows x 128 cols x 2.4 GHz x rate 1"));
+  // Just outside 3%: 78.64 x 1.031 = 81.08.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"published_peak_tflops":{"bf16":81.1}}})",
+                         "tensor.published_peak_tflops.bf16", "tolerance 3%"));
+  EXPECT_NO_THROW(
+      load_json_text(R"({"base":"trn3","tensor":{"published_peak_tflops":{"bf16":81}}})", "x"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn2","tensor":{"published_peak_tflops":{"mx":300}}})",
+                         "tensor.published_peak_tflops.mx", "no mx matmul"));
+}
+
+TEST(PublishedPeaks, ChipFigureNeedsItsRecordedTolerance) {
+  // Replacing the figure object drops the 7% tolerance: 671 vs 629 is then an error.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","published_chip":{"bf16":671}})", "published_chip.bf16",
+                         "8 cores x 2 x 128 rows"));
+  // A wider tolerance must say why.
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","published_chip":{"bf16":{"value":671,"tolerance":0.07}}})",
+                 "published_chip.bf16.discrepancy", "must say why"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","published_chip":{"mx":{"value":2517,"tolerance":-1}}})",
+                         "published_chip.mx.tolerance", "must be a fraction"));
+  EXPECT_NO_THROW(load_json_text(
+      R"({"base":"trn3","published_chip":{"bf16":{"value":671,"tolerance":0.07,
+          "discrepancy":"implies 2.56 GHz"}}})",
+      "x"));
+}
+
+TEST(Base, UnknownOrMalformed) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn4"})", "base",
+                         "unknown preset \"trn4\"; the presets are trn1, trn2, trn3"));
+  EXPECT_TRUE(fails_with(R"({"base":3})", "base", "expected a preset name"));
+  EXPECT_TRUE(fails_with(R"({"name":"x"})", "description", "missing"));
+}
+
+TEST(Files, MissingOrDirectory) {
+  EXPECT_THROW(load_file("/nonexistent/chip.json"), ConfigError);
+  try {
+    load_file("/tmp");
+    FAIL();
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos);
+  }
+  try {
+    load_file("/nonexistent/chip.json");
+  } catch (const ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot read \"/nonexistent/chip.json\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace trnsim::arch
