@@ -31,6 +31,7 @@ using numerics::DType;
 enum class Engine : std::uint8_t { kTensor, kVector, kScalar, kGpSimd, kSync, kDma };
 inline constexpr int kNumEngines = 6;
 std::string_view engine_name(Engine e);  // "tensor", "vector", "scalar", "gpsimd", "sync", "dma"
+std::optional<Engine> engine_from_name(std::string_view name);
 
 // A queue is an engine's instruction stream; DMA has several queues per core (index).
 struct QueueId {
@@ -43,7 +44,9 @@ struct QueueId {
 // Operands: access patterns over one memory
 
 enum class Memory : std::uint8_t { kHbm, kSbuf, kPsum };
+inline constexpr int kNumMemories = 3;
 std::string_view memory_name(Memory m);  // "hbm", "sbuf", "psum"
+std::optional<Memory> memory_from_name(std::string_view name);
 
 // One free dimension: `count` elements, `step` elements apart (may be 0 for broadcast or
 // negative). Dimensions are listed major to minor, as in NKI's `.ap(pattern=...)`.
@@ -82,8 +85,12 @@ struct AccessPattern {
   bool is_contiguous() const;
   // Byte range [lo, hi) touched inside each partition (SBUF/PSUM) or in HBM; used for
   // bounds checks and as a conservative footprint for hazard detection.
+  // Saturates at the int64 range instead of overflowing for absurd patterns.
   std::pair<std::int64_t, std::int64_t> byte_span() const;
-  friend bool operator==(const AccessPattern&, const AccessPattern&) = default;
+  // Compares only the dims in use (dims past num_dims are ignored), so that two patterns
+  // describing the same elements are equal whatever their unused slots hold; the assembly
+  // round trip relies on this.
+  friend bool operator==(const AccessPattern& a, const AccessPattern& b);
 };
 
 // An operand that is either an fp32 immediate or a per-partition [P, 1] tensor broadcast
@@ -101,21 +108,39 @@ enum class AluOp : std::uint8_t {
   kBitwiseAnd, kBitwiseOr, kBitwiseXor, kLeftShift, kRightShift,         // integer bits
   kAverage,  // tensor_partition_reduce only
 };
+inline constexpr int kNumAluOps = static_cast<int>(AluOp::kAverage) + 1;
 std::string_view alu_op_name(AluOp op);  // "add", "subtract", ..., NKI spelling
-bool is_bitvec_op(AluOp op);
+std::optional<AluOp> alu_op_from_name(std::string_view name);
+bool is_bitvec_op(AluOp op);  // bitwise_* and shifts: integer operands only
 
 enum class ActivationFunc : std::uint8_t {
   kCopy, kExp, kLog, kTanh, kSigmoid, kRelu, kGelu, kGeluApprxTanh, kGeluApprxSigmoid,
   kSilu, kSoftplus, kMish, kErf, kSqrt, kRsqrt, kSquare, kReciprocal, kSin, kCos,
   kArctan, kAbs, kSign,
 };
+inline constexpr int kNumActivationFuncs = static_cast<int>(ActivationFunc::kSign) + 1;
 std::string_view activation_name(ActivationFunc f);  // "copy", "exp", "gelu_apprx_tanh", ...
+std::optional<ActivationFunc> activation_from_name(std::string_view name);
 
 enum class AccumulateMode : std::uint8_t { kOverwrite, kAccumulate };
 enum class RoundingMode : std::uint8_t { kNearestEven, kStochastic };
 enum class MatmulPerfMode : std::uint8_t { kNone, kDoubleRow };
 enum class DmaAccumulate : std::uint8_t { kNone, kAdd };  // gen4 near-memory read-add-write
 enum class IndirectMode : std::uint8_t { kGather, kScatter };
+
+// Spellings of the attribute enums in assembly, indexed by enumerator value:
+// accumulate "overwrite"/"accumulate", rounding "rne"/"sr", perf_mode "none"/"double_row",
+// DMA accumulate "none"/"add", indirect mode "gather"/"scatter".
+std::string_view accumulate_mode_name(AccumulateMode m);
+std::string_view rounding_mode_name(RoundingMode m);
+std::string_view perf_mode_name(MatmulPerfMode m);
+std::string_view dma_accumulate_name(DmaAccumulate m);
+std::string_view indirect_mode_name(IndirectMode m);
+inline constexpr int kNumAccumulateModes = 2;
+inline constexpr int kNumRoundingModes = 2;
+inline constexpr int kNumPerfModes = 2;
+inline constexpr int kNumDmaAccumulates = 2;
+inline constexpr int kNumIndirectModes = 2;
 
 // ---------------------------------------------------------------------------------------
 // Operations. Each has kName (the assembly mnemonic = NKI name), kEngines (engines that may
@@ -341,7 +366,8 @@ struct RangeSelect {
 struct AffinePattern {
   std::uint8_t num_dims = 1;
   std::array<Dim, kMaxFreeDims> dims{};
-  friend bool operator==(const AffinePattern&, const AffinePattern&) = default;
+  // Like AccessPattern, compares only the dims in use.
+  friend bool operator==(const AffinePattern& a, const AffinePattern& b);
 };
 
 struct Iota {
@@ -607,6 +633,10 @@ using Operation = std::variant<NcMatmul, NcMatmulMx, NcTranspose, TensorTensor, 
                                DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp, CoreBarrier>;
 
 std::string_view op_name(const Operation& op);
+// Engines allowed to execute `op` (its kEngines bit set).
+std::uint8_t op_engines(const Operation& op);
+// A default-constructed operation for a mnemonic (kName), or nullopt if there is none.
+std::optional<Operation> make_operation(std::string_view mnemonic);
 
 // ---------------------------------------------------------------------------------------
 // Instructions and programs
