@@ -1,0 +1,69 @@
+// Running an assembly file on a fresh device: what `trnsim run-asm` does, as a library call
+// so tests exercise exactly the CLI's code path.
+//
+// HBM tensors are declared by name, address, dtype and shape, either in the assembly file
+// as comment directives or by the caller:
+//     # @hbm a@0x0:bfloat16[256,256]
+//     # @hbm out@0x40000:float32[256,256]
+// Instructions then address them by absolute HBM byte address (the `offset` of an hbm
+// operand). Each tensor becomes one allocation; contents come from a file, host bytes or a
+// seeded random fill, or stay uninitialised (reading them is then an error).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "isa/isa.h"
+#include "sim/sim.h"
+
+namespace trnsim::sim {
+
+struct HbmTensor {
+  std::string name;
+  std::uint64_t address = 0;
+  numerics::DType dtype = numerics::DType::kFloat32;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t elements() const;
+  std::uint64_t bytes() const;  // elements * storage bytes (x4-packed: per word)
+  std::string to_string() const;  // the spec syntax below
+};
+
+// "NAME@ADDRESS:DTYPE[D0,D1,...]"; ADDRESS decimal or 0x-hex; DTYPE any name
+// numerics::parse_dtype accepts. Throws SimError naming what is wrong.
+HbmTensor parse_hbm_tensor(std::string_view spec);
+// Every "@hbm SPEC" directive in comment lines (starting with '#', ';' or "//") of the text.
+std::vector<HbmTensor> find_hbm_directives(std::string_view asm_text);
+
+struct TensorInit {
+  enum class Kind : std::uint8_t { kFile, kBytes, kRandom };
+  std::string name;
+  Kind kind = Kind::kBytes;
+  std::string path;                // kFile: raw little-endian storage words
+  std::vector<std::uint8_t> bytes;  // kBytes
+  std::uint64_t seed = 0;          // kRandom: values uniform in [-1, 1), rounded RNE
+};
+
+struct AsmRunRequest {
+  std::string asm_path;      // read from this file ...
+  std::string asm_text;      // ... unless the text is given directly (then asm_path names it)
+  std::string chip = "trn3";  // preset name or JSON file
+  std::vector<HbmTensor> extra_tensors;  // in addition to the file's @hbm directives
+  std::vector<TensorInit> inits;
+  RunOptions options;
+};
+
+struct AsmRunOutcome {
+  isa::Program program;
+  std::vector<HbmTensor> tensors;
+  RunResult result;
+  std::map<std::string, std::vector<std::uint8_t>> contents;  // every tensor after the run
+};
+
+// Parses, allocates and fills the tensors, runs, and reads every tensor back. Throws
+// isa::AsmError for syntax errors and SimError for everything the simulator rejects.
+AsmRunOutcome run_asm(const AsmRunRequest& request);
+
+}  // namespace trnsim::sim

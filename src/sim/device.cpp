@@ -1,0 +1,222 @@
+// Device, Core, SimError and the custom-operator registry.
+#include <cmath>
+#include <fmt/core.h>
+#include <mutex>
+
+#include "sim/describe.h"
+#include "sim/memory.h"
+#include "sim/sim.h"
+
+namespace trnsim::sim {
+
+namespace {
+
+std::string format_sim_error(std::size_t index, const std::string& op, const isa::Origin& origin,
+                             const std::string& why) {
+  const std::string where = origin_string(origin);
+  if (where.empty()) return fmt::format("instruction {} ({}): {}", index, op, why);
+  return fmt::format("instruction {} ({} at {}): {}", index, op, where, why);
+}
+
+std::uint32_t whole(const arch::Param& p, const char* what) {
+  const double v = p.value;
+  if (!(v >= 1) || v != std::floor(v) || v > 4294967295.0)
+    throw SimError(fmt::format("chip config: {} = {} is not a positive whole number", what, v));
+  return static_cast<std::uint32_t>(v);
+}
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+constexpr int kXorwowWords = 6;  // x, y, z, w, v and the Weyl counter d
+
+}  // namespace
+
+SimError::SimError(std::string why) : std::runtime_error(why), why_(std::move(why)) {}
+
+SimError::SimError(std::size_t index, std::string op, isa::Origin origin, std::string why)
+    : std::runtime_error(format_sim_error(index, op, origin, why)),
+      index_(index),
+      op_(std::move(op)),
+      origin_(std::move(origin)),
+      why_(std::move(why)) {}
+
+std::string_view hazard_kind_name(HazardKind kind) {
+  switch (kind) {
+    case HazardKind::kReadAfterWrite: return "RAW";
+    case HazardKind::kWriteAfterRead: return "WAR";
+    case HazardKind::kWriteAfterWrite: return "WAW";
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------------------------------
+// Core
+
+Core::Core(const arch::ChipConfig& chip, int index) : index_(index) {
+  sbuf_ = std::make_unique<OnChipMemory>("sbuf", whole(chip.sbuf.partitions, "sbuf.partitions"),
+                                         whole(chip.sbuf.bytes_per_partition,
+                                               "sbuf.bytes_per_partition"));
+  psum_ = std::make_unique<OnChipMemory>("psum", whole(chip.psum.partitions, "psum.partitions"),
+                                         whole(chip.psum.bytes_per_partition,
+                                               "psum.bytes_per_partition"));
+  // The gen4 Vector engine keeps four XORWOW generators per lane; GpSimd (and the gen3
+  // Vector engine's single stream) one.
+  vector_generators_ = chip.generation >= arch::Generation::kGen4 ? 4 : 1;
+  const std::size_t lanes = sbuf_->partitions();
+  vector_rng_.assign(lanes * vector_generators_ * kXorwowWords, 0);
+  gpsimd_rng_.assign(lanes * kXorwowWords, 0);
+  seed_rng(0);
+}
+
+Core::~Core() = default;
+Core::Core(Core&&) noexcept = default;
+Core& Core::operator=(Core&&) noexcept = default;
+
+void Core::seed_rng(std::uint32_t seed) {
+  // Every (engine, lane, generator) gets its own splitmix64 stream of the seed, so lanes are
+  // decorrelated and the state depends on nothing but the seed.
+  const auto fill = [seed](std::vector<std::uint32_t>& states, std::uint64_t engine_tag) {
+    for (std::size_t g = 0; g < states.size() / kXorwowWords; ++g) {
+      std::uint64_t stream = (std::uint64_t{seed} << 32) ^ (engine_tag << 24) ^ g;
+      std::uint32_t* s = states.data() + g * kXorwowWords;
+      do {
+        for (int w = 0; w < kXorwowWords; ++w) s[w] = static_cast<std::uint32_t>(splitmix64(stream));
+      } while ((s[0] | s[1] | s[2] | s[3] | s[4]) == 0);  // xorshift needs a non-zero state
+    }
+  };
+  fill(vector_rng_, 1);
+  fill(gpsimd_rng_, 2);
+}
+
+std::span<std::uint32_t> Core::rng_state(isa::Engine engine, std::uint32_t partition) {
+  if (engine == isa::Engine::kVector) {
+    const std::size_t words = std::size_t{vector_generators_} * kXorwowWords;
+    return std::span<std::uint32_t>(vector_rng_).subspan(partition * words, words);
+  }
+  if (engine == isa::Engine::kGpSimd)
+    return std::span<std::uint32_t>(gpsimd_rng_).subspan(partition * kXorwowWords, kXorwowWords);
+  throw SimError(fmt::format("the {} engine has no random number generator",
+                             isa::engine_name(engine)));
+}
+
+namespace {
+OnChipMemory& pick(Core& core, isa::Memory memory) {
+  if (memory == isa::Memory::kSbuf) return core.sbuf();
+  if (memory == isa::Memory::kPsum) return core.psum();
+  throw SimError("core access: HBM belongs to the device, not to a core");
+}
+}  // namespace
+
+void Core::write_onchip(isa::Memory memory, std::uint32_t partition, std::uint64_t offset,
+                        std::span<const std::uint8_t> bytes) {
+  OnChipMemory& m = pick(*this, memory);
+  if (partition >= m.partitions() || offset + bytes.size() > m.bytes_per_partition())
+    throw SimError(fmt::format("{} write: partition {} bytes [{}, {}) out of range", m.name(),
+                               partition, offset, offset + bytes.size()));
+  std::copy(bytes.begin(), bytes.end(), m.row(partition) + offset);
+  m.init().set(m.flat(partition, offset), m.flat(partition, offset) + bytes.size());
+}
+
+std::vector<std::uint8_t> Core::read_onchip(isa::Memory memory, std::uint32_t partition,
+                                            std::uint64_t offset, std::uint64_t size) const {
+  const OnChipMemory& m = pick(const_cast<Core&>(*this), memory);
+  if (partition >= m.partitions() || offset + size > m.bytes_per_partition())
+    throw SimError(fmt::format("{} read: partition {} bytes [{}, {}) out of range", m.name(),
+                               partition, offset, offset + size));
+  const std::uint8_t* row = m.row(partition) + offset;
+  return std::vector<std::uint8_t>(row, row + size);
+}
+
+// ---------------------------------------------------------------------------------------
+// Device
+
+Device::Device(arch::ChipConfig chip, int num_cores) : chip_(std::move(chip)) {
+  if (num_cores < 1) throw SimError(fmt::format("device: {} cores requested", num_cores));
+  const double bytes = chip_.hbm.capacity_gib.value * 1024.0 * 1024.0 * 1024.0;
+  if (!(bytes >= 1)) throw SimError("chip config: hbm.capacity_gib must be positive");
+  hbm_ = std::make_unique<Hbm>(static_cast<std::uint64_t>(bytes));
+  for (int i = 0; i < num_cores; ++i) cores_.emplace_back(chip_, i);
+}
+
+Device::~Device() = default;
+
+std::uint64_t Device::hbm_capacity() const { return hbm_->capacity(); }
+std::uint64_t Device::allocate(std::uint64_t bytes, std::uint64_t align) {
+  return hbm_->allocate(bytes, align);
+}
+void Device::allocate_at(std::uint64_t address, std::uint64_t bytes) {
+  hbm_->allocate_at(address, bytes);
+}
+void Device::free(std::uint64_t address) { hbm_->free(address); }
+
+void Device::write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
+  if (bytes.empty()) return;
+  HbmAllocation* a = hbm_->find(address, address + bytes.size());
+  if (a == nullptr)
+    throw SimError("hbm write: " + hbm_->describe_miss(static_cast<std::int64_t>(address),
+                                                       static_cast<std::int64_t>(address + bytes.size())));
+  const std::uint64_t local = address - a->address;
+  std::copy(bytes.begin(), bytes.end(), a->data.begin() + static_cast<std::ptrdiff_t>(local));
+  a->init.set(local, local + bytes.size());
+}
+
+void Device::read(std::uint64_t address, std::span<std::uint8_t> out) const {
+  if (out.empty()) return;
+  const HbmAllocation* a = hbm_->find(address, address + out.size());
+  if (a == nullptr)
+    throw SimError("hbm read: " + hbm_->describe_miss(static_cast<std::int64_t>(address),
+                                                      static_cast<std::int64_t>(address + out.size())));
+  const auto first = a->data.begin() + static_cast<std::ptrdiff_t>(address - a->address);
+  std::copy(first, first + static_cast<std::ptrdiff_t>(out.size()), out.begin());
+}
+
+std::vector<std::uint8_t> Device::read(std::uint64_t address, std::uint64_t size) const {
+  std::vector<std::uint8_t> out(size);
+  read(address, out);
+  return out;
+}
+
+bool Device::is_initialized(std::uint64_t address, std::uint64_t size) const {
+  const HbmAllocation* a = hbm_->find(address, address + size);
+  if (a == nullptr) return false;
+  return a->init.all_set(address - a->address, address - a->address + size);
+}
+
+// ---------------------------------------------------------------------------------------
+// Custom operators
+
+namespace {
+std::mutex& registry_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<std::string, CustomOpEntry>& registry() {
+  static std::map<std::string, CustomOpEntry> r;
+  return r;
+}
+}  // namespace
+
+void register_custom_op(const std::string& name, CustomOpFn fn, CustomOpCostFn cost) {
+  if (!fn) throw SimError(fmt::format("register_custom_op('{}'): empty function", name));
+  std::lock_guard lock(registry_mutex());
+  registry()[name] = CustomOpEntry{std::move(fn), std::move(cost)};
+}
+
+void unregister_custom_op(const std::string& name) {
+  std::lock_guard lock(registry_mutex());
+  registry().erase(name);
+}
+
+std::optional<CustomOpEntry> find_custom_op(const std::string& name) {
+  std::lock_guard lock(registry_mutex());
+  auto it = registry().find(name);
+  if (it == registry().end()) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace trnsim::sim

@@ -1,0 +1,127 @@
+#include "sim/hazards.h"
+
+#include <algorithm>
+#include <fmt/core.h>
+#include <type_traits>
+
+#include "sim/describe.h"
+
+namespace trnsim::sim {
+
+void join_into(VectorClock& clock, const VectorClock& other) {
+  for (std::size_t q = 0; q < clock.size() && q < other.size(); ++q)
+    clock[q] = std::max(clock[q], other[q]);
+}
+
+namespace {
+
+// Collects the memory operands of an instruction through its fields() visitor.
+struct AccessCollector {
+  std::vector<Access>& out;
+
+  void add(const isa::AccessPattern& ap, isa::Role role, std::string name) {
+    Footprint where = footprint(ap);
+    if (where.empty()) return;
+    out.push_back({where, role != isa::Role::kRead, std::move(name)});
+  }
+
+  template <class T>
+  void operator()(std::string_view name, const T& value, isa::Role role) {
+    if (role == isa::Role::kAttr) return;
+    if constexpr (std::is_same_v<T, isa::AccessPattern>) {
+      add(value, role, std::string(name));
+    } else if constexpr (std::is_same_v<T, isa::ScalarOperand>) {
+      if (const auto* ap = std::get_if<isa::AccessPattern>(&value))
+        add(*ap, role, std::string(name));
+    } else if constexpr (std::is_same_v<T, std::optional<isa::AccessPattern>>) {
+      if (value) add(*value, role, std::string(name));
+    } else if constexpr (std::is_same_v<T, std::vector<isa::AccessPattern>>) {
+      for (std::size_t i = 0; i < value.size(); ++i)
+        add(value[i], role, fmt::format("{}[{}]", name, i));
+    }
+  }
+};
+
+HazardKind classify(bool earlier_writes, bool later_writes) {
+  if (earlier_writes && later_writes) return HazardKind::kWriteAfterWrite;
+  return earlier_writes ? HazardKind::kReadAfterWrite : HazardKind::kWriteAfterRead;
+}
+
+}  // namespace
+
+std::vector<Access> instruction_accesses(const isa::Instruction& inst) {
+  std::vector<Access> accesses;
+  // fields() is non-const (the parser fills it too); visiting a copy keeps inst untouched.
+  isa::Operation op = inst.op;
+  std::visit([&](auto& operation) { operation.fields(AccessCollector{accesses}); }, op);
+  return accesses;
+}
+
+void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t queue,
+                            std::uint32_t seq, std::size_t index, const VectorClock& clock,
+                            RunResult& out, const isa::Program& program) {
+  // `a` happened before the new instruction iff its queue's entry in our clock reaches it.
+  const auto ordered_before_us = [&](const Record& a) { return clock[a.queue] >= a.seq; };
+
+  for (const Access& access : accesses) {
+    auto& records = records_for(access.where.memory);
+    for (const Record& a : records) {
+      if (!(a.write || access.write) || !a.where.overlaps(access.where)) continue;
+      if (a.queue == queue || ordered_before_us(a)) continue;
+      if (!reported_.emplace(a.index, index).second) continue;  // one report per pair
+      if (out.hazards.size() >= RunResult::kMaxHazards) {
+        ++out.hazards_suppressed;
+        continue;
+      }
+      Hazard h;
+      h.kind = classify(a.write, access.write);
+      h.first = a.index;
+      h.second = index;
+      h.first_operand = a.operand;
+      h.second_operand = access.operand;
+      h.memory = access.where.memory;
+      h.partition_lo = std::max(a.where.partition_lo, access.where.partition_lo);
+      h.partition_hi = std::min(a.where.partition_hi, access.where.partition_hi);
+      h.byte_lo = std::max(a.where.byte_lo, access.where.byte_lo);
+      h.byte_hi = std::min(a.where.byte_hi, access.where.byte_hi);
+      const std::string region =
+          h.memory == isa::Memory::kHbm
+              ? fmt::format("hbm bytes [{:#x}, {:#x})", h.byte_lo, h.byte_hi)
+              : fmt::format("{} partitions [{}, {}) bytes [{}, {})", isa::memory_name(h.memory),
+                            h.partition_lo, h.partition_hi, h.byte_lo, h.byte_hi);
+      h.message = fmt::format(
+          "{} hazard: {} '{}' and {} '{}' touch {} with no semaphore ordering them",
+          hazard_kind_name(h.kind), describe_instruction(program.instructions[a.index], a.index),
+          a.operand, describe_instruction(program.instructions[index], index), access.operand,
+          region);
+      out.diagnostics.push_back(h.message);
+      out.hazards.push_back(std::move(h));
+    }
+  }
+
+  // A remembered access `a` is subsumed by a new one `b` that covers it, happens after it
+  // and is at least as strong (b writes, or neither writes): any future access racing with
+  // `a` then races with `b` too (if it were ordered after b it would be after a), so the
+  // report is not lost, and the history stays small for long programs.
+  for (const Access& b : accesses) {
+    auto& records = records_for(b.where.memory);
+    std::erase_if(records, [&](const Record& a) {
+      return b.where.contains(a.where) && ordered_before_us(a) && (b.write || !a.write);
+    });
+  }
+  for (const Access& b : accesses)
+    records_for(b.where.memory).push_back({b.where, b.write, queue, seq, index, b.operand});
+}
+
+void HazardDetector::prune(const VectorClock& lower_bound) {
+  for (auto& records : records_)
+    std::erase_if(records, [&](const Record& a) { return lower_bound[a.queue] >= a.seq; });
+}
+
+std::size_t HazardDetector::remembered() const {
+  std::size_t n = 0;
+  for (const auto& records : records_) n += records.size();
+  return n;
+}
+
+}  // namespace trnsim::sim

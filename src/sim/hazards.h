@@ -1,0 +1,69 @@
+// Race detection across queues (internal to sim).
+//
+// Happens-before is program order within a queue plus signal -> wait edges, tracked with a
+// vector clock per queue: clock[q] = number of q's instructions known to have happened.
+// Each access of an operand is remembered with its footprint; a new access conflicting with
+// a remembered one (overlap, at least one write, different queues) that is not ordered after
+// it is a hazard. Remembered accesses are dropped once no future access can race with them.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sim/access.h"
+#include "sim/sim.h"
+
+namespace trnsim::sim {
+
+using VectorClock = std::vector<std::uint32_t>;
+
+// Joins `other` into `clock` (element-wise maximum).
+void join_into(VectorClock& clock, const VectorClock& other);
+
+// One operand access of an instruction.
+struct Access {
+  Footprint where;
+  bool write = false;
+  std::string operand;  // field name, e.g. "moving", "outputs[1]"
+};
+
+// Every memory operand of an instruction with its role, from the fields() visitor (a
+// readwrite operand is one write access: it conflicts with everything a write does).
+std::vector<Access> instruction_accesses(const isa::Instruction& inst);
+
+class HazardDetector {
+ public:
+  explicit HazardDetector(std::size_t num_queues) : num_queues_(num_queues) {}
+
+  // Records the accesses of instruction `index`, the `seq`-th (1-based) of queue `queue`,
+  // whose vector clock at start is `clock` (clock[queue] == seq), and appends the hazards it
+  // forms with earlier unordered accesses to `out`.
+  void record(const std::vector<Access>& accesses, std::uint32_t queue, std::uint32_t seq,
+              std::size_t index, const VectorClock& clock, RunResult& out,
+              const isa::Program& program);
+
+  // Drops accesses ordered before every future instruction: `lower_bound[q]` is the least
+  // clock entry for queue q that any instruction still to start can have.
+  void prune(const VectorClock& lower_bound);
+
+  std::size_t remembered() const;
+
+ private:
+  struct Record {
+    Footprint where;
+    bool write;
+    std::uint32_t queue, seq;
+    std::size_t index;
+    std::string operand;
+  };
+  std::vector<Record>& records_for(isa::Memory m) { return records_[static_cast<int>(m)]; }
+
+  std::size_t num_queues_;
+  std::vector<Record> records_[3];  // HBM, SBUF, PSUM
+  std::set<std::pair<std::size_t, std::size_t>> reported_;
+};
+
+}  // namespace trnsim::sim

@@ -1,0 +1,108 @@
+// DMA semantics: dma_copy (with cast and gen4 near-memory accumulate), dma_transpose and
+// dma_indirect gather/scatter.
+//
+// Elements are matched in row-major order (partition, then free index) on both sides, so a
+// copy may reshape as long as the element counts agree. Same dtype = raw storage bytes
+// (bit-exact, any type including x4-packed); different dtypes go through fp32 with one
+// rounding into the destination type (the instruction's rounding mode).
+#include <cstring>
+#include <fmt/core.h>
+
+#include "numerics/numerics.h"
+#include "sim/access.h"
+#include "sim/ops_executor.h"
+
+namespace trnsim::sim {
+
+namespace {
+
+std::uint64_t total_elements(const isa::AccessPattern& ap) {
+  return free_element_count(ap) * ap.partitions;
+}
+
+void copy_elements(const isa::AccessPattern& dst, const isa::AccessPattern& src,
+                   isa::DmaAccumulate accumulate, CoreOperandIO& io) {
+  if (total_elements(dst) != total_elements(src))
+    io.fail(fmt::format("dst has {} elements and src {}: counts must match", total_elements(dst),
+                        total_elements(src)));
+  if (accumulate == isa::DmaAccumulate::kAdd) {
+    if (dst.dtype != numerics::DType::kFloat32 && dst.dtype != numerics::DType::kBFloat16)
+      io.fail(fmt::format("near-memory accumulate needs a float32 or bfloat16 dst, not {}",
+                          numerics::name(dst.dtype)));
+    const Tile addend = io.load(src);
+    Tile sum = io.load(dst);
+    for (std::size_t i = 0; i < sum.values.size(); ++i) sum.values[i] += addend.values[i];
+    io.store(dst, sum);
+    return;
+  }
+  if (dst.dtype == src.dtype) {
+    io.store_bytes(dst, io.load_bytes(src));
+    return;
+  }
+  if (numerics::is_mx_packed(dst.dtype) || numerics::is_mx_packed(src.dtype))
+    io.fail(fmt::format("DMA cannot cast {} to {}: x4-packed MX data moves only as raw words",
+                        numerics::name(src.dtype), numerics::name(dst.dtype)));
+  Tile values = io.load(src);
+  values.partitions = dst.partitions;
+  values.free = free_element_count(dst);
+  io.store(dst, values);
+}
+
+// Row indices of a dma_indirect, in row-major order of the index operand.
+std::vector<std::int64_t> load_indices(const isa::AccessPattern& index, CoreOperandIO& io) {
+  if (index.dtype != numerics::DType::kUInt32 && index.dtype != numerics::DType::kInt32)
+    io.fail(fmt::format("index operand must be uint32 or int32, not {}",
+                        numerics::name(index.dtype)));
+  return io.load_words(index).words;
+}
+
+}  // namespace
+
+void execute_dma_copy(const isa::DmaCopy& op, CoreOperandIO& io) {
+  copy_elements(op.dst, op.src, op.accumulate, io);
+}
+
+void execute_dma_transpose(const isa::DmaTranspose& op, CoreOperandIO& io) {
+  if (op.dst.dtype != op.src.dtype)
+    io.fail(fmt::format("dma_transpose keeps the dtype: src is {}, dst {}",
+                        numerics::name(op.src.dtype), numerics::name(op.dst.dtype)));
+  const std::uint32_t p_count = op.src.partitions;
+  const std::uint64_t f_count = free_element_count(op.src);
+  if (op.dst.partitions != f_count || free_element_count(op.dst) != p_count)
+    io.fail(fmt::format("transpose of a [{}, {}] src needs a [{}, {}] dst, got [{}, {}]",
+                        p_count, f_count, f_count, p_count, op.dst.partitions,
+                        free_element_count(op.dst)));
+  const std::size_t esize = element_bytes(op.src);
+  const std::vector<std::uint8_t> in = io.load_bytes(op.src);
+  std::vector<std::uint8_t> out(in.size());
+  for (std::uint32_t p = 0; p < p_count; ++p)
+    for (std::uint64_t f = 0; f < f_count; ++f)
+      std::memcpy(out.data() + (f * p_count + p) * esize, in.data() + (p * f_count + f) * esize,
+                  esize);
+  io.store_bytes(op.dst, out);
+}
+
+void execute_dma_indirect(const isa::DmaIndirect& op, CoreOperandIO& io) {
+  const std::vector<std::int64_t> rows = load_indices(op.index, io);
+  const bool gather = op.mode == isa::IndirectMode::kGather;
+  // Gather: dst row r <- src row rows[r]. Scatter: dst row rows[r] <- src row r.
+  const isa::AccessPattern& indexed = gather ? op.src : op.dst;
+  const isa::AccessPattern& direct = gather ? op.dst : op.src;
+  if (direct.partitions != rows.size())
+    io.fail(fmt::format("{} has {} rows but the index holds {} entries", gather ? "dst" : "src",
+                        direct.partitions, rows.size()));
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const std::int64_t target = rows[r];
+    if (target < 0 || target >= static_cast<std::int64_t>(indexed.partitions))
+      io.fail(fmt::format("index entry {} is {}, outside the {} rows [0, {}) of '{}'", r, target,
+                          indexed.partitions, indexed.partitions, gather ? "src" : "dst"));
+    const auto direct_row = row_of(direct, static_cast<std::uint32_t>(r));
+    const auto indexed_row = row_of(indexed, static_cast<std::uint32_t>(target));
+    if (gather)
+      copy_elements(direct_row, indexed_row, isa::DmaAccumulate::kNone, io);
+    else
+      copy_elements(indexed_row, direct_row, isa::DmaAccumulate::kNone, io);
+  }
+}
+
+}  // namespace trnsim::sim

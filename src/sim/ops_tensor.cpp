@@ -1,0 +1,218 @@
+// Tensor engine semantics: nc_matmul, nc_matmul_mx and the bit-exact transposes.
+//
+// Numeric definition (docs/simulator.md, "Matmul numerics"):
+//  - Inputs decode exactly to fp32. Each product a*b is formed in fp32: exact for every input
+//    type of 16 bits or less (at most 11+11 significant bits, exponents well inside fp32's
+//    range), and correctly rounded (RNE) for fp32 inputs.
+//  - The K products of one output element are summed in fp32, in order k = 0, 1, ..., K-1,
+//    starting from the first product (not from +0, so an all -0 sum stays -0). With
+//    perf_mode double_row the contraction index is k = d * partitions + p (d = the major
+//    free index of size 2).
+//  - accumulate: dst = round(dst_old + sum), one fp32 addition; a bf16 dst is upcast
+//    (exact), added in fp32, then rounded to bf16 with the instruction's rounding mode.
+//    overwrite: dst = round(sum).
+// The loops run m-outer, k-middle, n-inner over contiguous rows so the compiler vectorises
+// the n loop; vectorising across n keeps every element's summation order (n are independent),
+// so results do not depend on the vector width. The library is built with
+// -ffp-contract=off so no multiply-add is fused.
+#include <cmath>
+#include <cstring>
+#include <fmt/core.h>
+#include <limits>
+
+#include "numerics/numerics.h"
+#include "sim/access.h"
+#include "sim/ops_executor.h"
+
+namespace trnsim::sim {
+
+namespace {
+
+// dst[M, N] = stationary^T moving, summed over `slices` x K rows as described above.
+// stationary: K rows of slices*M values; moving: K rows of slices*N values.
+std::vector<float> contract(const Tile& stationary, const Tile& moving, std::uint32_t slices,
+                            std::uint64_t m_count, std::uint64_t n_count) {
+  std::vector<float> out(m_count * n_count, 0.0f);
+  const std::uint32_t k_count = stationary.partitions;
+  for (std::uint64_t m = 0; m < m_count; ++m) {
+    float* acc = out.data() + m * n_count;
+    bool first = true;
+    for (std::uint32_t d = 0; d < slices; ++d) {
+      for (std::uint32_t k = 0; k < k_count; ++k) {
+        const float a = stationary.values[k * stationary.free + d * m_count + m];
+        const float* row = moving.values.data() + k * moving.free + d * n_count;
+        if (first) {
+          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] = a * row[n];
+          first = false;
+        } else {
+          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] += a * row[n];
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// Writes a matmul result into PSUM, accumulating onto what is there if asked.
+void write_result(const isa::AccessPattern& dst, isa::AccumulateMode mode, std::uint64_t m_count,
+                  std::uint64_t n_count, std::vector<float> sum, CoreOperandIO& io) {
+  if (dst.partitions != m_count || free_element_count(dst) != n_count)
+    io.fail(fmt::format("dst is [{}, {}] but the product is [{}, {}]", dst.partitions,
+                        free_element_count(dst), m_count, n_count));
+  Tile result;
+  result.partitions = static_cast<std::uint32_t>(m_count);
+  result.free = n_count;
+  result.values = std::move(sum);
+  if (mode == isa::AccumulateMode::kAccumulate) {
+    const Tile old = io.load(dst);
+    for (std::size_t i = 0; i < result.values.size(); ++i) result.values[i] += old.values[i];
+  }
+  io.store(dst, result);
+}
+
+// Bit-exact transpose of a [P, F] operand's storage into [F, P]. A 1-byte source into a
+// 2-byte destination is zero-extended (FP8 transposes to 16-bit words, upper byte 0).
+void transpose_storage(const isa::AccessPattern& dst, const isa::AccessPattern& src,
+                       CoreOperandIO& io) {
+  const std::uint32_t p_count = src.partitions;
+  const std::uint64_t f_count = free_element_count(src);
+  if (dst.partitions != f_count || free_element_count(dst) != p_count)
+    io.fail(fmt::format("transpose of a [{}, {}] operand needs a [{}, {}] dst, got [{}, {}]",
+                        p_count, f_count, f_count, p_count, dst.partitions,
+                        free_element_count(dst)));
+  const std::size_t in_size = element_bytes(src), out_size = element_bytes(dst);
+  if (!(in_size == out_size || (in_size == 1 && out_size == 2)))
+    io.fail(fmt::format("transpose from {} to {} is not a bit-exact move",
+                        numerics::name(src.dtype), numerics::name(dst.dtype)));
+  const std::vector<std::uint8_t> in = io.load_bytes(src);
+  std::vector<std::uint8_t> out(f_count * p_count * out_size, 0);
+  for (std::uint32_t p = 0; p < p_count; ++p)
+    for (std::uint64_t f = 0; f < f_count; ++f)
+      std::memcpy(out.data() + (f * p_count + p) * out_size,
+                  in.data() + (p * f_count + f) * in_size, in_size);
+  io.store_bytes(dst, out);
+}
+
+}  // namespace
+
+void execute_matmul(const isa::NcMatmul& op, CoreOperandIO& io) {
+  if (op.is_transpose) {
+    // Transpose mode passes the stationary through the array against an identity moving
+    // tensor: the result is stationary^T, moved bit-exactly. The moving operand still has to
+    // be valid, readable data (it is read by the hardware).
+    io.load_bytes(op.moving);
+    if (op.accumulate == isa::AccumulateMode::kAccumulate)
+      io.fail("is_transpose cannot accumulate");
+    transpose_storage(op.dst, op.stationary, io);
+    return;
+  }
+  const std::uint32_t slices = op.perf_mode == isa::MatmulPerfMode::kDoubleRow ? 2 : 1;
+  if (op.stationary.partitions != op.moving.partitions)
+    io.fail(fmt::format("stationary has {} partitions and moving {}: K must match",
+                        op.stationary.partitions, op.moving.partitions));
+  const std::uint64_t stationary_free = free_element_count(op.stationary);
+  const std::uint64_t moving_free = free_element_count(op.moving);
+  if (stationary_free % slices != 0 || moving_free % slices != 0)
+    io.fail("double_row needs stationary and moving free sizes that are multiples of 2");
+  const Tile stationary = io.load(op.stationary);
+  const Tile moving = io.load(op.moving);
+  const std::uint64_t m_count = stationary_free / slices, n_count = moving_free / slices;
+  write_result(op.dst, op.accumulate, m_count, n_count,
+               contract(stationary, moving, slices, m_count, n_count), io);
+}
+
+void execute_tensor_transpose(const isa::NcTranspose& op, CoreOperandIO& io) {
+  transpose_storage(op.dst, op.data, io);
+}
+
+namespace {
+
+// An x4-packed MX operand dequantised exactly into doubles: K = 4 * partitions rows (row
+// k = 4p + lane) of `columns` values; value = element * 2^(scale - 127), NaN for scale 0xFF.
+// Every MX element has at most 4 significant bits and the scale is a power of two, so the
+// doubles are exact and so is the product of two of them (<= 8 bits, exponent within
+// +-300).
+std::vector<double> dequantize_operand(const isa::AccessPattern& data,
+                                       const isa::AccessPattern& scale, CoreOperandIO& io,
+                                       std::uint64_t& columns) {
+  if (!numerics::is_mx_packed(data.dtype))
+    io.fail(fmt::format("operand '{}' must be an x4-packed MX type, not {}", io.operand_name(data),
+                        numerics::name(data.dtype)));
+  if (element_bytes(scale) != 1)
+    io.fail(fmt::format("scale operand '{}' must be float8_e8m0fnu or uint8",
+                        io.operand_name(scale)));
+  const std::uint32_t p_count = data.partitions;
+  columns = free_element_count(data);
+  const std::uint64_t scale_columns = free_element_count(scale);
+  if (scale_columns != columns)
+    io.fail(fmt::format("scale '{}' has {} columns, its data {}", io.operand_name(scale),
+                        scale_columns, columns));
+  // Scale rows used by data partition p: quadrant base + (p mod 32) / 8. The highest one
+  // needed must exist in the scale operand.
+  const auto scale_row = [](std::uint32_t p) { return (p / 32) * 32 + (p % 32) / 8; };
+  if (p_count > 0 && scale_row(p_count - 1) >= scale.partitions)
+    io.fail(fmt::format("scale '{}' has {} partitions; {} data partitions need {}",
+                        io.operand_name(scale), scale.partitions, p_count,
+                        scale_row(p_count - 1) + 1));
+
+  const std::vector<std::uint8_t> words = io.load_bytes(data);
+  std::vector<std::uint8_t> codes(words.size() / element_bytes(data) * 4);
+  numerics::unpack_x4(data.dtype, std::as_bytes(std::span(words)), codes);
+  // Only the scale rows in use are read: the other 28 rows of each quadrant may be
+  // unwritten or hold other operands' scales.
+  std::vector<std::uint8_t> scales(std::uint64_t{scale.partitions} * scale_columns, 0);
+  for (std::uint32_t p = 0; p < p_count; p += 8) {
+    const std::vector<std::uint8_t> row = io.load_bytes(row_of(scale, scale_row(p)));
+    std::copy(row.begin(), row.end(), scales.begin() + scale_row(p) * scale_columns);
+  }
+
+  const numerics::DType element = numerics::unpacked_element(data.dtype);
+  double value_of_code[256];
+  for (int c = 0; c < 256; ++c) value_of_code[c] = numerics::decode(element, static_cast<std::uint32_t>(c));
+  double value_of_scale[256];
+  for (int e = 0; e < 256; ++e)
+    value_of_scale[e] = e == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, e - 127);
+
+  std::vector<double> out(std::uint64_t{4} * p_count * columns);
+  for (std::uint32_t p = 0; p < p_count; ++p) {
+    const std::uint8_t* scale_codes = scales.data() + scale_row(p) * scale_columns;
+    for (std::uint64_t c = 0; c < columns; ++c) {
+      const double factor = value_of_scale[scale_codes[c]];
+      for (std::uint32_t lane = 0; lane < 4; ++lane)
+        out[(std::uint64_t{4} * p + lane) * columns + c] =
+            value_of_code[codes[(p * columns + c) * 4 + lane]] * factor;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
+  if (op.stationary.partitions != op.moving.partitions)
+    io.fail(fmt::format("stationary has {} partitions and moving {}: K must match",
+                        op.stationary.partitions, op.moving.partitions));
+  std::uint64_t m_count = 0, n_count = 0;
+  const std::vector<double> stationary =
+      dequantize_operand(op.stationary, op.stationary_scale, io, m_count);
+  const std::vector<double> moving = dequantize_operand(op.moving, op.moving_scale, io, n_count);
+  const std::uint64_t k_count = std::uint64_t{4} * op.stationary.partitions;
+  // Each product is exact in double and rounded once to fp32; the sum runs in fp32 over
+  // k = 4p + lane in increasing order (partition-major, packed lane minor).
+  std::vector<float> sum(m_count * n_count, 0.0f);
+  for (std::uint64_t m = 0; m < m_count; ++m) {
+    float* acc = sum.data() + m * n_count;
+    for (std::uint64_t k = 0; k < k_count; ++k) {
+      const double a = stationary[k * m_count + m];
+      const double* row = moving.data() + k * n_count;
+      if (k == 0) {
+        for (std::uint64_t n = 0; n < n_count; ++n) acc[n] = static_cast<float>(a * row[n]);
+      } else {
+        for (std::uint64_t n = 0; n < n_count; ++n) acc[n] += static_cast<float>(a * row[n]);
+      }
+    }
+  }
+  write_result(op.dst, op.accumulate, m_count, n_count, std::move(sum), io);
+}
+
+}  // namespace trnsim::sim

@@ -1,0 +1,233 @@
+// Functional simulator of a NeuronCore: device memory, per-core state and the event loop
+// that runs an isa::Program.
+//
+// One event loop serves both the functional simulation (this layer computes the bits) and
+// the timing model (which plugs in a CostModel): instructions start when their queue is free
+// and their semaphore waits hold, and signal at completion. Full semantics, numeric rules of
+// the tensor engine, the hazard detector and the uninitialised-memory policy are described
+// in docs/simulator.md.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "isa/isa.h"
+#include "sim/operand_io.h"
+
+namespace trnsim::sim {
+
+// ---------------------------------------------------------------------------------------
+// Errors
+
+// A simulation error: a bad program (validation, bounds, uninitialised read, deadlock) or a
+// bad host request (HBM access outside an allocation). When it concerns an instruction,
+// index/op/origin name it; what() is "instruction 12 (nc_matmul at k.s:40:3): why".
+class SimError : public std::runtime_error {
+ public:
+  explicit SimError(std::string why);  // not tied to an instruction
+  SimError(std::size_t index, std::string op, isa::Origin origin, std::string why);
+  bool has_instruction() const { return index_.has_value(); }
+  std::size_t index() const { return index_.value_or(0); }
+  const std::string& op() const { return op_; }
+  const isa::Origin& origin() const { return origin_; }
+  const std::string& why() const { return why_; }
+
+ private:
+  std::optional<std::size_t> index_;
+  std::string op_;
+  isa::Origin origin_;
+  std::string why_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Device and core state
+
+class OnChipMemory;  // sim/memory.h
+class Hbm;           // sim/memory.h
+
+// One NeuronCore's architectural state.
+class Core {
+ public:
+  Core(const arch::ChipConfig& chip, int index);
+  ~Core();
+  Core(Core&&) noexcept;
+  Core& operator=(Core&&) noexcept;
+
+  int index() const { return index_; }
+  OnChipMemory& sbuf() { return *sbuf_; }
+  OnChipMemory& psum() { return *psum_; }
+  const OnChipMemory& sbuf() const { return *sbuf_; }
+  const OnChipMemory& psum() const { return *psum_; }
+
+  // Host-side access to SBUF/PSUM (tests, debugging): bytes [offset, offset + size) of one
+  // partition. Writing marks the bytes initialised; reading never fails (poison shows).
+  void write_onchip(isa::Memory memory, std::uint32_t partition, std::uint64_t offset,
+                    std::span<const std::uint8_t> bytes);
+  std::vector<std::uint8_t> read_onchip(isa::Memory memory, std::uint32_t partition,
+                                        std::uint64_t offset, std::uint64_t size) const;
+
+  std::array<std::uint32_t, isa::kNumSemaphores>& semaphores() { return semaphores_; }
+  // XORWOW generators of one engine lane: 6 words each (x, y, z, w, v, d), one generator
+  // per GpSimd lane and four per gen4 Vector lane. Seeded from the program seed at run start.
+  std::span<std::uint32_t> rng_state(isa::Engine engine, std::uint32_t partition);
+  void seed_rng(std::uint32_t seed);
+
+ private:
+  int index_ = 0;
+  std::unique_ptr<OnChipMemory> sbuf_, psum_;
+  std::array<std::uint32_t, isa::kNumSemaphores> semaphores_{};
+  std::uint32_t vector_generators_ = 1;
+  std::vector<std::uint32_t> vector_rng_, gpsimd_rng_;
+};
+
+// A device: chip config, HBM shared by its cores, and the cores. HBM is a byte-addressed
+// space of the configured capacity, but only allocations are backed by host memory; every
+// access outside an allocation is an error.
+class Device {
+ public:
+  explicit Device(arch::ChipConfig chip, int num_cores = 1);
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const arch::ChipConfig& chip() const { return chip_; }
+  std::uint64_t hbm_capacity() const;
+
+  // First-fit allocation of `bytes` aligned to `align` (a power of two); returns the address.
+  std::uint64_t allocate(std::uint64_t bytes, std::uint64_t align = 64);
+  // Allocation at a fixed address (assembly files name absolute HBM addresses).
+  void allocate_at(std::uint64_t address, std::uint64_t bytes);
+  void free(std::uint64_t address);  // address returned by allocate / given to allocate_at
+  // Host writes mark the bytes initialised; reads return whatever is there (poison if never
+  // written). Both must stay inside one allocation.
+  void write(std::uint64_t address, std::span<const std::uint8_t> bytes);
+  void read(std::uint64_t address, std::span<std::uint8_t> out) const;
+  std::vector<std::uint8_t> read(std::uint64_t address, std::uint64_t size) const;
+  bool is_initialized(std::uint64_t address, std::uint64_t size) const;
+
+  int num_cores() const { return static_cast<int>(cores_.size()); }
+  Core& core(int index) { return cores_.at(static_cast<std::size_t>(index)); }
+  const Core& core(int index) const { return cores_.at(static_cast<std::size_t>(index)); }
+  Hbm& hbm() { return *hbm_; }
+  const Hbm& hbm() const { return *hbm_; }
+
+ private:
+  arch::ChipConfig chip_;
+  std::unique_ptr<Hbm> hbm_;
+  std::vector<Core> cores_;
+};
+
+// ---------------------------------------------------------------------------------------
+// Cost hook (the timing model implements it; the functional simulator uses unit costs)
+
+using Duration = double;  // nanoseconds in the timing model; abstract units otherwise
+
+struct InstructionCost {
+  Duration occupancy = 1;  // the queue may start its next instruction this long after start
+  Duration latency = 1;    // signals fire (results visible) this long after start
+};
+
+class CostModel {
+ public:
+  virtual ~CostModel() = default;
+  // Called once per instruction, when it starts; `index` is its position in the program.
+  virtual InstructionCost cost(const isa::Instruction& inst, std::size_t index) = 0;
+};
+
+// Every instruction occupies its queue for one unit and completes after one unit.
+class UnitCostModel final : public CostModel {
+ public:
+  InstructionCost cost(const isa::Instruction&, std::size_t) override { return {}; }
+};
+
+// ---------------------------------------------------------------------------------------
+// Running a program
+
+enum class UninitializedPolicy : std::uint8_t {
+  kError,    // reading never-written SBUF/PSUM/HBM bytes is a SimError (default)
+  kNanFill,  // such elements read as NaN (float types) or 4 (integer types), as NKI's simulator
+  kIgnore,   // read the poison pattern (0xFF bytes) as it is
+};
+
+struct RunOptions {
+  bool check_hazards = true;
+  UninitializedPolicy uninitialized = UninitializedPolicy::kError;
+  bool functional = true;             // false: timing only, no data is read or computed
+  std::optional<std::uint32_t> seed;  // overrides Program::seed
+  std::uint64_t max_steps = 0;        // instructions to start before giving up; 0 = no limit
+  CostModel* cost_model = nullptr;    // nullptr = UnitCostModel
+  int core = 0;                       // which core of the device runs the program
+};
+
+enum class HazardKind : std::uint8_t { kReadAfterWrite, kWriteAfterRead, kWriteAfterWrite };
+std::string_view hazard_kind_name(HazardKind kind);  // "RAW", "WAR", "WAW"
+
+// Two instructions on different queues touching overlapping bytes, at least one writing,
+// with no semaphore path ordering them. `first` ran before `second` in this simulation.
+struct Hazard {
+  HazardKind kind = HazardKind::kReadAfterWrite;
+  std::size_t first = 0, second = 0;  // instruction indices
+  std::string first_operand, second_operand;
+  isa::Memory memory = isa::Memory::kSbuf;
+  std::uint32_t partition_lo = 0, partition_hi = 0;  // overlap (SBUF/PSUM), [lo, hi)
+  std::int64_t byte_lo = 0, byte_hi = 0;             // overlap: in-partition or HBM bytes
+  std::string message;  // one line naming both instructions, their origins and the overlap
+};
+
+struct InstructionTime {
+  Duration start = 0, end = 0;  // end = start + latency (when its signals fired)
+};
+
+struct QueueCount {
+  isa::QueueId queue;
+  std::uint64_t instructions = 0;
+};
+
+struct RunResult {
+  std::uint64_t instructions_executed = 0;
+  std::vector<QueueCount> queues;  // in order of first appearance in the program
+  std::vector<Hazard> hazards;     // capped at RunResult::kMaxHazards
+  std::uint64_t hazards_suppressed = 0;
+  std::vector<std::string> diagnostics;  // warnings and hazard messages, human-readable
+  std::array<std::uint32_t, isa::kNumSemaphores> semaphores{};  // final values
+  std::vector<InstructionTime> times;  // indexed like Program::instructions
+  Duration end_time = 0;
+  static constexpr std::size_t kMaxHazards = 1000;
+};
+
+// Validates every instruction (isa::check_instruction; all violations in one SimError), then
+// runs the program on core options.core. Throws SimError for validation failures, bounds
+// errors, uninitialised reads (kError policy), deadlock, and step-limit exhaustion.
+RunResult run(Device& device, const isa::Program& program, const RunOptions& options = {});
+
+// ---------------------------------------------------------------------------------------
+// Custom GpSimd operators (isa::CustomOp)
+
+// `inputs` are the CustomOp's input operands decoded to fp32; `outputs` are pre-shaped like
+// the output operands (values zero) and are encoded back into them after the call.
+using CustomOpFn = std::function<void(std::span<const Tile> inputs, std::span<Tile> outputs,
+                                      std::span<const float> params)>;
+// GpSimd cycles of one call (used by the timing model when CustomOp::cost_cycles is 0).
+using CustomOpCostFn = std::function<std::uint64_t(const isa::CustomOp& op)>;
+
+struct CustomOpEntry {
+  CustomOpFn fn;
+  CustomOpCostFn cost;  // may be empty
+};
+
+// Process-wide registry; re-registering a name replaces it. Thread-safe.
+void register_custom_op(const std::string& name, CustomOpFn fn, CustomOpCostFn cost = {});
+void unregister_custom_op(const std::string& name);
+std::optional<CustomOpEntry> find_custom_op(const std::string& name);
+
+}  // namespace trnsim::sim

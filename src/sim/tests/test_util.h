@@ -1,0 +1,86 @@
+// Helpers shared by the simulator tests: operand and instruction builders, host-side
+// encoders written independently of the numerics layer where the format is simple.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <cstring>
+#include <initializer_list>
+#include <vector>
+
+#include "arch/arch.h"
+#include "isa/isa.h"
+#include "sim/sim.h"
+
+namespace trnsim::sim::testing {
+
+using isa::AccessPattern;
+using isa::Dim;
+using numerics::DType;
+
+const arch::ChipConfig& trn3();
+const arch::ChipConfig& trn2();
+
+inline isa::QueueId tensor_q() { return {isa::Engine::kTensor, 0}; }
+inline isa::QueueId vector_q() { return {isa::Engine::kVector, 0}; }
+inline isa::QueueId scalar_q() { return {isa::Engine::kScalar, 0}; }
+inline isa::QueueId gpsimd_q() { return {isa::Engine::kGpSimd, 0}; }
+inline isa::QueueId sync_q() { return {isa::Engine::kSync, 0}; }
+inline isa::QueueId dma_q(std::uint8_t i) { return {isa::Engine::kDma, i}; }
+
+// [partitions, dims...] operand in SBUF/PSUM starting at byte `offset` of each partition.
+AccessPattern onchip(isa::Memory memory, DType dtype, std::uint32_t start_partition,
+                     std::uint32_t partitions, std::uint64_t offset, std::initializer_list<Dim> dims);
+inline AccessPattern sbuf(DType dtype, std::uint32_t start_partition, std::uint32_t partitions,
+                          std::uint64_t offset, std::initializer_list<Dim> dims) {
+  return onchip(isa::Memory::kSbuf, dtype, start_partition, partitions, offset, dims);
+}
+inline AccessPattern psum(DType dtype, std::uint32_t start_partition, std::uint32_t partitions,
+                          std::uint64_t offset, std::initializer_list<Dim> dims) {
+  return onchip(isa::Memory::kPsum, dtype, start_partition, partitions, offset, dims);
+}
+// HBM operand: `rows` rows `row_step` elements apart starting at byte `address`.
+AccessPattern hbm(DType dtype, std::uint64_t address, std::uint32_t rows, std::int64_t row_step,
+                  std::initializer_list<Dim> dims);
+
+isa::Instruction make(isa::QueueId queue, isa::Operation op, std::vector<isa::SemWait> waits = {},
+                      std::vector<isa::SemSignal> signals = {});
+
+// Host encodings (truncation-free cases): fp32 bits, bf16 from fp32 by RNE on the bits.
+inline std::uint32_t f32_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
+inline float bf16_to_f32(std::uint16_t b) { return std::bit_cast<float>(std::uint32_t{b} << 16); }
+std::uint16_t f32_to_bf16_rne(float f);
+
+template <class T>
+std::vector<std::uint8_t> to_bytes(const std::vector<T>& values) {
+  std::vector<std::uint8_t> out(values.size() * sizeof(T));
+  std::memcpy(out.data(), values.data(), out.size());
+  return out;
+}
+template <class T>
+std::vector<T> from_bytes(const std::vector<std::uint8_t>& bytes) {
+  std::vector<T> out(bytes.size() / sizeof(T));
+  std::memcpy(out.data(), bytes.data(), out.size() * sizeof(T));
+  return out;
+}
+
+// Small deterministic generator for test data.
+class TestRng {
+ public:
+  explicit TestRng(std::uint64_t seed) : state_(seed * 2654435761u + 12345) {}
+  std::uint32_t next();
+  float uniform(float lo, float hi);  // multiples of 2^-10 of (hi - lo): exact in bf16 sums
+  int integer(int lo, int hi);        // inclusive
+ private:
+  std::uint64_t state_;
+};
+
+// Writes host bytes into a core's SBUF/PSUM rows: row r of `bytes` (row_bytes each) at
+// partition start + r, byte offset.
+void fill_onchip(Core& core, isa::Memory memory, std::uint32_t start, std::uint32_t rows,
+                 std::uint64_t offset, const std::vector<std::uint8_t>& bytes);
+std::vector<std::uint8_t> read_rows(const Core& core, isa::Memory memory, std::uint32_t start,
+                                    std::uint32_t rows, std::uint64_t offset,
+                                    std::uint64_t row_bytes);
+
+}  // namespace trnsim::sim::testing
