@@ -1,0 +1,434 @@
+// Scalar building blocks of the Vector/Scalar/GpSimd semantics (internal to sim).
+//
+// Everything here is a small inline function of fp32 values or storage words, selected at
+// compile time (templates over the operator), so the loops in ops_elementwise.cpp dispatch
+// once per instruction and then run without branches on the operator.
+#pragma once
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <stdexcept>
+#include <type_traits>
+
+#include "isa/isa.h"
+
+namespace trnsim::sim::math {
+
+using isa::ActivationFunc;
+using isa::AluOp;
+using numerics::DType;
+
+// ---------------------------------------------------------------------------------------
+// Data-type facts needed by the semantics. Kept local (a switch, no table lookup) so the
+// semantics do not depend on the numerics library's run-time tables.
+
+constexpr bool is_integer_dtype(DType t) {
+  switch (t) {
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+      return true;
+    default:
+      return false;
+  }
+}
+
+constexpr bool is_x4_packed(DType t) {
+  return t == DType::kFloat8E4M3x4 || t == DType::kFloat8E5M2x4 || t == DType::kFloat4E2M1x4;
+}
+
+// Bits of one storage word.
+constexpr unsigned storage_bits(DType t) {
+  switch (t) {
+    case DType::kFloat32:
+    case DType::kTFloat32:
+    case DType::kInt32:
+    case DType::kUInt32:
+    case DType::kFloat8E4M3x4:
+    case DType::kFloat8E5M2x4:
+      return 32;
+    case DType::kBFloat16:
+    case DType::kFloat16:
+    case DType::kInt16:
+    case DType::kUInt16:
+    case DType::kFloat4E2M1x4:
+      return 16;
+    default:
+      return 8;
+  }
+}
+
+// ---------------------------------------------------------------------------------------
+// ALU operators on fp32 values
+
+constexpr bool is_bitvec(AluOp op) {
+  return op == AluOp::kBitwiseAnd || op == AluOp::kBitwiseOr || op == AluOp::kBitwiseXor ||
+         op == AluOp::kLeftShift || op == AluOp::kRightShift;
+}
+
+constexpr bool is_comparison(AluOp op) {
+  return op == AluOp::kEqual || op == AluOp::kNotEqual || op == AluOp::kGreater ||
+         op == AluOp::kGreaterEqual || op == AluOp::kLess || op == AluOp::kLessEqual;
+}
+
+inline bool is_nan(float x) {
+  return x != x;
+}
+
+// IEEE 754-2019 maximum/minimum: a NaN operand gives NaN, and +0 is larger than -0. Written
+// with selects only so loops over it vectorise. For equal operands the bitwise AND (max) or
+// OR (min) of the encodings picks +0 or -0 and is the identity otherwise.
+inline float ieee_max(float a, float b) {
+  const float larger = a > b ? a : b;
+  const float tie =
+      std::bit_cast<float>(std::bit_cast<std::uint32_t>(a) & std::bit_cast<std::uint32_t>(b));
+  const float ordered = a == b ? tie : larger;
+  return (is_nan(a) || is_nan(b)) ? a + b : ordered;
+}
+inline float ieee_min(float a, float b) {
+  const float smaller = a < b ? a : b;
+  const float tie =
+      std::bit_cast<float>(std::bit_cast<std::uint32_t>(a) | std::bit_cast<std::uint32_t>(b));
+  const float ordered = a == b ? tie : smaller;
+  return (is_nan(a) || is_nan(b)) ? a + b : ordered;
+}
+
+// fp32 -> int32 for bit-vector operators that end up on fp32 operands (mixed op classes):
+// truncate toward zero, saturate, NaN -> 0.
+inline std::int32_t saturating_int32(float x) {
+  if (is_nan(x)) return 0;
+  if (x >= 2147483648.0f) return std::numeric_limits<std::int32_t>::max();
+  if (x < -2147483648.0f) return std::numeric_limits<std::int32_t>::min();
+  return static_cast<std::int32_t>(x);
+}
+
+// Bit-vector operators on storage words. `width` is the bit width of the left operand's
+// storage, needed because right_shift is logical (it shifts in zeros above that width).
+// Shift counts outside [0, width) give 0: the shifted-out word is all zeros.
+template <AluOp kOp>
+inline std::int64_t word_op(std::int64_t a, std::int64_t b, unsigned width) {
+  const std::uint64_t mask = width >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << width) - 1;
+  const std::uint64_t ua = static_cast<std::uint64_t>(a) & mask;
+  if constexpr (kOp == AluOp::kBitwiseAnd) {
+    return a & b;
+  } else if constexpr (kOp == AluOp::kBitwiseOr) {
+    return a | b;
+  } else if constexpr (kOp == AluOp::kBitwiseXor) {
+    return a ^ b;
+  } else if constexpr (kOp == AluOp::kLeftShift) {
+    if (b < 0 || b >= static_cast<std::int64_t>(width)) return 0;
+    return static_cast<std::int64_t>((ua << b) & mask);
+  } else if constexpr (kOp == AluOp::kRightShift) {
+    if (b < 0 || b >= static_cast<std::int64_t>(width)) return 0;
+    return static_cast<std::int64_t>(ua >> b);
+  } else if constexpr (kOp == AluOp::kBypass) {
+    return a;
+  } else {
+    static_assert(is_bitvec(kOp), "word_op is only defined for bit-vector operators");
+    return 0;
+  }
+}
+
+// One ALU operator on fp32 operands, as the engines compute it: every result is the fp32
+// rounding of the exact result (power and the bit-vector fallbacks excepted, see docs).
+template <AluOp kOp>
+inline float alu(float a, float b) {
+  if constexpr (kOp == AluOp::kBypass) {
+    return a;
+  } else if constexpr (kOp == AluOp::kAdd) {
+    return a + b;
+  } else if constexpr (kOp == AluOp::kSubtract) {
+    return a - b;
+  } else if constexpr (kOp == AluOp::kMultiply) {
+    return a * b;
+  } else if constexpr (kOp == AluOp::kDivide) {
+    return a / b;
+  } else if constexpr (kOp == AluOp::kMaximum) {
+    return ieee_max(a, b);
+  } else if constexpr (kOp == AluOp::kMinimum) {
+    return ieee_min(a, b);
+  } else if constexpr (kOp == AluOp::kAbsMax) {
+    return ieee_max(std::fabs(a), std::fabs(b));
+  } else if constexpr (kOp == AluOp::kAbsMin) {
+    return ieee_min(std::fabs(a), std::fabs(b));
+  } else if constexpr (kOp == AluOp::kPower) {
+    return static_cast<float>(std::pow(static_cast<double>(a), static_cast<double>(b)));
+  } else if constexpr (kOp == AluOp::kEqual) {
+    return a == b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kNotEqual) {
+    return a != b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kGreater) {
+    return a > b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kGreaterEqual) {
+    return a >= b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLess) {
+    return a < b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLessEqual) {
+    return a <= b ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLogicalAnd) {
+    return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLogicalOr) {
+    return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kLogicalXor) {
+    return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;
+  } else if constexpr (kOp == AluOp::kAverage) {
+    return (a + b) * 0.5f;
+  } else {
+    static_assert(is_bitvec(kOp));
+    // Bit-vector operator met on fp32 operands (only when an instruction mixes operator
+    // classes): run it on the int32 values and convert back.
+    const std::int64_t result = word_op<kOp>(saturating_int32(a), saturating_int32(b), 32);
+    return static_cast<float>(static_cast<std::int32_t>(static_cast<std::uint32_t>(result)));
+  }
+}
+
+// Calls f(std::integral_constant<AluOp, op>{}) so callers write one generic loop body.
+template <class F>
+decltype(auto) with_alu_op(AluOp op, F&& f) {
+  using enum AluOp;
+  switch (op) {
+    case kBypass:
+      return f(std::integral_constant<AluOp, kBypass>{});
+    case kAdd:
+      return f(std::integral_constant<AluOp, kAdd>{});
+    case kSubtract:
+      return f(std::integral_constant<AluOp, kSubtract>{});
+    case kMultiply:
+      return f(std::integral_constant<AluOp, kMultiply>{});
+    case kDivide:
+      return f(std::integral_constant<AluOp, kDivide>{});
+    case kMaximum:
+      return f(std::integral_constant<AluOp, kMaximum>{});
+    case kMinimum:
+      return f(std::integral_constant<AluOp, kMinimum>{});
+    case kAbsMax:
+      return f(std::integral_constant<AluOp, kAbsMax>{});
+    case kAbsMin:
+      return f(std::integral_constant<AluOp, kAbsMin>{});
+    case kPower:
+      return f(std::integral_constant<AluOp, kPower>{});
+    case kEqual:
+      return f(std::integral_constant<AluOp, kEqual>{});
+    case kNotEqual:
+      return f(std::integral_constant<AluOp, kNotEqual>{});
+    case kGreater:
+      return f(std::integral_constant<AluOp, kGreater>{});
+    case kGreaterEqual:
+      return f(std::integral_constant<AluOp, kGreaterEqual>{});
+    case kLess:
+      return f(std::integral_constant<AluOp, kLess>{});
+    case kLessEqual:
+      return f(std::integral_constant<AluOp, kLessEqual>{});
+    case kLogicalAnd:
+      return f(std::integral_constant<AluOp, kLogicalAnd>{});
+    case kLogicalOr:
+      return f(std::integral_constant<AluOp, kLogicalOr>{});
+    case kLogicalXor:
+      return f(std::integral_constant<AluOp, kLogicalXor>{});
+    case kBitwiseAnd:
+      return f(std::integral_constant<AluOp, kBitwiseAnd>{});
+    case kBitwiseOr:
+      return f(std::integral_constant<AluOp, kBitwiseOr>{});
+    case kBitwiseXor:
+      return f(std::integral_constant<AluOp, kBitwiseXor>{});
+    case kLeftShift:
+      return f(std::integral_constant<AluOp, kLeftShift>{});
+    case kRightShift:
+      return f(std::integral_constant<AluOp, kRightShift>{});
+    case kAverage:
+      return f(std::integral_constant<AluOp, kAverage>{});
+  }
+  throw std::invalid_argument("unknown ALU operator");
+}
+
+// Same for the bit-vector operators (plus bypass) on storage words.
+template <class F>
+decltype(auto) with_word_op(AluOp op, F&& f) {
+  using enum AluOp;
+  switch (op) {
+    case kBypass:
+      return f(std::integral_constant<AluOp, kBypass>{});
+    case kBitwiseAnd:
+      return f(std::integral_constant<AluOp, kBitwiseAnd>{});
+    case kBitwiseOr:
+      return f(std::integral_constant<AluOp, kBitwiseOr>{});
+    case kBitwiseXor:
+      return f(std::integral_constant<AluOp, kBitwiseXor>{});
+    case kLeftShift:
+      return f(std::integral_constant<AluOp, kLeftShift>{});
+    case kRightShift:
+      return f(std::integral_constant<AluOp, kRightShift>{});
+    default:
+      break;
+  }
+  throw std::invalid_argument("operator is not a bit-vector operator");
+}
+
+// ---------------------------------------------------------------------------------------
+// Activation functions. Evaluated in double with the C library and rounded once to fp32;
+// the Scalar engine uses piecewise polynomials, so hardware may differ in the last bits.
+
+inline double sigmoid(double x) {
+  return 1.0 / (1.0 + std::exp(-x));
+}
+// log(1 + e^x) without overflow for large x.
+inline double softplus(double x) {
+  return std::fmax(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
+}
+
+// Largest fp32 values still inside the documented input ranges of the functions that the
+// hardware evaluates without range reduction (fp32(pi) and fp32(pi/2) round up, so the
+// rounded constants themselves are accepted).
+inline constexpr float kSinInputLimit = 3.14159274f;
+inline constexpr float kArctanInputLimit = 1.57079637f;
+
+template <ActivationFunc kFunc>
+inline float activate(float x) {
+  using enum ActivationFunc;
+  const double d = x;
+  if constexpr (kFunc == kCopy) {
+    return x;
+  } else if constexpr (kFunc == kExp) {
+    return static_cast<float>(std::exp(d));
+  } else if constexpr (kFunc == kLog) {
+    return static_cast<float>(std::log(d));
+  } else if constexpr (kFunc == kTanh) {
+    return static_cast<float>(std::tanh(d));
+  } else if constexpr (kFunc == kSigmoid) {
+    return static_cast<float>(sigmoid(d));
+  } else if constexpr (kFunc == kRelu) {
+    return x > 0.0f ? x : (is_nan(x) ? x : 0.0f);
+  } else if constexpr (kFunc == kGelu) {
+    // 0.5 x (1 + erf(x / sqrt 2)) written with erfc: 1 + erf cancels for negative x.
+    return static_cast<float>(0.5 * d * std::erfc(-d / std::sqrt(2.0)));
+  } else if constexpr (kFunc == kGeluApprxTanh) {
+    // 0.5 x (1 + tanh(u)) = x sigmoid(2u), which does not cancel for negative x.
+    const double inner = std::sqrt(2.0 / 3.14159265358979323846) * (d + 0.044715 * d * d * d);
+    return static_cast<float>(d * sigmoid(2.0 * inner));
+  } else if constexpr (kFunc == kGeluApprxSigmoid) {
+    return static_cast<float>(d * sigmoid(1.702 * d));
+  } else if constexpr (kFunc == kSilu) {
+    return static_cast<float>(d * sigmoid(d));
+  } else if constexpr (kFunc == kSoftplus) {
+    return static_cast<float>(softplus(d));
+  } else if constexpr (kFunc == kMish) {
+    return static_cast<float>(d * std::tanh(softplus(d)));
+  } else if constexpr (kFunc == kErf) {
+    return static_cast<float>(std::erf(d));
+  } else if constexpr (kFunc == kSqrt) {
+    return static_cast<float>(std::sqrt(d));
+  } else if constexpr (kFunc == kRsqrt) {
+    return static_cast<float>(1.0 / std::sqrt(d));
+  } else if constexpr (kFunc == kSquare) {
+    return x * x;
+  } else if constexpr (kFunc == kReciprocal) {
+    return 1.0f / x;
+  } else if constexpr (kFunc == kSin) {
+    // No range reduction on hardware: outside [-pi, pi] its result is meaningless, so trnsim
+    // returns NaN there to make such use visible instead of silently correct.
+    if (!(std::fabs(x) <= kSinInputLimit)) return std::numeric_limits<float>::quiet_NaN();
+    return static_cast<float>(std::sin(d));
+  } else if constexpr (kFunc == kCos) {
+    return static_cast<float>(std::cos(d));
+  } else if constexpr (kFunc == kArctan) {
+    if (!(std::fabs(x) <= kArctanInputLimit)) return std::numeric_limits<float>::quiet_NaN();
+    return static_cast<float>(std::atan(d));
+  } else if constexpr (kFunc == kAbs) {
+    return std::fabs(x);
+  } else {
+    static_assert(kFunc == kSign);
+    // sign keeps a zero's sign and propagates NaN.
+    if (x > 0.0f) return 1.0f;
+    if (x < 0.0f) return -1.0f;
+    return x;
+  }
+}
+
+template <class F>
+decltype(auto) with_activation(ActivationFunc func, F&& f) {
+  using enum ActivationFunc;
+  switch (func) {
+    case kCopy:
+      return f(std::integral_constant<ActivationFunc, kCopy>{});
+    case kExp:
+      return f(std::integral_constant<ActivationFunc, kExp>{});
+    case kLog:
+      return f(std::integral_constant<ActivationFunc, kLog>{});
+    case kTanh:
+      return f(std::integral_constant<ActivationFunc, kTanh>{});
+    case kSigmoid:
+      return f(std::integral_constant<ActivationFunc, kSigmoid>{});
+    case kRelu:
+      return f(std::integral_constant<ActivationFunc, kRelu>{});
+    case kGelu:
+      return f(std::integral_constant<ActivationFunc, kGelu>{});
+    case kGeluApprxTanh:
+      return f(std::integral_constant<ActivationFunc, kGeluApprxTanh>{});
+    case kGeluApprxSigmoid:
+      return f(std::integral_constant<ActivationFunc, kGeluApprxSigmoid>{});
+    case kSilu:
+      return f(std::integral_constant<ActivationFunc, kSilu>{});
+    case kSoftplus:
+      return f(std::integral_constant<ActivationFunc, kSoftplus>{});
+    case kMish:
+      return f(std::integral_constant<ActivationFunc, kMish>{});
+    case kErf:
+      return f(std::integral_constant<ActivationFunc, kErf>{});
+    case kSqrt:
+      return f(std::integral_constant<ActivationFunc, kSqrt>{});
+    case kRsqrt:
+      return f(std::integral_constant<ActivationFunc, kRsqrt>{});
+    case kSquare:
+      return f(std::integral_constant<ActivationFunc, kSquare>{});
+    case kReciprocal:
+      return f(std::integral_constant<ActivationFunc, kReciprocal>{});
+    case kSin:
+      return f(std::integral_constant<ActivationFunc, kSin>{});
+    case kCos:
+      return f(std::integral_constant<ActivationFunc, kCos>{});
+    case kArctan:
+      return f(std::integral_constant<ActivationFunc, kArctan>{});
+    case kAbs:
+      return f(std::integral_constant<ActivationFunc, kAbs>{});
+    case kSign:
+      return f(std::integral_constant<ActivationFunc, kSign>{});
+  }
+  throw std::invalid_argument("unknown activation function");
+}
+
+// ---------------------------------------------------------------------------------------
+// XORWOW (Marsaglia 2003, "Xorshift RNGs", the generator cuRAND's default uses): five
+// xorshift words x, y, z, w, v plus a Weyl counter d, stored in that order (6 words).
+
+inline constexpr int kXorwowWords = 6;
+inline constexpr std::uint32_t kXorwowWeylIncrement = 362437;
+
+inline std::uint32_t xorwow_next(std::span<std::uint32_t> state) {
+  const std::uint32_t t = state[0] ^ (state[0] >> 2);
+  state[0] = state[1];
+  state[1] = state[2];
+  state[2] = state[3];
+  state[3] = state[4];
+  state[4] = (state[4] ^ (state[4] << 4)) ^ (t ^ (t << 1));
+  state[5] += kXorwowWeylIncrement;
+  return state[5] + state[4];
+}
+
+// Uniform fp32 in [lo, hi) from 32 random bits: the top 24 bits give u = k * 2^-24 in
+// [0, 1), exact in fp32; lo + (hi - lo) * u is rounded in fp32 and, where that rounding
+// reaches hi, replaced by the largest fp32 below hi.
+inline float uniform_from_bits(std::uint32_t bits, float lo, float hi) {
+  const float unit = static_cast<float>(bits >> 8) * 0x1.0p-24f;
+  const float value = lo + (hi - lo) * unit;
+  if (lo < hi && value >= hi) return std::nextafter(hi, lo);
+  return value;
+}
+
+}  // namespace trnsim::sim::math
