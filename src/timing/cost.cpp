@@ -1,0 +1,377 @@
+// Per-instruction cost formulas (docs/timing-model.md explains each one and its source).
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+
+#include "timing/timing.h"
+
+namespace trnsim::timing {
+namespace {
+
+using isa::AccessPattern;
+using isa::Engine;
+using isa::Memory;
+using numerics::DType;
+
+bool is_16bit_or_narrower(DType t) {
+  return numerics::storage_bytes(t) <= 2 && numerics::is_float(t);
+}
+
+std::uint64_t bytes_of(const AccessPattern& ap) { return ap.total_elements() * ap.element_bytes(); }
+
+// Elements of the innermost contiguous run of an access pattern: the product of the
+// innermost dims whose steps chain (step 1, then each outer step equals the span inside).
+std::uint64_t contiguous_run_elements(const AccessPattern& ap) {
+  std::uint64_t run = 1;
+  std::int64_t expected_step = 1;
+  for (int d = ap.num_dims - 1; d >= 0; --d) {
+    const isa::Dim& dim = ap.dims[d];
+    if (dim.count == 1) continue;
+    if (dim.step != expected_step) break;
+    run *= dim.count;
+    expected_step = static_cast<std::int64_t>(run);
+  }
+  // In HBM consecutive partitions can continue the run as well.
+  if (ap.memory == Memory::kHbm && run == ap.free_elements() &&
+      ap.partition_step == static_cast<std::int64_t>(run)) {
+    run *= ap.partitions;
+  }
+  return std::max<std::uint64_t>(run, 1);
+}
+
+const arch::ElementwiseEngineConfig& engine_config(const arch::ChipConfig& chip, Engine e) {
+  return e == Engine::kScalar ? chip.scalar : chip.vector;
+}
+
+// How many times an operation streams its free elements through the engine's datapath,
+// from the NKI cost formulas (OLD-ISA "Estimated instruction cost"; see the timing doc).
+struct Passes {
+  double passes = 1.0;
+  bool may_use_wide_path = true;  // eligible for the 16-bit "performance mode" width
+  double extra_cycles = 0.0;      // e.g. the accumulator read-out of activation_reduce
+};
+
+template <class Op>
+Passes passes_of(const Op& op, double min_ii) {
+  using T = std::decay_t<Op>;
+  Passes p;
+  if constexpr (std::is_same_v<T, isa::TensorTensor>) {
+    // One input from PSUM and one from SBUF stream in parallel; two SBUF inputs share the
+    // read port unless both are 16-bit (v3+ perf mode), as the formula states.
+    const bool split = (op.data1.memory == Memory::kPsum) != (op.data2.memory == Memory::kPsum);
+    const bool all16 = is_16bit_or_narrower(op.data1.dtype) &&
+                       is_16bit_or_narrower(op.data2.dtype) && is_16bit_or_narrower(op.dst.dtype);
+    p.passes = (split || all16) ? 1.0 : 2.0;
+    p.may_use_wide_path = false;
+  } else if constexpr (std::is_same_v<T, isa::ScalarTensorTensor> ||
+                       std::is_same_v<T, isa::TensorTensorScan>) {
+    p.passes = 2.0;
+    p.may_use_wide_path = false;
+  } else if constexpr (std::is_same_v<T, isa::TensorReduce>) {
+    const bool fast = is_16bit_or_narrower(op.data.dtype) &&
+                      (op.op == isa::AluOp::kAdd || op.op == isa::AluOp::kMaximum);
+    p.passes = fast ? 0.5 : 1.0;
+    p.may_use_wide_path = false;
+  } else if constexpr (std::is_same_v<T, isa::Reciprocal>) {
+    p.passes = 8.0;
+    p.may_use_wide_path = false;
+  } else if constexpr (std::is_same_v<T, isa::BnAggr>) {
+    p.passes = 13.0 / 3.0;
+    p.may_use_wide_path = false;
+  } else if constexpr (std::is_same_v<T, isa::Memset>) {
+    p.passes = (op.value == 0.0f && is_16bit_or_narrower(op.dst.dtype)) ? 0.5 : 1.0;
+  } else if constexpr (std::is_same_v<T, isa::Exponential>) {
+    // The gen4 fast exponent unit: 4x the ScalarE exp rate (ARCH-v4).
+    p.passes = 0.25;
+    p.may_use_wide_path = false;
+  } else if constexpr (std::is_same_v<T, isa::QuantizeMx>) {
+    // 4 input elements per partition per cycle (ARCH-v4).
+    p.passes = 0.25;
+    p.may_use_wide_path = false;
+  } else if constexpr (std::is_same_v<T, isa::Activation>) {
+    if (op.reduce_res) p.extra_cycles = min_ii;  // ActReadAccumulator
+  } else if constexpr (std::is_same_v<T, isa::Max8> || std::is_same_v<T, isa::NcFindIndex8> ||
+                       std::is_same_v<T, isa::BnStats> || std::is_same_v<T, isa::Select> ||
+                       std::is_same_v<T, isa::RangeSelect> ||
+                       std::is_same_v<T, isa::NcStreamShuffle>) {
+    p.may_use_wide_path = false;
+  }
+  return p;
+}
+
+// The element count that drives an instruction's cost: its largest operand per partition.
+struct Footprint {
+  std::uint64_t free_elements = 0;
+  std::uint64_t bytes_read = 0;
+  std::uint64_t bytes_written = 0;
+  bool touches_psum = false;
+  bool all_contiguous = true;
+  bool all_16bit = true;
+  std::uint32_t partitions = 0;
+};
+
+template <class Op>
+Footprint footprint_of(Op& op) {
+  Footprint f;
+  auto account = [&](const AccessPattern& ap, isa::Role role) {
+    f.free_elements = std::max(f.free_elements, ap.free_elements());
+    f.partitions = std::max(f.partitions, ap.partitions);
+    const std::uint64_t b = bytes_of(ap);
+    if (role == isa::Role::kRead || role == isa::Role::kReadWrite) f.bytes_read += b;
+    if (role == isa::Role::kWrite || role == isa::Role::kReadWrite) f.bytes_written += b;
+    f.touches_psum |= ap.memory == Memory::kPsum;
+    f.all_contiguous &= ap.is_contiguous();
+    f.all_16bit &= is_16bit_or_narrower(ap.dtype);
+  };
+  op.fields([&](std::string_view, auto& field, isa::Role role) {
+    using F = std::decay_t<decltype(field)>;
+    if constexpr (std::is_same_v<F, AccessPattern>) {
+      // [P,1] scale/bias vectors are broadcast, not streamed; they do not set the size.
+      account(field, role);
+    } else if constexpr (std::is_same_v<F, std::optional<AccessPattern>>) {
+      if (field) account(*field, role);
+    } else if constexpr (std::is_same_v<F, std::vector<AccessPattern>>) {
+      for (const auto& ap : field) account(ap, role);
+    }
+  });
+  return f;
+}
+
+}  // namespace
+
+std::string_view bound_name(Bound b) {
+  switch (b) {
+    case Bound::kMinInitiationInterval: return "min_initiation_interval";
+    case Bound::kMovingStream: return "moving_stream";
+    case Bound::kStationaryLoad: return "stationary_load";
+    case Bound::kElements: return "elements";
+    case Bound::kGpSimdStartup: return "gpsimd_startup";
+    case Bound::kUserCost: return "user_cost";
+    case Bound::kNone: return "none";
+  }
+  return "?";
+}
+
+double DmaPlan::engine_time_ns(const DmaEngineWork& w) const {
+  if (w.bytes == 0) return 0.0;
+  return static_cast<double>(w.bytes) / engine_bytes_per_ns +
+         static_cast<double>(w.descriptors) * per_descriptor_ns;
+}
+
+CostModel::CostModel(const arch::ChipConfig& chip) : chip_(chip) {}
+
+double CostModel::tensor_peak_flops(std::string_view mode) const {
+  const auto& t = chip_.tensor;
+  double rate = t.rate_bf16;
+  if (mode == "fp32") rate = t.rate_fp32;
+  if (mode == "fp8") rate = t.rate_fp8;
+  if (mode == "mx") rate = t.rate_mx;
+  return 2.0 * t.rows * t.cols * rate * t.clock_ghz * 1e9;
+}
+
+ComputeCost CostModel::matmul_cost(const isa::NcMatmul& mm, TensorEngineState& state) const {
+  const auto& t = chip_.tensor;
+  const double k = mm.stationary.partitions;
+  const double m = static_cast<double>(mm.stationary.free_elements());
+  const double n = static_cast<double>(mm.moving.free_elements());
+  const bool fp32 = mm.stationary.dtype == DType::kFloat32 || mm.moving.dtype == DType::kFloat32;
+  // Input mode -> rows of contraction per cycle relative to one 128-row pass. FP32 takes 4
+  // passes (2 in transpose mode, ARCH-v3); double-row FP8 packs K=256 into one pass.
+  double slowdown = 1.0;
+  if (fp32) slowdown = mm.is_transpose ? 2.0 : 1.0 / t.rate_fp32;
+  double contraction = k;
+  if (mm.perf_mode == isa::MatmulPerfMode::kDoubleRow) {
+    contraction = k * static_cast<double>(mm.stationary.dims[0].count == 2 ? 2 : 1);
+  }
+  const double min_ii = t.min_initiation_interval;
+  const double mm_cycles = std::max(std::min(min_ii, m), n) * slowdown;
+  const bool reuse = state.has_stationary && state.stationary == mm.stationary;
+  const double ls_cycles = reuse ? 0.0 : m / t.load_stationary_speedup * slowdown;
+  state.has_stationary = true;
+  state.stationary = mm.stationary;
+
+  ComputeCost c;
+  c.cycles = std::max(mm_cycles, ls_cycles);
+  c.bound = ls_cycles > mm_cycles ? Bound::kStationaryLoad
+            : (n >= std::min(min_ii, m) ? Bound::kMovingStream : Bound::kMinInitiationInterval);
+  c.occupancy_ns = c.cycles / t.clock_ghz;
+  c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
+  c.flops = mm.is_transpose ? 0.0 : 2.0 * contraction * m * n;
+  c.bytes_read = (reuse ? 0 : bytes_of(mm.stationary)) + bytes_of(mm.moving) +
+                 (mm.accumulate == isa::AccumulateMode::kAccumulate ? bytes_of(mm.dst) : 0);
+  c.bytes_written = bytes_of(mm.dst);
+  return c;
+}
+
+ComputeCost CostModel::matmul_mx_cost(const isa::NcMatmulMx& mm, TensorEngineState& state) const {
+  const auto& t = chip_.tensor;
+  // Each x4 word holds 4 values along K: K = 4 x partitions at the BF16 pass time, which is
+  // where MX's 4x throughput comes from (ARCH-v4).
+  const double k = 4.0 * mm.stationary.partitions;
+  const double m = static_cast<double>(mm.stationary.free_elements());
+  const double n = static_cast<double>(mm.moving.free_elements());
+  const double min_ii = t.min_initiation_interval;
+  const double mm_cycles = std::max(std::min(min_ii, m), n) * (4.0 / t.rate_mx);
+  const bool reuse = state.has_stationary && state.stationary == mm.stationary;
+  const double ls_cycles = reuse ? 0.0 : m / t.load_stationary_speedup;
+  state.has_stationary = true;
+  state.stationary = mm.stationary;
+
+  ComputeCost c;
+  c.cycles = std::max(mm_cycles, ls_cycles);
+  c.bound = ls_cycles > mm_cycles ? Bound::kStationaryLoad
+            : (n >= std::min(min_ii, m) ? Bound::kMovingStream : Bound::kMinInitiationInterval);
+  c.occupancy_ns = c.cycles / t.clock_ghz;
+  c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
+  c.flops = 2.0 * k * m * n;
+  c.bytes_read = (reuse ? 0 : bytes_of(mm.stationary) + bytes_of(mm.stationary_scale)) +
+                 bytes_of(mm.moving) + bytes_of(mm.moving_scale);
+  c.bytes_written = bytes_of(mm.dst);
+  return c;
+}
+
+ComputeCost CostModel::elementwise_cost(const isa::Instruction& inst) const {
+  const Engine engine = inst.queue.engine;
+  ComputeCost c;
+  std::visit(
+      [&](const auto& op_const) {
+        auto op = op_const;  // fields() is non-const; the copy is per instruction, not per element
+        const Footprint f = footprint_of(op);
+        c.bytes_read = f.bytes_read;
+        c.bytes_written = f.bytes_written;
+        const double n = static_cast<double>(f.free_elements);
+        if (engine == Engine::kGpSimd) {
+          const auto& g = chip_.gpsimd;
+          // 8 cores x 512 bits, each core serving 16 partitions: 32 bits per partition per
+          // cycle, i.e. one element per partition per cycle for <= 32-bit types (ARCH-v4).
+          const double lane_bytes = g.lane_bits / 8.0 / g.partitions_per_core;
+          double work = 0.0;
+          if constexpr (std::is_same_v<std::decay_t<decltype(op)>, isa::CustomOp>) {
+            if (op.cost_cycles > 0) {
+              c.cycles = static_cast<double>(op.cost_cycles);
+              c.bound = Bound::kUserCost;
+            }
+            // Estimate: every byte touched, spread over the 8 x 512-bit lanes.
+            work = static_cast<double>(f.bytes_read + f.bytes_written) / (g.cores * g.lane_bits / 8.0);
+          } else {
+            work = n * std::max(1.0, static_cast<double>(f.all_16bit ? 2 : 4) / lane_bytes);
+          }
+          if (c.bound != Bound::kUserCost) {
+            c.cycles = g.startup_cycles + work;
+            c.bound = work > g.startup_cycles ? Bound::kElements : Bound::kGpSimdStartup;
+          }
+          c.occupancy_ns = c.cycles / g.clock_ghz;
+          c.latency_ns = c.occupancy_ns;
+          return;
+        }
+        const auto& e = engine_config(chip_, engine);
+        const double min_ii = e.min_initiation_interval;
+        const Passes p = passes_of(op, min_ii);
+        // Datapath width in elements per lane per cycle: the wide (16-bit perf mode) path
+        // needs 16-bit data, SBUF on both sides and contiguous innermost access.
+        const bool wide = p.may_use_wide_path && f.all_16bit && !f.touches_psum && f.all_contiguous;
+        const double width = (wide ? e.elems_per_cycle_16bit : e.elems_per_cycle_other) / e.lanes;
+        const double work = n * p.passes / std::max(width, 1e-9);
+        c.cycles = std::max(min_ii, work) + p.extra_cycles;
+        c.bound = work >= min_ii ? Bound::kElements : Bound::kMinInitiationInterval;
+        c.occupancy_ns = c.cycles / e.clock_ghz;
+        c.latency_ns = (c.cycles + e.fixed_overhead_cycles) / e.clock_ghz;
+      },
+      inst.op);
+  return c;
+}
+
+ComputeCost CostModel::compute(const isa::Instruction& inst, TensorEngineState& state) const {
+  if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) return matmul_cost(*mm, state);
+  if (const auto* mx = std::get_if<isa::NcMatmulMx>(&inst.op)) return matmul_mx_cost(*mx, state);
+  if (std::holds_alternative<isa::SemaphoreOp>(inst.op) ||
+      std::holds_alternative<isa::CoreBarrier>(inst.op) || inst.queue.engine == Engine::kSync) {
+    ComputeCost c;  // sequencer-only: no datapath time
+    return c;
+  }
+  if (const auto* tr = std::get_if<isa::NcTranspose>(&inst.op);
+      tr && inst.queue.engine == Engine::kTensor) {
+    // A transpose is a matmul of the data (as stationary) against an identity (moving):
+    // max(P, min(64, F)) cycles back to back (OLD-ISA), 2x faster for fp32 from v3.
+    const auto& t = chip_.tensor;
+    const double p = tr->data.partitions;
+    const double f = static_cast<double>(tr->data.free_elements());
+    ComputeCost c;
+    c.cycles = std::max(p, std::min(t.min_initiation_interval.value, f));
+    if (tr->data.dtype == DType::kFloat32) c.cycles *= t.bit_accurate_transpose ? 2.0 : 4.0;
+    c.bound = Bound::kMovingStream;
+    c.occupancy_ns = c.cycles / t.clock_ghz;
+    c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
+    c.bytes_read = bytes_of(tr->data);
+    c.bytes_written = bytes_of(tr->dst);
+    state.has_stationary = false;  // the data was loaded as the stationary
+    return c;
+  }
+  return elementwise_cost(inst);
+}
+
+DmaPlan CostModel::plan_dma(const isa::Instruction& inst) const {
+  const auto& d = chip_.dma;
+  DmaPlan plan;
+  plan.fixed_latency_ns = d.fixed_latency_ns;
+  plan.engine_bytes_per_ns = d.engine_bandwidth_gbps;
+  plan.per_descriptor_ns = d.per_descriptor_ns;
+
+  const AccessPattern* dst = nullptr;
+  const AccessPattern* src = nullptr;
+  double efficiency = 1.0;
+  if (const auto* c = std::get_if<isa::DmaCopy>(&inst.op)) {
+    dst = &c->dst;
+    src = &c->src;
+  } else if (const auto* t = std::get_if<isa::DmaTranspose>(&inst.op)) {
+    dst = &t->dst;
+    src = &t->src;
+    // DMA transpose reaches up to 90% of copy throughput from HBM, 50% SBUF->SBUF (ARCH-v3).
+    efficiency = t->src.memory == Memory::kHbm ? 0.9 : 0.5;
+  } else if (const auto* g = std::get_if<isa::DmaIndirect>(&inst.op)) {
+    dst = &g->dst;
+    src = &g->src;
+  } else {
+    return plan;
+  }
+  plan.engine_bytes_per_ns *= efficiency;
+
+  // Bytes moved: the wider side (casts go through fp32 inside the engine).
+  const std::uint64_t bytes = std::max(bytes_of(*src), bytes_of(*dst));
+  plan.total_bytes = bytes;
+  const std::uint64_t elements = src->total_elements();
+  const std::uint64_t run_elems =
+      std::max<std::uint64_t>(1, std::min(contiguous_run_elements(*src), contiguous_run_elements(*dst)));
+  // A contiguous buffer never spans two partitions of SBUF.
+  std::uint64_t run = run_elems;
+  for (const AccessPattern* ap : {src, dst}) {
+    if (ap->memory != Memory::kHbm) run = std::min<std::uint64_t>(run, ap->free_elements());
+  }
+  const std::uint64_t descriptors = (elements + run - 1) / run;
+  plan.min_contiguous_bytes =
+      static_cast<double>(run * std::max(src->element_bytes(), dst->element_bytes()));
+
+  // Split over engines by partitions of the on-chip side, 8 partitions per engine
+  // (ARCH-v2, dma-overview); HBM<->HBM splits evenly over all engines.
+  const std::uint32_t engines_per_core = static_cast<std::uint32_t>(d.engines_per_core.value);
+  std::uint32_t partitions = 0;
+  for (const AccessPattern* ap : {src, dst}) {
+    if (ap->memory != Memory::kHbm) partitions = std::max(partitions, ap->partitions);
+  }
+  const std::uint32_t used = partitions > 0
+                                 ? std::min(engines_per_core, (partitions + 7) / 8)
+                                 : engines_per_core;
+  const std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
+  for (std::uint32_t e = 0; e < used; ++e) {
+    DmaEngineWork w;
+    w.engine = e;
+    // Even split with the remainder spread over the first engines: deterministic.
+    w.bytes = bytes / used + (e < bytes % used ? 1 : 0);
+    w.descriptors = descriptors / used + (e < descriptors % used ? 1 : 0);
+    w.hbm_bytes = w.bytes * hbm_sides;
+    plan.engines.push_back(w);
+  }
+  return plan;
+}
+
+}  // namespace trnsim::timing

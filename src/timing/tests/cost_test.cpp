@@ -1,0 +1,143 @@
+// The cost formulas against the published peaks and the NKI cost-model examples.
+#include <gtest/gtest.h>
+
+#include "timing/timing.h"
+
+namespace trnsim::timing {
+namespace {
+
+using isa::AccessPattern;
+using isa::Engine;
+using isa::Memory;
+using numerics::DType;
+
+AccessPattern tile(Memory mem, DType t, std::uint32_t partitions, std::uint32_t free,
+                   std::uint64_t offset = 0) {
+  AccessPattern ap;
+  ap.memory = mem;
+  ap.dtype = t;
+  ap.partitions = partitions;
+  ap.offset = offset;
+  ap.num_dims = 1;
+  ap.dims[0] = {1, free};
+  if (mem == Memory::kHbm) ap.partition_step = free;
+  return ap;
+}
+
+isa::Instruction on(Engine e, isa::Operation op, std::uint8_t queue = 0) {
+  isa::Instruction inst;
+  inst.op = std::move(op);
+  inst.queue = {e, queue};
+  return inst;
+}
+
+isa::Instruction matmul(DType in, std::uint32_t k, std::uint32_t m, std::uint32_t n) {
+  isa::NcMatmul mm;
+  mm.stationary = tile(Memory::kSbuf, in, k, m);
+  mm.moving = tile(Memory::kSbuf, in, k, n, 65536);
+  mm.dst = tile(Memory::kPsum, DType::kFloat32, m, n);
+  return on(Engine::kTensor, mm);
+}
+
+// Steady-state FLOP/s of a stream of identical matmuls that reuse the stationary tensor.
+double stream_tflops(const CostModel& model, const isa::Instruction& inst) {
+  TensorEngineState state;
+  model.compute(inst, state);  // first one loads the stationary
+  const ComputeCost c = model.compute(inst, state);
+  return c.flops / c.occupancy_ns / 1e3;
+}
+
+class Trn3Cost : public ::testing::Test {
+ protected:
+  CostModel model{arch::load_preset("trn3")};
+};
+
+TEST_F(Trn3Cost, FullTileMatmulStreamsReachThePublishedPeaks) {
+  EXPECT_NEAR(stream_tflops(model, matmul(DType::kBFloat16, 128, 128, 512)), 79.0, 79.0 * 0.03);
+  EXPECT_NEAR(stream_tflops(model, matmul(DType::kFloat32, 128, 128, 512)), 20.0, 20.0 * 0.03);
+
+  isa::NcMatmulMx mx;
+  mx.stationary = tile(Memory::kSbuf, DType::kFloat8E4M3x4, 128, 128);
+  mx.moving = tile(Memory::kSbuf, DType::kFloat8E4M3x4, 128, 512, 65536);
+  mx.stationary_scale = tile(Memory::kSbuf, DType::kUInt8, 16, 128, 131072);
+  mx.moving_scale = tile(Memory::kSbuf, DType::kUInt8, 16, 512, 140000);
+  mx.dst = tile(Memory::kPsum, DType::kFloat32, 128, 512);
+  EXPECT_NEAR(stream_tflops(model, on(Engine::kTensor, mx)), 315.0, 315.0 * 0.03);
+}
+
+TEST_F(Trn3Cost, SmallMovingFreeSizeIsBoundByTheInitiationInterval) {
+  TensorEngineState state;
+  model.compute(matmul(DType::kBFloat16, 128, 128, 32), state);
+  const ComputeCost n32 = model.compute(matmul(DType::kBFloat16, 128, 128, 32), state);
+  const ComputeCost n64 = model.compute(matmul(DType::kBFloat16, 128, 128, 64), state);
+  // max(min(64, N_stationary), N_moving): N=32 costs as much as N=64.
+  EXPECT_DOUBLE_EQ(n32.cycles, 64.0);
+  EXPECT_DOUBLE_EQ(n64.cycles, 64.0);
+  EXPECT_EQ(n32.bound, Bound::kMinInitiationInterval);
+  EXPECT_NEAR(n32.flops / n32.occupancy_ns, 0.5 * n64.flops / n64.occupancy_ns, 1e-9);
+}
+
+TEST_F(Trn3Cost, ShortOperandBelongsOnTheMovingSide) {
+  // PERF Opt #7: [1,128] x [128,128]. Short moving: one MM per 64 cycles; short stationary:
+  // the 128-column moving stream sets 128 cycles.
+  TensorEngineState s1, s2;
+  const ComputeCost short_moving = model.compute(matmul(DType::kBFloat16, 128, 128, 1), s1);
+  const ComputeCost short_stationary = model.compute(matmul(DType::kBFloat16, 128, 1, 128), s2);
+  EXPECT_DOUBLE_EQ(short_moving.cycles, 64.0);
+  EXPECT_DOUBLE_EQ(short_stationary.cycles, 128.0);
+}
+
+TEST_F(Trn3Cost, ElementwiseRatesFollowTheDatapathWidths) {
+  isa::TensorScalar ts;
+  ts.data = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096);
+  ts.dst = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096, 8192);
+  TensorEngineState state;
+  const ComputeCost bf16 = model.compute(on(Engine::kVector, ts), state);
+  ts.data.dtype = ts.dst.dtype = DType::kFloat32;
+  const ComputeCost fp32 = model.compute(on(Engine::kVector, ts), state);
+  const auto& v = model.chip().vector;
+  EXPECT_DOUBLE_EQ(bf16.cycles, 4096.0 * v.lanes / v.elems_per_cycle_16bit);
+  EXPECT_DOUBLE_EQ(fp32.cycles, 4096.0 * v.lanes / v.elems_per_cycle_other);
+  // Elements per second = width x clock.
+  EXPECT_NEAR(128.0 * 4096 / bf16.occupancy_ns, v.elems_per_cycle_16bit * v.clock_ghz, 1e-6);
+
+  ts.data = tile(Memory::kSbuf, DType::kFloat32, 128, 1);
+  ts.dst = tile(Memory::kSbuf, DType::kFloat32, 128, 1, 8192);
+  const ComputeCost tiny = model.compute(on(Engine::kVector, ts), state);
+  EXPECT_EQ(tiny.bound, Bound::kMinInitiationInterval);
+  EXPECT_DOUBLE_EQ(tiny.cycles, v.min_initiation_interval);
+  EXPECT_GT(tiny.latency_ns, tiny.occupancy_ns);
+}
+
+TEST_F(Trn3Cost, DmaSplitsEightPartitionsPerEngine) {
+  isa::DmaCopy copy;
+  copy.src = tile(Memory::kHbm, DType::kFloat32, 128, 512);
+  copy.dst = tile(Memory::kSbuf, DType::kFloat32, 128, 512);
+  const DmaPlan full = model.plan_dma(on(Engine::kDma, copy));
+  ASSERT_EQ(full.engines.size(), 16u);
+  for (const auto& w : full.engines) {
+    EXPECT_EQ(w.bytes, 8u * 512 * 4);
+    EXPECT_EQ(w.descriptors, 8u);  // one contiguous buffer per SBUF partition
+    EXPECT_EQ(w.hbm_bytes, w.bytes);
+  }
+  copy.src = tile(Memory::kHbm, DType::kBFloat16, 4, 4096);
+  copy.dst = tile(Memory::kSbuf, DType::kBFloat16, 4, 4096);
+  const DmaPlan small = model.plan_dma(on(Engine::kDma, copy));
+  ASSERT_EQ(small.engines.size(), 1u);
+  EXPECT_EQ(small.engines[0].bytes, 32768u);
+}
+
+TEST_F(Trn3Cost, StridedDmaNeedsADescriptorPerElementRun) {
+  isa::DmaCopy copy;
+  copy.src = tile(Memory::kHbm, DType::kFloat32, 128, 512);
+  copy.src.dims[0] = {4, 512};  // every 4th element
+  copy.dst = tile(Memory::kSbuf, DType::kFloat32, 128, 512);
+  const DmaPlan plan = model.plan_dma(on(Engine::kDma, copy));
+  std::uint64_t descriptors = 0;
+  for (const auto& w : plan.engines) descriptors += w.descriptors;
+  EXPECT_EQ(descriptors, 128u * 512);
+  EXPECT_DOUBLE_EQ(plan.min_contiguous_bytes, 4.0);
+}
+
+}  // namespace
+}  // namespace trnsim::timing
