@@ -65,7 +65,10 @@ std::uint64_t HbmTensor::bytes() const { return elements() * numerics::storage_b
 
 std::string HbmTensor::to_string() const {
   std::string dims;
-  for (std::size_t i = 0; i < shape.size(); ++i) dims += (i ? "," : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i > 0) dims.push_back(',');
+    dims.append(std::to_string(shape[i]));
+  }
   return fmt::format("{}@{:#x}:{}[{}]", name, address, numerics::name(dtype), dims);
 }
 

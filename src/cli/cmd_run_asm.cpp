@@ -1,0 +1,163 @@
+// `trnsim run-asm FILE`: parse an assembly file, allocate its HBM tensors, fill the inputs,
+// run it on one simulated core and report (docs/simulator.md, "Running assembly").
+//
+// Exit codes: 0 clean run, 1 error (parse, validation, simulation), 2 ran but hazards found.
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "cli/run_asm.h"
+#include "isa/asm.h"
+#include "numerics/numerics.h"
+#include "sim/asm_runner.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+struct RunAsmArgs {
+  std::string file;
+  std::string chip = "trn3";
+  std::vector<std::string> hbm, inputs, random, outputs, prints;
+  bool no_hazards = false, nan_fill = false, timing_only = false;
+  std::uint64_t max_steps = 0;
+  std::int64_t seed = -1;
+};
+
+// "NAME=VALUE" -> {NAME, VALUE}; VALUE may be empty when `value_optional`.
+std::pair<std::string, std::string> split_assignment(const std::string& text, const char* option,
+                                                     bool value_optional) {
+  const auto eq = text.find('=');
+  if (eq == std::string::npos) {
+    if (value_optional) return {text, ""};
+    throw sim::SimError(fmt::format("{} expects NAME=FILE, got '{}'", option, text));
+  }
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+void print_values(const sim::HbmTensor& t, const std::vector<std::uint8_t>& bytes) {
+  constexpr std::uint64_t kShown = 16;
+  if (numerics::is_mx_packed(t.dtype)) {
+    fmt::print("{}: {} bytes of packed {} (not printed)\n", t.name, bytes.size(), numerics::name(t.dtype));
+    return;
+  }
+  std::vector<float> values(t.elements());
+  numerics::decode_bytes(t.dtype, std::as_bytes(std::span(bytes)), values);
+  fmt::print("{} ({} elements):", t.to_string(), values.size());
+  for (std::uint64_t i = 0; i < values.size() && i < kShown; ++i) fmt::print(" {:g}", values[i]);
+  fmt::print("{}\n", values.size() > kShown ? " ..." : "");
+}
+
+// --output NAME=FILE and --print NAME, after a functional run.
+void write_outputs(const RunAsmArgs& args, const sim::AsmRunOutcome& outcome) {
+  for (const auto& text : args.outputs) {
+    auto [name, path] = split_assignment(text, "--output", false);
+    const auto it = outcome.contents.find(name);
+    if (it == outcome.contents.end())
+      throw sim::SimError(fmt::format("--output {}: no hbm tensor has that name", name));
+    std::ofstream out(path, std::ios::binary);
+    out.write(reinterpret_cast<const char*>(it->second.data()),
+              static_cast<std::streamsize>(it->second.size()));
+    if (!out) throw sim::SimError(fmt::format("cannot write '{}'", path));
+  }
+  for (const auto& name : args.prints) {
+    const auto it = outcome.contents.find(name);
+    if (it == outcome.contents.end())
+      throw sim::SimError(fmt::format("--print {}: no hbm tensor has that name", name));
+    for (const auto& t : outcome.tensors)
+      if (t.name == name) print_values(t, it->second);
+  }
+}
+
+int run_asm_command(const RunAsmArgs& args) {
+  sim::AsmRunRequest request;
+  request.asm_path = args.file;
+  request.chip = args.chip;
+  for (const auto& spec : args.hbm) request.extra_tensors.push_back(sim::parse_hbm_tensor(spec));
+  for (const auto& text : args.inputs) {
+    auto [name, path] = split_assignment(text, "--input", false);
+    request.inits.push_back({name, sim::TensorInit::Kind::kFile, path, {}, 0});
+  }
+  for (const auto& text : args.random) {
+    auto [name, seed] = split_assignment(text, "--random", true);
+    request.inits.push_back({name, sim::TensorInit::Kind::kRandom, "", {},
+                             seed.empty() ? 0 : std::stoull(seed, nullptr, 0)});
+  }
+  request.options.check_hazards = !args.no_hazards;
+  request.options.functional = !args.timing_only;
+  request.options.max_steps = args.max_steps;
+  if (args.nan_fill) request.options.uninitialized = sim::UninitializedPolicy::kNanFill;
+  if (args.seed >= 0) request.options.seed = static_cast<std::uint32_t>(args.seed);
+
+  const sim::AsmRunOutcome outcome = sim::run_asm(request);
+  const sim::RunResult& result = outcome.result;
+  fmt::print("{}: {} instructions executed, end time {:g}\n", args.file,
+             result.instructions_executed, result.end_time);
+  for (const auto& q : result.queues) {
+    const std::string queue = q.queue.engine == isa::Engine::kDma
+                                  ? fmt::format("dma.{}", q.queue.index)
+                                  : std::string(isa::engine_name(q.queue.engine));
+    fmt::print("  queue {:<8} {} instruction{}\n", queue, q.instructions,
+               q.instructions == 1 ? "" : "s");
+  }
+  for (std::size_t s = 0; s < result.semaphores.size(); ++s)
+    if (result.semaphores[s] != 0) fmt::print("  semaphore s{} = {}\n", s, result.semaphores[s]);
+  for (const auto& d : result.diagnostics) fmt::print(stderr, "{}\n", d);
+  if (result.hazards_suppressed > 0)
+    fmt::print(stderr, "({} further hazards not listed)\n", result.hazards_suppressed);
+
+  if (args.timing_only && !(args.outputs.empty() && args.prints.empty())) {
+    fmt::print(stderr, "--timing-only computes no data: --output and --print skipped\n");
+  } else {
+    write_outputs(args, outcome);
+  }
+  if (!result.hazards.empty()) {
+    fmt::print(stderr, "{} hazard{} found\n", result.hazards.size() + result.hazards_suppressed,
+               result.hazards.size() == 1 ? "" : "s");
+    return 2;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void register_run_asm_command(CLI::App& app) {
+  auto args = std::make_shared<RunAsmArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "run-asm", "Run an assembly program on one simulated NeuronCore (docs/simulator.md)");
+  cmd->add_option("file", args->file, "Assembly file (.s)")->required();
+  cmd->add_option("--chip", args->chip, "Chip preset (trn1, trn2, trn3) or JSON config file")
+      ->capture_default_str();
+  cmd->add_option("--hbm", args->hbm,
+                  "Declare an HBM tensor NAME@ADDRESS:DTYPE[D0,D1,...] (in addition to the "
+                  "file's '# @hbm' directives)");
+  cmd->add_option("--input", args->inputs, "Fill tensor NAME from raw little-endian FILE")
+      ->type_name("NAME=FILE");
+  cmd->add_option("--random", args->random,
+                  "Fill tensor NAME with uniform values in [-1, 1) from SEED (default 0)")
+      ->type_name("NAME[=SEED]");
+  cmd->add_option("--output", args->outputs, "Write tensor NAME's bytes after the run to FILE")
+      ->type_name("NAME=FILE");
+  cmd->add_option("--print", args->prints, "Print the first values of tensor NAME after the run");
+  cmd->add_flag("--no-hazards", args->no_hazards, "Do not check for races between queues");
+  cmd->add_flag("--nan-fill", args->nan_fill,
+                "Read never-written memory as NaN (floats) / 4 (integers) instead of failing");
+  cmd->add_flag("--timing-only", args->timing_only, "Run the event loop without computing data");
+  cmd->add_option("--max-steps", args->max_steps, "Stop after this many instructions (0 = no limit)");
+  cmd->add_option("--seed", args->seed, "Override the program's .seed");
+  cmd->callback([args] {
+    int code = 0;
+    try {
+      code = run_asm_command(*args);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "trnsim run-asm: error: {}\n", e.what());
+      throw CLI::RuntimeError(1);
+    }
+    if (code != 0) throw CLI::RuntimeError(code);
+  });
+}
+
+}  // namespace trnsim::cli
