@@ -86,8 +86,9 @@ std::uint64_t sweep_range(const RefFormat& f, const RefRounder& rounder, std::ui
       const auto bits = static_cast<std::uint32_t>(base + i);
       const std::uint32_t expected = oracle.expected(bits);
       bool ok = codes16[i] == expected && codes16[kChunk + i] == (expected | sign_bit);
-      if (f.dtype == DType::kFloat16) {
-        // Second oracle for FP16: the compiler's own fp32 -> _Float16 conversion (RNE).
+      if (f.dtype == DType::kFloat16 && (bits * 2654435761u) >> 28 == 0) {
+        // Second oracle for FP16 on a hashed 1/16 sample of the inputs (it is a slow software
+        // routine): the compiler's own fp32 -> _Float16 conversion (RNE).
         __extension__ using Half = _Float16;
         const auto native = std::bit_cast<std::uint16_t>(static_cast<Half>(in[i]));
         ok = ok && codes16[i] == native;
@@ -134,7 +135,7 @@ TEST_P(ExhaustiveTest, AllFp32InputsMatchTheOracle) {
 INSTANTIATE_TEST_SUITE_P(Formats, ExhaustiveTest,
                          ::testing::Values(DType::kBFloat16, DType::kFloat16, DType::kFloat8E4M3,
                                            DType::kFloat8E5M2),
-                         [](const auto& info) { return std::string(name(info.param)); });
+                         [](const auto& test_param) { return std::string(name(test_param.param)); });
 
 // 10^8 random inputs in total, spread over all float formats, checked against the
 // binary-search oracle in both overflow modes (half each).
