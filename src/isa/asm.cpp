@@ -334,7 +334,9 @@ void print_fields(std::string& out, const Op& op) {
 }
 
 bool is_bare_file_char(char c) {
-  return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./+-~", c) != nullptr;
+  // c != '\0' first: strchr finds the terminator of its own string.
+  return c != '\0' &&
+         (std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./+-~", c) != nullptr);
 }
 
 void print_origin(std::string& out, const Origin& origin) {
@@ -669,6 +671,7 @@ void parse_value(LineParser& p, AccessPattern& ap, std::string_view field) {
   }
   p.expect(',', "expected ',' after the partition range");
   const std::string_view offset_key = ap.memory == Memory::kHbm ? "addr" : "off";
+  p.skip_space();
   const std::size_t key_start = p.position();
   if (p.identifier() != offset_key || !p.consume('=')) {
     p.fail_at(key_start, ap.memory == Memory::kHbm
@@ -790,8 +793,9 @@ void parse_value(LineParser& p, std::string& text, std::string_view field) {
   text = p.string_literal(field_what(field));
 }
 
+// Parses "name=value, ..." into op; returns which fields were given (in fields() order).
 template <class Op>
-void parse_fields(LineParser& p, Op& op, std::size_t mnemonic_position) {
+std::vector<bool> parse_fields(LineParser& p, Op& op) {
   std::vector<std::string_view> names;
   op.fields([&](std::string_view name, auto&, Role) { names.push_back(name); });
   std::vector<bool> seen(names.size(), false);
@@ -822,8 +826,14 @@ void parse_fields(LineParser& p, Op& op, std::size_t mnemonic_position) {
       });
     } while (p.consume(','));
   }
-  // Operand access patterns are always printed, so they are required: a forgotten operand
-  // must not silently become the default pattern.
+  return seen;
+}
+
+// Operand access patterns are always printed, so they are required: a forgotten operand
+// must not silently become the default pattern.
+template <class Op>
+void check_required_fields(LineParser& p, Op& op, const std::vector<bool>& seen,
+                           std::size_t mnemonic_position) {
   std::size_t visiting = 0;
   op.fields([&](std::string_view name, auto& member, Role) {
     if constexpr (kAlwaysPrinted<std::decay_t<decltype(member)>>) {
@@ -847,11 +857,11 @@ void parse_origin(LineParser& p, Origin& origin) {
     const std::size_t start = p.position();
     origin.file.clear();
     while (is_bare_file_char(p.raw_peek())) {
+      if (origin.file.size() >= kMaxStringBytes) p.fail_at(start, "origin file name too long");
       origin.file += p.raw_peek();
       p.raw_expect(p.raw_peek(), "");
     }
     if (origin.file.empty()) p.fail_at(start, "expected an origin file:line:col or '?' after '@'");
-    if (origin.file.size() > kMaxStringBytes) p.fail_at(start, "origin file name too long");
   }
   p.raw_expect(':', "expected ':' after the origin file");
   origin.line = p.integer<std::uint32_t>("the origin line", /*decimal_only=*/true);
@@ -965,9 +975,13 @@ void parse_line(LineParser& p, ParseState& state) {
   }
   inst.op = std::move(*op);
   inst.queue = queue ? *queue : QueueId{default_engine(inst.op), 0};
-  std::visit([&](auto& alternative) { parse_fields(p, alternative, mnemonic_position); }, inst.op);
+  const std::vector<bool> seen =
+      std::visit([&](auto& alternative) { return parse_fields(p, alternative); }, inst.op);
   bool origin_given = false;
   parse_clauses(p, inst, origin_given);
+  std::visit(
+      [&](auto& alternative) { check_required_fields(p, alternative, seen, mnemonic_position); },
+      inst.op);
   if (!origin_given) {
     inst.origin = Origin{p.file(), p.line_number(), p.column_of(mnemonic_position)};
   }
