@@ -88,7 +88,7 @@ class RefRounder {
               [](const Entry& a, const Entry& b) { return a.value < b.value; });
     // One more grid point above max: the value the next code would have. Rounding to it
     // means overflow; its code parity decides the tie exactly as for any other neighbours.
-    const Entry& top = entries_.back();
+    const Entry top = entries_.back();  // a copy: push_back below may reallocate
     const double ulp_at_top = top.value - entries_[entries_.size() - 2].value;
     entries_.push_back({top.value + ulp_at_top, top.code + 1});
     overflow_code_ = top.code + 1;
