@@ -3,6 +3,8 @@
 // operation's fields() visitor, so a new operation needs no code here.
 #include "isa/asm.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cctype>
@@ -14,12 +16,9 @@
 #include <sstream>
 #include <type_traits>
 
-#include <fmt/format.h>
-
 namespace trnsim::isa {
 
-AsmError::AsmError(std::string file, std::uint32_t line, std::uint32_t column,
-                   std::string message)
+AsmError::AsmError(std::string file, std::uint32_t line, std::uint32_t column, std::string message)
     : std::runtime_error(fmt::format("{}:{}:{}: {}", file, line, column, message)),
       file_(std::move(file)),
       line_(line),
@@ -37,8 +36,7 @@ constexpr std::size_t kMaxSemaphoreClauses = 64;
 
 // Words after the fields of an instruction; no operation may name a field like these
 // (a test checks that).
-constexpr std::array<std::string_view, 4> kClauseKeywords = {"wait", "signal", "rounding",
-                                                             "name"};
+constexpr std::array<std::string_view, 4> kClauseKeywords = {"wait", "signal", "rounding", "name"};
 
 constexpr std::uint32_t kCanonicalNanBits = 0x7fc00000u;
 
@@ -137,7 +135,8 @@ std::vector<std::string_view> mnemonics() {
   std::vector<std::string_view> names;
   [&]<std::size_t... I>(std::index_sequence<I...>) {
     (names.push_back(std::variant_alternative_t<I, Operation>::kName), ...);
-  }(std::make_index_sequence<std::variant_size_v<Operation>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<Operation>>{});
   return names;
 }
 
@@ -198,7 +197,8 @@ void print_string(std::string& out, std::string_view text) {
   out += '"';
 }
 
-void print_dims(std::string& out, std::uint8_t num_dims, const std::array<Dim, kMaxFreeDims>& dims) {
+void print_dims(std::string& out, std::uint8_t num_dims,
+                const std::array<Dim, kMaxFreeDims>& dims) {
   out += '[';
   for (int k = 0; k < std::min<int>(num_dims, kMaxFreeDims); ++k) {
     if (k > 0) out += ',';
@@ -209,8 +209,8 @@ void print_dims(std::string& out, std::uint8_t num_dims, const std::array<Dim, k
 
 void print_value(std::string& out, const AccessPattern& ap) {
   out += memory_name(ap.memory);
-  out += fmt::format("[p{}:{}", ap.start_partition,
-                     std::uint64_t{ap.start_partition} + ap.partitions);
+  out +=
+      fmt::format("[p{}:{}", ap.start_partition, std::uint64_t{ap.start_partition} + ap.partitions);
   if (ap.partition_step != 0) out += fmt::format("x{}", ap.partition_step);
   if (ap.memory == Memory::kHbm) {
     out += fmt::format(", addr={:#x}, ", ap.offset);
@@ -231,16 +231,20 @@ void print_value(std::string& out, const std::optional<AccessPattern>& ap) {
   }
 }
 
-void print_value(std::string& out, float value) { print_float(out, value); }
+void print_value(std::string& out, float value) {
+  print_float(out, value);
+}
 
 void print_value(std::string& out, const ScalarOperand& operand) {
   std::visit([&](const auto& alternative) { print_value(out, alternative); }, operand);
 }
 
-void print_value(std::string& out, bool value) { out += value ? "true" : "false"; }
+void print_value(std::string& out, bool value) {
+  out += value ? "true" : "false";
+}
 
 template <class T>
-  requires std::is_integral_v<T>
+requires std::is_integral_v<T>
 void print_value(std::string& out, T value) {
   // Widened so that uint8_t prints as a number, not a character.
   if constexpr (std::is_signed_v<T>) {
@@ -251,7 +255,7 @@ void print_value(std::string& out, T value) {
 }
 
 template <class E>
-  requires std::is_enum_v<E>
+requires std::is_enum_v<E>
 void print_value(std::string& out, E value) {
   out += EnumSpelling<E>::name(value);
 }
@@ -287,12 +291,18 @@ void print_value(std::string& out, const std::vector<float>& values) {
   out += ']';
 }
 
-void print_value(std::string& out, const std::string& text) { print_string(out, text); }
+void print_value(std::string& out, const std::string& text) {
+  print_string(out, text);
+}
 
 // Equality that tells -0.0 from 0.0 and compares NaNs by bits, so that omitting a field
 // "equal to its default" never loses information.
-bool same_bits(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
-bool same_value(float a, float b) { return same_bits(a, b); }
+bool same_bits(float a, float b) {
+  return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+}
+bool same_value(float a, float b) {
+  return same_bits(a, b);
+}
 bool same_value(const ScalarOperand& a, const ScalarOperand& b) {
   if (a.index() != b.index()) return false;
   if (const float* fa = std::get_if<float>(&a)) return same_bits(*fa, std::get<float>(b));
@@ -318,7 +328,8 @@ void print_fields(std::string& out, const Op& op) {
   Op value = op;
   Op defaults{};
   std::vector<const void*> default_members;
-  defaults.fields([&](std::string_view, auto& member, Role) { default_members.push_back(&member); });
+  defaults.fields(
+      [&](std::string_view, auto& member, Role) { default_members.push_back(&member); });
   std::size_t index = 0;
   bool first = true;
   value.fields([&](std::string_view name, auto& member, Role) {
@@ -437,9 +448,9 @@ class LineParser {
     while (pos_ < line_.size()) {
       const char c = line_[pos_];
       const char previous = line_[pos_ - (pos_ > start ? 1 : 0)];
-      const bool exponent_sign = (c == '-' || c == '+') && pos_ > start &&
-                                 (previous == 'e' || previous == 'E' || previous == 'p' ||
-                                  previous == 'P');
+      const bool exponent_sign =
+          (c == '-' || c == '+') && pos_ > start &&
+          (previous == 'e' || previous == 'E' || previous == 'p' || previous == 'P');
       if (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '(' ||
           c == ')' || exponent_sign) {
         ++pos_;
@@ -548,10 +559,11 @@ class LineParser {
     }
     if (body.empty()) invalid();
     float value = 0.0f;
-    const auto [end, error] = std::from_chars(body.data(), body.data() + body.size(), value, format);
+    const auto [end, error] =
+        std::from_chars(body.data(), body.data() + body.size(), value, format);
     if (error == std::errc::result_out_of_range) {
-      fail_at(start, fmt::format("number {} is out of the float range for {}", quoted_word(token),
-                                 what));
+      fail_at(start,
+              fmt::format("number {} is out of the float range for {}", quoted_word(token), what));
     }
     if (error != std::errc() || end != body.data() + body.size()) invalid();
     return negative ? -value : value;
@@ -571,7 +583,8 @@ class LineParser {
         ++pos_;
         break;
       }
-      if (byte < 0x20 || byte == 0x7f) fail("control character in string (use an escape like \\x09)");
+      if (byte < 0x20 || byte == 0x7f)
+        fail("control character in string (use an escape like \\x09)");
       if (text.size() >= kMaxStringBytes) {
         fail_at(start, fmt::format("string longer than {} bytes", kMaxStringBytes));
       }
@@ -613,7 +626,9 @@ class LineParser {
   const std::string& file_;
 };
 
-std::string field_what(std::string_view field) { return fmt::format("field '{}'", field); }
+std::string field_what(std::string_view field) {
+  return fmt::format("field '{}'", field);
+}
 
 void parse_dims(LineParser& p, std::uint8_t& num_dims, std::array<Dim, kMaxFreeDims>& dims,
                 std::string_view field) {
@@ -645,7 +660,8 @@ void parse_value(LineParser& p, AccessPattern& ap, std::string_view field) {
   if (!memory) {
     p.fail_at(start, fmt::format("expected an access pattern (sbuf[...], psum[...] or hbm[...]) "
                                  "for {}, got {}",
-                                 field_what(field), memory_word.empty() ? "nothing" : quoted_word(memory_word)));
+                                 field_what(field),
+                                 memory_word.empty() ? "nothing" : quoted_word(memory_word)));
   }
   ap = AccessPattern{};
   ap.memory = *memory;
@@ -726,13 +742,13 @@ void parse_value(LineParser& p, bool& value, std::string_view field) {
 }
 
 template <class T>
-  requires std::is_integral_v<T>
+requires std::is_integral_v<T>
 void parse_value(LineParser& p, T& value, std::string_view field) {
   value = p.integer<T>(field_what(field));
 }
 
 template <class E>
-  requires std::is_enum_v<E>
+requires std::is_enum_v<E>
 void parse_value(LineParser& p, E& value, std::string_view field) {
   p.skip_space();
   const std::size_t start = p.position();
@@ -801,8 +817,7 @@ std::vector<bool> parse_fields(LineParser& p, Op& op) {
   std::vector<bool> seen(names.size(), false);
 
   const auto is_clause = [](std::string_view word) {
-    return std::find(kClauseKeywords.begin(), kClauseKeywords.end(), word) !=
-           kClauseKeywords.end();
+    return std::find(kClauseKeywords.begin(), kClauseKeywords.end(), word) != kClauseKeywords.end();
   };
   const std::string_view first = p.peek_identifier();
   if (!first.empty() && !is_clause(first)) {
@@ -941,8 +956,8 @@ void parse_line(LineParser& p, ParseState& state) {
     p.consume('.');
     const std::string_view directive = p.identifier();
     if (directive != "seed") {
-      p.fail_at(start, fmt::format("unknown directive '.{}' (expected '.seed')",
-                                   directive.substr(0, 40)));
+      p.fail_at(start,
+                fmt::format("unknown directive '.{}' (expected '.seed')", directive.substr(0, 40)));
     }
     if (state.seed_given) p.fail_at(start, "duplicate .seed directive");
     state.seed_given = true;
@@ -957,8 +972,9 @@ void parse_line(LineParser& p, ParseState& state) {
     const std::string_view word = p.identifier();
     const auto engine = engine_from_name(word);
     if (!engine) {
-      p.fail_at(start, fmt::format("unknown engine {}{}", word.empty() ? "(none)" : quoted_word(word),
-                                   did_you_mean(word, engine_names())));
+      p.fail_at(start,
+                fmt::format("unknown engine {}{}", word.empty() ? "(none)" : quoted_word(word),
+                            did_you_mean(word, engine_names())));
     }
     queue = QueueId{*engine, 0};
     if (p.consume('.')) queue->index = p.integer<std::uint8_t>("the queue index");
@@ -1049,8 +1065,7 @@ Program parse_program(std::string_view text, const std::string& file) {
     }
     ++line_number;
     if (line.size() > kMaxLineBytes) {
-      throw AsmError(file, line_number, 1,
-                     fmt::format("line longer than {} bytes", kMaxLineBytes));
+      throw AsmError(file, line_number, 1, fmt::format("line longer than {} bytes", kMaxLineBytes));
     }
     LineParser parser(line, line_number, file);
     parse_line(parser, state);

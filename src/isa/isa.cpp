@@ -10,24 +10,42 @@ namespace {
 
 // Name tables are indexed by enumerator value; the static_asserts tie their sizes to the
 // enum counts so that adding an enumerator without a name fails to compile.
-constexpr std::array<std::string_view, kNumEngines> kEngineNames = {
-    "tensor", "vector", "scalar", "gpsimd", "sync", "dma"};
+constexpr std::array<std::string_view, kNumEngines> kEngineNames = {"tensor", "vector", "scalar",
+                                                                    "gpsimd", "sync",   "dma"};
 constexpr std::array<std::string_view, kNumMemories> kMemoryNames = {"hbm", "sbuf", "psum"};
 
 constexpr std::array<std::string_view, kNumAluOps> kAluOpNames = {
-    "bypass",      "add",         "subtract",    "multiply",   "divide",
-    "maximum",     "minimum",     "abs_max",     "abs_min",    "power",
-    "equal",       "not_equal",   "greater",     "greater_equal", "less",
-    "less_equal",  "logical_and", "logical_or",  "logical_xor", "bitwise_and",
-    "bitwise_or",  "bitwise_xor", "left_shift",  "right_shift", "average",
+    "bypass",     "add",         "subtract",   "multiply",      "divide",
+    "maximum",    "minimum",     "abs_max",    "abs_min",       "power",
+    "equal",      "not_equal",   "greater",    "greater_equal", "less",
+    "less_equal", "logical_and", "logical_or", "logical_xor",   "bitwise_and",
+    "bitwise_or", "bitwise_xor", "left_shift", "right_shift",   "average",
 };
 static_assert(kAluOpNames.back() == "average", "kAluOpNames must follow the AluOp order");
 
 constexpr std::array<std::string_view, kNumActivationFuncs> kActivationNames = {
-    "copy",  "exp",      "log",  "tanh",      "sigmoid",         "relu",
-    "gelu",  "gelu_apprx_tanh",  "gelu_apprx_sigmoid", "silu",   "softplus",
-    "mish",  "erf",      "sqrt", "rsqrt",     "square",          "reciprocal",
-    "sin",   "cos",      "arctan", "abs",     "sign",
+    "copy",
+    "exp",
+    "log",
+    "tanh",
+    "sigmoid",
+    "relu",
+    "gelu",
+    "gelu_apprx_tanh",
+    "gelu_apprx_sigmoid",
+    "silu",
+    "softplus",
+    "mish",
+    "erf",
+    "sqrt",
+    "rsqrt",
+    "square",
+    "reciprocal",
+    "sin",
+    "cos",
+    "arctan",
+    "abs",
+    "sign",
 };
 static_assert(kActivationNames.back() == "sign",
               "kActivationNames must follow the ActivationFunc order");
@@ -74,7 +92,9 @@ std::int64_t saturating_mul(std::int64_t a, std::int64_t b) {
 }
 
 // Dims beyond the array are never read, whatever num_dims claims.
-int used_dims(std::uint8_t num_dims) { return std::min<int>(num_dims, kMaxFreeDims); }
+int used_dims(std::uint8_t num_dims) {
+  return std::min<int>(num_dims, kMaxFreeDims);
+}
 
 bool same_used_dims(std::uint8_t num_dims, const std::array<Dim, kMaxFreeDims>& a,
                     const std::array<Dim, kMaxFreeDims>& b) {
@@ -83,8 +103,7 @@ bool same_used_dims(std::uint8_t num_dims, const std::array<Dim, kMaxFreeDims>& 
 }
 
 template <std::size_t... I>
-std::optional<Operation> make_operation_impl(std::string_view mnemonic,
-                                             std::index_sequence<I...>) {
+std::optional<Operation> make_operation_impl(std::string_view mnemonic, std::index_sequence<I...>) {
   std::optional<Operation> result;
   // Short-circuits at the first alternative whose kName matches.
   (void)((std::variant_alternative_t<I, Operation>::kName == mnemonic
@@ -96,15 +115,21 @@ std::optional<Operation> make_operation_impl(std::string_view mnemonic,
 
 }  // namespace
 
-std::string_view engine_name(Engine e) { return lookup(kEngineNames, unsigned(e)); }
+std::string_view engine_name(Engine e) {
+  return lookup(kEngineNames, unsigned(e));
+}
 std::optional<Engine> engine_from_name(std::string_view name) {
   return reverse_lookup<Engine>(kEngineNames, name);
 }
-std::string_view memory_name(Memory m) { return lookup(kMemoryNames, unsigned(m)); }
+std::string_view memory_name(Memory m) {
+  return lookup(kMemoryNames, unsigned(m));
+}
 std::optional<Memory> memory_from_name(std::string_view name) {
   return reverse_lookup<Memory>(kMemoryNames, name);
 }
-std::string_view alu_op_name(AluOp op) { return lookup(kAluOpNames, unsigned(op)); }
+std::string_view alu_op_name(AluOp op) {
+  return lookup(kAluOpNames, unsigned(op));
+}
 std::optional<AluOp> alu_op_from_name(std::string_view name) {
   return reverse_lookup<AluOp>(kAluOpNames, name);
 }
@@ -129,12 +154,18 @@ std::optional<ActivationFunc> activation_from_name(std::string_view name) {
 std::string_view accumulate_mode_name(AccumulateMode m) {
   return lookup(kAccumulateNames, unsigned(m));
 }
-std::string_view rounding_mode_name(RoundingMode m) { return lookup(kRoundingNames, unsigned(m)); }
-std::string_view perf_mode_name(MatmulPerfMode m) { return lookup(kPerfModeNames, unsigned(m)); }
+std::string_view rounding_mode_name(RoundingMode m) {
+  return lookup(kRoundingNames, unsigned(m));
+}
+std::string_view perf_mode_name(MatmulPerfMode m) {
+  return lookup(kPerfModeNames, unsigned(m));
+}
 std::string_view dma_accumulate_name(DmaAccumulate m) {
   return lookup(kDmaAccumulateNames, unsigned(m));
 }
-std::string_view indirect_mode_name(IndirectMode m) { return lookup(kIndirectNames, unsigned(m)); }
+std::string_view indirect_mode_name(IndirectMode m) {
+  return lookup(kIndirectNames, unsigned(m));
+}
 
 std::string_view op_name(const Operation& op) {
   return std::visit([](const auto& o) { return std::decay_t<decltype(o)>::kName; }, op);
@@ -145,8 +176,7 @@ std::uint8_t op_engines(const Operation& op) {
 }
 
 std::optional<Operation> make_operation(std::string_view mnemonic) {
-  return make_operation_impl(mnemonic,
-                             std::make_index_sequence<std::variant_size_v<Operation>>{});
+  return make_operation_impl(mnemonic, std::make_index_sequence<std::variant_size_v<Operation>>{});
 }
 
 // ---------------------------------------------------------------------------------------

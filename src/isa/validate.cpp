@@ -2,12 +2,12 @@
 // ("Validation rules"); keep the two in step.
 #include "isa/validate.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <initializer_list>
 #include <limits>
-
-#include <fmt/format.h>
 
 namespace trnsim::isa {
 
@@ -24,8 +24,8 @@ std::string Violation::to_string() const {
 namespace {
 
 std::string join_messages(const std::vector<Violation>& violations) {
-  std::string text = fmt::format("{} ISA violation{}", violations.size(),
-                                 violations.size() == 1 ? "" : "s");
+  std::string text =
+      fmt::format("{} ISA violation{}", violations.size(), violations.size() == 1 ? "" : "s");
   for (const Violation& v : violations) text += "\n  " + v.to_string();
   return text;
 }
@@ -44,11 +44,11 @@ using numerics::DType;
 constexpr std::uint64_t kMaxDimCount = 65535;
 constexpr std::int64_t kMinDimStep = -32768;
 constexpr std::int64_t kMaxDimStep = 32767;
-constexpr std::uint64_t kBnStatsFreeMax = 512;   // nl.tile_size.bn_stats_fmax
-constexpr std::uint64_t kMax8FreeMin = 8;        // max8 / nc_find_index8 source range
+constexpr std::uint64_t kBnStatsFreeMax = 512;  // nl.tile_size.bn_stats_fmax
+constexpr std::uint64_t kMax8FreeMin = 8;       // max8 / nc_find_index8 source range
 constexpr std::uint64_t kMax8FreeMax = 16384;
 constexpr std::uint64_t kRangeSelectIndexLimit = std::uint64_t{1} << 24;
-constexpr std::uint32_t kQuadrant = 32;          // partitions per Vector cross-partition bank
+constexpr std::uint32_t kQuadrant = 32;  // partitions per Vector cross-partition bank
 constexpr std::uint64_t kVectorTransposeMax = 32;
 constexpr std::uint64_t kGpSimdPartitionsPerCore = 16;
 constexpr std::uint64_t kLocalGatherIndicesPerCore = 4096;
@@ -62,8 +62,12 @@ std::string shape_of(const AccessPattern& ap) {
   return fmt::format("[{}, {}]", ap.partitions, ap.free_elements());
 }
 
-bool is_fp32_class(DType t) { return t == DType::kFloat32 || t == DType::kTFloat32; }
-bool is_fp8(DType t) { return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2; }
+bool is_fp32_class(DType t) {
+  return t == DType::kFloat32 || t == DType::kTFloat32;
+}
+bool is_fp8(DType t) {
+  return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2;
+}
 bool is_unpacked_sub_byte(DType t) {
   return t == DType::kFloat6E3M2 || t == DType::kFloat6E2M3 || t == DType::kFloat4E2M1;
 }
@@ -99,9 +103,9 @@ std::string engine_list(std::uint8_t engines) {
   return text;
 }
 
-constexpr std::initializer_list<AluOp> kComparisonOps = {
-    AluOp::kEqual, AluOp::kNotEqual, AluOp::kGreater, AluOp::kGreaterEqual, AluOp::kLess,
-    AluOp::kLessEqual};
+constexpr std::initializer_list<AluOp> kComparisonOps = {AluOp::kEqual,   AluOp::kNotEqual,
+                                                         AluOp::kGreater, AluOp::kGreaterEqual,
+                                                         AluOp::kLess,    AluOp::kLessEqual};
 
 // One operand access pattern found by the fields() visitor.
 struct Operand {
@@ -116,21 +120,22 @@ class Checker {
       : inst_(inst), index_(index), chip(config), engine(inst.queue.engine) {}
 
   void add(std::string operand, std::string message) {
-    violations_.push_back(
-        Violation{index_, std::string(op_name(inst_.op)), inst_.origin, std::move(operand),
-                  std::move(message)});
+    violations_.push_back(Violation{index_, std::string(op_name(inst_.op)), inst_.origin,
+                                    std::move(operand), std::move(message)});
   }
   std::vector<Violation> take() { return std::move(violations_); }
 
   Generation generation() const { return chip.generation; }
   std::string core() const { return arch::core_name(chip.generation); }
-  bool at_least(Generation g) const { return static_cast<int>(chip.generation) >= static_cast<int>(g); }
+  bool at_least(Generation g) const {
+    return static_cast<int>(chip.generation) >= static_cast<int>(g);
+  }
 
   // "<what> needs NeuronCore-vN or newer".
   void require_generation(Generation g, std::string_view what, std::string operand = "") {
     if (!at_least(g)) {
-      add(std::move(operand), fmt::format("{} needs {} or newer (this chip is {})", what,
-                                          arch::core_name(g), core()));
+      add(std::move(operand),
+          fmt::format("{} needs {} or newer (this chip is {})", what, arch::core_name(g), core()));
     }
   }
   void require_memory(std::string_view name, const AccessPattern& ap,
@@ -188,9 +193,8 @@ class Checker {
   void require_per_partition(std::string_view name, const AccessPattern& ap,
                              std::uint32_t partitions) {
     if (ap.partitions != partitions || ap.free_elements() != 1) {
-      add(std::string(name),
-          fmt::format("a per-partition operand must have shape [{}, 1], not {}", partitions,
-                      shape_of(ap)));
+      add(std::string(name), fmt::format("a per-partition operand must have shape [{}, 1], not {}",
+                                         partitions, shape_of(ap)));
     }
   }
   void require_per_partition(std::string_view name, const ScalarOperand& operand,
@@ -206,12 +210,14 @@ class Checker {
     }
   }
   void forbid_alu(std::string_view field, AluOp op, AluOp forbidden, std::string_view why) {
-    if (op == forbidden) add(std::string(field), fmt::format("operator {} {}", alu_op_name(op), why));
+    if (op == forbidden)
+      add(std::string(field), fmt::format("operator {} {}", alu_op_name(op), why));
   }
   void forbid_both_psum(std::string_view a_name, const AccessPattern& a, std::string_view b_name,
                         const AccessPattern& b) {
     if (a.memory == Memory::kPsum && b.memory == Memory::kPsum) {
-      add(std::string(b_name), fmt::format("'{}' and '{}' may not both be in psum", a_name, b_name));
+      add(std::string(b_name),
+          fmt::format("'{}' and '{}' may not both be in psum", a_name, b_name));
     }
   }
   void require_engine(Engine required, std::string_view why) {
@@ -300,16 +306,16 @@ void check_operand(Checker& c, const Operand& operand) {
 
   if (on_chip) {
     const bool sbuf = ap.memory == Memory::kSbuf;
-    const std::uint64_t partitions = as_count(sbuf ? c.chip.sbuf.partitions : c.chip.psum.partitions);
+    const std::uint64_t partitions =
+        as_count(sbuf ? c.chip.sbuf.partitions : c.chip.psum.partitions);
     const std::uint64_t bytes =
         as_count(sbuf ? c.chip.sbuf.bytes_per_partition : c.chip.psum.bytes_per_partition);
     if (ap.partitions == 0 || ap.partitions > partitions) {
       c.add(name, fmt::format("{} partitions; 1 to {} are allowed", ap.partitions, partitions));
     } else if (std::uint64_t{ap.start_partition} + ap.partitions > partitions) {
-      c.add(name, fmt::format("partitions {}..{} run past the last partition {}",
-                              ap.start_partition,
-                              std::uint64_t{ap.start_partition} + ap.partitions - 1,
-                              partitions - 1));
+      c.add(name,
+            fmt::format("partitions {}..{} run past the last partition {}", ap.start_partition,
+                        std::uint64_t{ap.start_partition} + ap.partitions - 1, partitions - 1));
     } else if (!start_partition_allowed(ap.start_partition, ap.partitions)) {
       c.add(name, fmt::format("start partition {} is not allowed for {} partitions (65-128 "
                               "partitions start at 0, 33-64 at 0 or 64, 1-32 at a multiple of 32)",
@@ -337,7 +343,8 @@ void check_operand(Checker& c, const Operand& operand) {
 
   // Which engines reach which memory (ARCH-v2; ISA).
   if (c.engine != Engine::kDma && ap.memory == Memory::kHbm) {
-    c.add(name, fmt::format("the {} engine cannot access hbm (only DMA can)", engine_name(c.engine)));
+    c.add(name,
+          fmt::format("the {} engine cannot access hbm (only DMA can)", engine_name(c.engine)));
   }
   if (c.engine == Engine::kGpSimd && ap.memory == Memory::kPsum) {
     c.add(name, "the gpsimd engine cannot access psum");
@@ -365,7 +372,8 @@ void check_operand(Checker& c, const Operand& operand) {
                             numerics::name(ap.dtype)));
   }
   if (numerics::is_mx_packed(ap.dtype)) {
-    c.require_generation(Generation::kGen4, fmt::format("dtype {}", numerics::name(ap.dtype)), name);
+    c.require_generation(Generation::kGen4, fmt::format("dtype {}", numerics::name(ap.dtype)),
+                         name);
     if (!accepts_mx_packed(op_name(c.inst_.op), name)) {
       c.add(name, fmt::format("x4-packed dtype {} cannot be used by {}", numerics::name(ap.dtype),
                               op_name(c.inst_.op)));
@@ -442,16 +450,16 @@ void check_op(Checker& c, const NcMatmul& op) {
   c.require_memory("stationary", op.stationary, {Memory::kSbuf});
   c.require_memory("moving", op.moving, {Memory::kSbuf});
   c.require_memory("dst", op.dst, {Memory::kPsum});
-  const std::initializer_list<DType> kInputs = {DType::kFloat32,  DType::kTFloat32,
-                                                    DType::kBFloat16, DType::kFloat16,
-                                                    DType::kFloat8E4M3, DType::kFloat8E5M2};
+  const std::initializer_list<DType> kInputs = {DType::kFloat32,    DType::kTFloat32,
+                                                DType::kBFloat16,   DType::kFloat16,
+                                                DType::kFloat8E4M3, DType::kFloat8E5M2};
   c.require_dtype("stationary", op.stationary, kInputs);
   c.require_dtype("moving", op.moving, kInputs);
   if (is_fp32_class(op.stationary.dtype) != is_fp32_class(op.moving.dtype)) {
-    c.add("moving", fmt::format("{} stationary with {} moving: a float32/tfloat32 input needs a "
-                                "float32/tfloat32 partner",
-                                numerics::name(op.stationary.dtype),
-                                numerics::name(op.moving.dtype)));
+    c.add("moving",
+          fmt::format("{} stationary with {} moving: a float32/tfloat32 input needs a "
+                      "float32/tfloat32 partner",
+                      numerics::name(op.stationary.dtype), numerics::name(op.moving.dtype)));
   }
   const std::uint64_t rows = as_count(c.chip.tensor.rows);
   const std::uint64_t cols = as_count(c.chip.tensor.cols);
@@ -465,7 +473,8 @@ void check_op(Checker& c, const NcMatmul& op) {
   }
   const std::uint64_t row_limit = op.tile_rows != 0 ? op.tile_rows : rows;
   if (k > row_limit) {
-    c.add("stationary", fmt::format("contraction size {} exceeds the {} PE rows in use", k, row_limit));
+    c.add("stationary",
+          fmt::format("contraction size {} exceeds the {} PE rows in use", k, row_limit));
   }
 
   std::uint64_t m = op.stationary.free_elements();
@@ -482,7 +491,8 @@ void check_op(Checker& c, const NcMatmul& op) {
     }
     if (op.is_transpose) c.add("perf_mode", "double_row cannot be combined with is_transpose");
     // Layout [K, 2, F]: the most major free dim holds the two row halves.
-    for (const auto& [name, ap] : {std::pair{"stationary", &op.stationary}, std::pair{"moving", &op.moving}}) {
+    for (const auto& [name, ap] :
+         {std::pair{"stationary", &op.stationary}, std::pair{"moving", &op.moving}}) {
       if (ap->num_dims < 2 || ap->dims[0].count != 2) {
         c.add(name, "double_row needs the layout [K, 2, F] (most major free dim of count 2)");
       }
@@ -517,14 +527,15 @@ void check_op(Checker& c, const NcMatmulMx& op) {
     c.add("", fmt::format("nc_matmul_mx needs the MX tensor engine of NeuronCore-v4 (not on {})",
                           c.core()));
   }
-  for (const auto& [name, ap] : {std::pair{"stationary", &op.stationary}, std::pair{"moving", &op.moving},
-                                 std::pair{"stationary_scale", &op.stationary_scale},
-                                 std::pair{"moving_scale", &op.moving_scale}}) {
+  for (const auto& [name, ap] :
+       {std::pair{"stationary", &op.stationary}, std::pair{"moving", &op.moving},
+        std::pair{"stationary_scale", &op.stationary_scale},
+        std::pair{"moving_scale", &op.moving_scale}}) {
     c.require_memory(name, *ap, {Memory::kSbuf});
   }
   c.require_memory("dst", op.dst, {Memory::kPsum});
   const std::initializer_list<DType> kData = {DType::kFloat8E5M2x4, DType::kFloat8E4M3x4,
-                                                  DType::kFloat4E2M1x4};
+                                              DType::kFloat4E2M1x4};
   const std::initializer_list<DType> kScales = {DType::kFloat8E8M0, DType::kUInt8};
   c.require_dtype("stationary", op.stationary, kData);
   c.require_dtype("moving", op.moving, kData);
@@ -534,9 +545,10 @@ void check_op(Checker& c, const NcMatmulMx& op) {
   check_tiling(c, "tile_row", op.tile_row, "tile_rows", op.tile_rows, rows);
   const std::uint32_t p = op.stationary.partitions;
   if (p % kQuadrant != 0) {
-    c.add("stationary", fmt::format("{} partitions; nc_matmul_mx needs a multiple of 32 (8-partition "
-                                    "scale groups per quadrant)",
-                                    p));
+    c.add("stationary",
+          fmt::format("{} partitions; nc_matmul_mx needs a multiple of 32 (8-partition "
+                      "scale groups per quadrant)",
+                      p));
   }
   if (op.moving.partitions != p) {
     c.add("moving", fmt::format("contraction partitions {} differ from the stationary's {}",
@@ -569,14 +581,16 @@ void check_op(Checker& c, const NcTranspose& op) {
     c.add("dst", fmt::format("dtype {} differs from the data's {}", numerics::name(op.dst.dtype),
                              numerics::name(op.data.dtype)));
   }
-  if (op.dst.partitions != op.data.free_elements() || op.dst.free_elements() != op.data.partitions) {
+  if (op.dst.partitions != op.data.free_elements() ||
+      op.dst.free_elements() != op.data.partitions) {
     c.add("dst", fmt::format("shape {} is not the transpose of the data's {}", shape_of(op.dst),
                              shape_of(op.data)));
   }
   if (c.engine == Engine::kTensor) {
     c.require_memory("data", op.data, {Memory::kSbuf});
     c.require_memory("dst", op.dst, {Memory::kPsum});
-    c.require_free_at_most("data", op.data, as_count(c.chip.tensor.cols), "tensor-engine transpose");
+    c.require_free_at_most("data", op.data, as_count(c.chip.tensor.cols),
+                           "tensor-engine transpose");
   } else {
     for (const auto& [name, ap] : {std::pair{"dst", &op.dst}, std::pair{"data", &op.data}}) {
       if (ap->partitions > kVectorTransposeMax || ap->free_elements() > kVectorTransposeMax) {
@@ -675,8 +689,9 @@ void check_op(Checker& c, const TensorReduce& op) {
 }
 
 void check_op(Checker& c, const TensorPartitionReduce& op) {
-  c.require_alu("op", op.op,
-                {AluOp::kAdd, AluOp::kAverage, AluOp::kMaximum, AluOp::kBitwiseOr, AluOp::kBitwiseAnd});
+  c.require_alu(
+      "op", op.op,
+      {AluOp::kAdd, AluOp::kAverage, AluOp::kMaximum, AluOp::kBitwiseOr, AluOp::kBitwiseAnd});
   if (is_bitvec_op(op.op)) c.require_integer("data", op.data, "a bitvec reduction");
   c.require_partitions("dst", op.dst, 1, "a partition reduction");
   c.require_free("dst", op.dst, op.data.free_elements(), "the data's free size");
@@ -720,8 +735,8 @@ void check_op(Checker& c, const Select& op) {
   c.require_dtype("predicate", op.predicate,
                   {DType::kInt8, DType::kUInt8, DType::kInt16, DType::kUInt16});
   if (one_of(op.on_true.dtype, {DType::kTFloat32, DType::kInt32, DType::kUInt32})) {
-    c.add("on_true", fmt::format("dtype {} is not supported by select",
-                                 numerics::name(op.on_true.dtype)));
+    c.add("on_true",
+          fmt::format("dtype {} is not supported by select", numerics::name(op.on_true.dtype)));
   }
   if (const auto* ap = std::get_if<AccessPattern>(&op.on_false)) {
     c.require_dtype("on_false", *ap, {DType::kFloat32});
@@ -731,23 +746,25 @@ void check_op(Checker& c, const Select& op) {
 void check_op(Checker& c, const RangeSelect& op) {
   c.require_generation(Generation::kGen3, "range_select");
   c.require_same_shape("on_true", op.on_true, "dst", op.dst);
-  const std::initializer_list<AluOp> kComparisons = {AluOp::kEqual, AluOp::kLess,
-                                                         AluOp::kLessEqual, AluOp::kGreater,
-                                                         AluOp::kGreaterEqual};
+  const std::initializer_list<AluOp> kComparisons = {AluOp::kEqual, AluOp::kLess, AluOp::kLessEqual,
+                                                     AluOp::kGreater, AluOp::kGreaterEqual};
   c.require_alu("comp_op0", op.comp_op0, kComparisons);
   c.require_alu("comp_op1", op.comp_op1, kComparisons);
-  for (const auto& [name, bound] : {std::pair{"bound0", &op.bound0}, std::pair{"bound1", &op.bound1}}) {
+  for (const auto& [name, bound] :
+       {std::pair{"bound0", &op.bound0}, std::pair{"bound1", &op.bound1}}) {
     c.require_per_partition(name, *bound, op.dst.partitions);
-    if (const auto* ap = std::get_if<AccessPattern>(bound)) c.require_dtype(name, *ap, {DType::kFloat32});
+    if (const auto* ap = std::get_if<AccessPattern>(bound))
+      c.require_dtype(name, *ap, {DType::kFloat32});
   }
   if (op.on_false_value != -std::numeric_limits<float>::max()) {
-    c.add("on_false_value", "must be the lowest float32 (-3.4028235e+38), as the hardware "
-                            "reduction assumes");
+    c.add("on_false_value",
+          "must be the lowest float32 (-3.4028235e+38), as the hardware "
+          "reduction assumes");
   }
   const std::int64_t last = static_cast<std::int64_t>(op.on_true.free_elements()) + op.range_start;
   if (op.range_start < 0 || static_cast<std::uint64_t>(last) > kRangeSelectIndexLimit) {
-    c.add("range_start", fmt::format("index range [{}, {}) must lie within [0, 2^24)",
-                                     op.range_start, last));
+    c.add("range_start",
+          fmt::format("index range [{}, {}) must lie within [0, 2^24)", op.range_start, last));
   }
   if (op.reduce_res) c.require_per_partition("reduce_res", *op.reduce_res, op.dst.partitions);
 }
@@ -827,7 +844,8 @@ void check_op(Checker& c, const QuantizeMx& op) {
   c.require_dtype("dst", op.dst, {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4});
   c.require_dtype("dst_scale", op.dst_scale, {DType::kFloat8E8M0, DType::kUInt8});
   if (op.src.partitions % kQuadrant != 0) {
-    c.add("src", fmt::format("{} partitions; quantize_mx needs a multiple of 32", op.src.partitions));
+    c.add("src",
+          fmt::format("{} partitions; quantize_mx needs a multiple of 32", op.src.partitions));
   }
   const std::uint64_t free = op.src.free_elements();
   if (free % 4 != 0) c.add("src", fmt::format("free size {} is not a multiple of 4", free));
@@ -859,8 +877,8 @@ void check_op(Checker& c, const AffineSelect& op) {
 }
 
 void check_op(Checker& c, const LocalGather& op) {
-  for (const auto& [name, ap] : {std::pair{"dst", &op.dst}, std::pair{"src", &op.src},
-                                 std::pair{"index", &op.index}}) {
+  for (const auto& [name, ap] :
+       {std::pair{"dst", &op.dst}, std::pair{"src", &op.src}, std::pair{"index", &op.index}}) {
     if (ap->partitions % kGpSimdPartitionsPerCore != 0) {
       c.add(name, fmt::format("{} partitions; local_gather needs a multiple of 16 (one GpSimd core "
                               "each)",
@@ -899,8 +917,8 @@ void check_op(Checker& c, const NcStreamShuffle& op) {
                              op.dst.free_elements()));
   }
   // ISA: the start-partition rule applies to ceil(max(src, dst) / 32) * 32 partitions.
-  const std::uint32_t span = (std::max(op.src.partitions, op.dst.partitions) + kQuadrant - 1) /
-                             kQuadrant * kQuadrant;
+  const std::uint32_t span =
+      (std::max(op.src.partitions, op.dst.partitions) + kQuadrant - 1) / kQuadrant * kQuadrant;
   for (const auto& [name, ap] : {std::pair{"dst", &op.dst}, std::pair{"src", &op.src}}) {
     if (span <= 128 && !start_partition_allowed(ap->start_partition, span)) {
       c.add(name, fmt::format("start partition {} is not allowed for a {}-partition shuffle",
@@ -963,8 +981,8 @@ void check_op(Checker& c, const DmaCopy& op) {
     c.require_dtype("dst", op.dst, {DType::kBFloat16, DType::kFloat32});
   }
   if (op.priority > kMaxDmaPriority) {
-    c.add("priority", fmt::format("priority {} exceeds the highest class {}", op.priority,
-                                  kMaxDmaPriority));
+    c.add("priority",
+          fmt::format("priority {} exceeds the highest class {}", op.priority, kMaxDmaPriority));
   } else if (op.priority != 0 && !c.chip.dma.has_priority) {
     c.add("priority", fmt::format("DMA priorities are not available on {}", c.core()));
   }
@@ -993,9 +1011,9 @@ void check_op(Checker& c, const DmaIndirect& op) {
   const bool gather = op.mode == IndirectMode::kGather;
   const AccessPattern& indexed_side = gather ? op.dst : op.src;
   if (op.index.total_elements() != indexed_side.partitions) {
-    c.add("index", fmt::format("{} indices for {} rows of '{}' (one index per row)",
-                               op.index.total_elements(), indexed_side.partitions,
-                               gather ? "dst" : "src"));
+    c.add("index",
+          fmt::format("{} indices for {} rows of '{}' (one index per row)",
+                      op.index.total_elements(), indexed_side.partitions, gather ? "dst" : "src"));
   }
   if (op.dst.free_elements() != op.src.free_elements()) {
     c.add("src", fmt::format("row size {} differs from the dst's {}", op.src.free_elements(),

@@ -30,9 +30,8 @@ TEST_P(AsmErrors, ReportsPositionAndExpectation) {
     EXPECT_EQ(e.line(), bad.line) << e.what();
     EXPECT_EQ(e.column(), bad.column) << e.what();
     EXPECT_NE(e.message().find(bad.message), std::string::npos) << e.what();
-    EXPECT_EQ(std::string(e.what()),
-              "bad.asm:" + std::to_string(bad.line) + ":" + std::to_string(bad.column) + ": " +
-                  e.message());
+    EXPECT_EQ(std::string(e.what()), "bad.asm:" + std::to_string(bad.line) + ":" +
+                                         std::to_string(bad.column) + ": " + e.message());
   }
 }
 
@@ -41,8 +40,9 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadInput{"nc_matmu dst=" + kAp, 1, 1,
                  "unknown mnemonic 'nc_matmu' (did you mean 'nc_matmul'?)"},
-        BadInput{"# header\n[vector] tensor_copy dst=sbuf[p0:1, off=0, bfloat17, [[1,1]]], src=" + kAp,
-                 2, 44, "unknown dtype 'bfloat17' (did you mean 'bfloat16'?)"},
+        BadInput{
+            "# header\n[vector] tensor_copy dst=sbuf[p0:1, off=0, bfloat17, [[1,1]]], src=" + kAp,
+            2, 44, "unknown dtype 'bfloat17' (did you mean 'bfloat16'?)"},
         BadInput{"tensor_copy dst=sbuf[p0:1, off=0, fp32, [[1,1] [2,2]]], src=" + kAp, 1, 48,
                  "expected ',' or ']' after dimension"},
         BadInput{"dma_copy dst=" + kAp + ", src=" + kAp + ", priority=300", 1, 103,
@@ -50,7 +50,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"tensor_copy dst=sbuf[p0:1, off=99999999999999999999, fp32, [[1,1]]], src=" + kAp,
                  1, 32, "integer overflow"},
         BadInput{"\n\n  tensor_copy dst=" + kAp, 3, 3, "missing operand 'src' of tensor_copy"},
-        BadInput{"tensor_copy dts=" + kAp, 1, 13, "unknown field 'dts' for tensor_copy (did you mean 'dst'?)"},
+        BadInput{"tensor_copy dts=" + kAp, 1, 13,
+                 "unknown field 'dts' for tensor_copy (did you mean 'dst'?)"},
         BadInput{"tensor_copy dst=" + kAp + ", dst=" + kAp, 1, 55, "duplicate field 'dst'"},
         BadInput{"[vectr] tensor_copy", 1, 2, "unknown engine 'vectr' (did you mean 'vector'?)"},
         BadInput{"tensor_copy dst=sbuf[p64:32, off=0, fp32, [[1,1]]]", 1, 23,
@@ -68,7 +69,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{"sem wait s1>1", 1, 12, "expected '>=' after the semaphore id"},
         BadInput{"sem wait s70000>=1", 1, 11, "out of range for a semaphore id"},
         BadInput{"sem @kernel.py:3", 1, 17, "expected ':' after the origin line"},
-        BadInput{"sem @k.py:1:2 name=\"x\"", 1, 15, "expected the end of the line after the origin"},
+        BadInput{"sem @k.py:1:2 name=\"x\"", 1, 15,
+                 "expected the end of the line after the origin"},
         BadInput{".seed 1\n.seed 2", 2, 1, "duplicate .seed directive"},
         BadInput{".sed 1", 1, 1, "unknown directive '.sed'"},
         BadInput{"sem rounding=nearest", 1, 14, "unknown rounding mode 'nearest'"},

@@ -48,10 +48,9 @@ void check_every_field_round_trips(testing::RandomIsa& random) {
   Op op = std::get<Op>(inst.op);
   op.fields([&](std::string_view name, auto&, Role) {
     const std::string key = std::string(name) + "=";
-    const bool present = line.find(" " + key) != std::string::npos ||
-                         line.find(", " + key) != std::string::npos;
-    EXPECT_TRUE(present)
-        << "field " << name << " missing from: " << line;
+    const bool present =
+        line.find(" " + key) != std::string::npos || line.find(", " + key) != std::string::npos;
+    EXPECT_TRUE(present) << "field " << name << " missing from: " << line;
   });
   EXPECT_EQ(line.find('\n'), std::string::npos) << "instruction must print to one line";
   expect_round_trip(one(inst));

@@ -1,10 +1,10 @@
 // Name tables and AccessPattern helpers.
+#include "isa/isa.h"
+
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <set>
-
-#include "isa/isa.h"
 
 namespace trnsim::isa {
 namespace {
@@ -58,7 +58,8 @@ TEST(IsaNames, MnemonicsAreUniqueAndMakeTheirOperation) {
           EXPECT_EQ(op_engines(*made), Op::kEngines);
         }(),
         ...);
-  }(std::make_index_sequence<std::variant_size_v<Operation>>{});
+  }
+  (std::make_index_sequence<std::variant_size_v<Operation>>{});
   EXPECT_FALSE(make_operation("nc_matmu").has_value());
 }
 

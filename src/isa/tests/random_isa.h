@@ -30,14 +30,16 @@ class RandomIsa {
  public:
   // allow_nan: NaN immediates compare unequal to themselves, so tests that compare programs
   // with == leave them out; text-level round trips include them.
-  explicit RandomIsa(std::uint32_t seed, bool allow_nan = false) : rng_(seed), allow_nan_(allow_nan) {}
+  explicit RandomIsa(std::uint32_t seed, bool allow_nan = false)
+      : rng_(seed), allow_nan_(allow_nan) {}
 
-  std::uint64_t below(std::uint64_t n) { return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_); }
+  std::uint64_t below(std::uint64_t n) {
+    return std::uniform_int_distribution<std::uint64_t>(0, n - 1)(rng_);
+  }
   bool coin() { return below(2) == 1; }
 
   template <class T>
-    requires std::is_integral_v<T> && (!std::is_same_v<T, bool>)
-  T integer() {
+  requires std::is_integral_v<T> &&(!std::is_same_v<T, bool>)T integer() {
     // Mostly small values, sometimes the extremes (overflow and sign handling).
     switch (below(4)) {
       case 0:
@@ -82,9 +84,9 @@ class RandomIsa {
   }
 
   std::string text() {
-    static constexpr std::string_view kPieces[] = {"a", "mm_0", " ", "\"", "\\", "\n", "\t",
-                                                   "\x01", "\x7f", "\xc3\xa9", "#", "@", ":",
-                                                   "x=y,", "kernel.py"};
+    static constexpr std::string_view kPieces[] = {"a",  "mm_0", " ",    "\"",   "\\",
+                                                   "\n", "\t",   "\x01", "\x7f", "\xc3\xa9",
+                                                   "#",  "@",    ":",    "x=y,", "kernel.py"};
     std::string out;
     const std::uint64_t n = below(6) + 1;
     for (std::uint64_t i = 0; i < n; ++i) out += kPieces[below(std::size(kPieces))];
@@ -105,8 +107,10 @@ class RandomIsa {
       ap.memory = static_cast<Memory>(below(kNumMemories));
       ap.dtype = static_cast<numerics::DType>(below(numerics::kNumDTypes));
       ap.offset = coin() ? below(1 << 18) : integer<std::uint64_t>();
-      ap.start_partition = coin() ? static_cast<std::uint32_t>(below(128)) : integer<std::uint32_t>();
-      ap.partitions = coin() ? static_cast<std::uint32_t>(below(128) + 1) : integer<std::uint32_t>();
+      ap.start_partition =
+          coin() ? static_cast<std::uint32_t>(below(128)) : integer<std::uint32_t>();
+      ap.partitions =
+          coin() ? static_cast<std::uint32_t>(below(128) + 1) : integer<std::uint32_t>();
       ap.partition_step = coin() ? 0 : integer<std::int64_t>();
       ap.num_dims = static_cast<std::uint8_t>(below(kMaxFreeDims + 1));
       for (int k = 0; k < ap.num_dims; ++k) ap.dims[k] = dim();
@@ -176,7 +180,8 @@ class RandomIsa {
     Op op{};
     Op defaults{};
     std::vector<const void*> default_members;
-    defaults.fields([&](std::string_view, auto& member, Role) { default_members.push_back(&member); });
+    defaults.fields(
+        [&](std::string_view, auto& member, Role) { default_members.push_back(&member); });
     std::size_t index = 0;
     op.fields([&](std::string_view, auto& member, Role) {
       using T = std::decay_t<decltype(member)>;
@@ -206,8 +211,10 @@ class RandomIsa {
     inst.op = operation();
     inst.queue.engine = static_cast<Engine>(below(kNumEngines));
     inst.queue.index = coin() ? 0 : integer<std::uint8_t>();
-    for (std::uint64_t i = below(3); i > 0; --i) inst.waits.push_back({integer<std::uint16_t>(), integer<std::uint32_t>()});
-    for (std::uint64_t i = below(3); i > 0; --i) inst.signals.push_back({integer<std::uint16_t>(), integer<std::uint32_t>()});
+    for (std::uint64_t i = below(3); i > 0; --i)
+      inst.waits.push_back({integer<std::uint16_t>(), integer<std::uint32_t>()});
+    for (std::uint64_t i = below(3); i > 0; --i)
+      inst.signals.push_back({integer<std::uint16_t>(), integer<std::uint32_t>()});
     inst.rounding = any<RoundingMode>();
     inst.name = any<std::string>();
     if (below(4) != 0) {
@@ -220,7 +227,8 @@ class RandomIsa {
   Program program(std::size_t max_instructions) {
     Program p;
     p.seed = coin() ? 0 : integer<std::uint32_t>();
-    for (std::uint64_t i = below(max_instructions + 1); i > 0; --i) p.instructions.push_back(instruction());
+    for (std::uint64_t i = below(max_instructions + 1); i > 0; --i)
+      p.instructions.push_back(instruction());
     return p;
   }
 
@@ -228,14 +236,17 @@ class RandomIsa {
   template <std::size_t... I>
   Operation any_alternative(std::uint64_t which, std::index_sequence<I...>) {
     Operation result;
-    (void)((which == I ? (result = some_fields_set<std::variant_alternative_t<I, Operation>>(), true)
-                       : false) ||
+    (void)((which == I
+                ? (result = some_fields_set<std::variant_alternative_t<I, Operation>>(), true)
+                : false) ||
            ...);
     return result;
   }
 
   // Bit-level equality: -0.0 differs from 0.0 (the printer must keep it).
-  static bool same(float a, float b) { return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b); }
+  static bool same(float a, float b) {
+    return std::bit_cast<std::uint32_t>(a) == std::bit_cast<std::uint32_t>(b);
+  }
   static bool same(const ScalarOperand& a, const ScalarOperand& b) {
     if (a.index() != b.index()) return false;
     if (a.index() == 0) return same(std::get<float>(a), std::get<float>(b));

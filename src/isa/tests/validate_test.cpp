@@ -1,11 +1,11 @@
 // Validation rules: for each rule a passing instruction and a failing variant whose
 // violation names the operand and the limit.
-#include <gtest/gtest.h>
+#include "isa/validate.h"
 
 #include <fmt/format.h>
+#include <gtest/gtest.h>
 
 #include "isa/asm.h"
-#include "isa/validate.h"
 
 namespace trnsim::isa {
 namespace {
@@ -42,8 +42,8 @@ arch::ChipConfig chip(int generation) {
 // Access-pattern text: one free dim of `free` elements.
 std::string sb(std::uint32_t partitions, std::uint64_t offset, std::string_view dtype,
                std::uint64_t free, std::uint32_t start = 0) {
-  return fmt::format("sbuf[p{}:{}, off={}, {}, [[1,{}]]]", start, start + partitions, offset,
-                     dtype, free);
+  return fmt::format("sbuf[p{}:{}, off={}, {}, [[1,{}]]]", start, start + partitions, offset, dtype,
+                     free);
 }
 std::string ps(std::uint32_t partitions, std::uint64_t offset, std::string_view dtype,
                std::uint64_t free) {
@@ -78,7 +78,9 @@ struct Rule {
   int invalid_generation = 0;  // generation for `invalid` when it differs (0 = same)
 };
 
-void PrintTo(const Rule& rule, std::ostream* os) { *os << rule.name; }
+void PrintTo(const Rule& rule, std::ostream* os) {
+  *os << rule.name;
+}
 
 class ValidationRule : public ::testing::TestWithParam<Rule> {};
 
@@ -86,13 +88,14 @@ TEST_P(ValidationRule, PassesTheValidCaseAndNamesTheViolation) {
   const Rule& rule = GetParam();
   const auto good = violations_of(rule.valid, rule.generation);
   EXPECT_TRUE(good.empty()) << rule.valid << describe(good);
-  const int bad_generation = rule.invalid_generation != 0 ? rule.invalid_generation : rule.generation;
+  const int bad_generation =
+      rule.invalid_generation != 0 ? rule.invalid_generation : rule.generation;
   const auto bad = violations_of(rule.invalid, bad_generation);
   const bool found = std::any_of(bad.begin(), bad.end(), [&](const Violation& v) {
     return v.operand == rule.operand && v.message.find(rule.message) != std::string::npos;
   });
-  EXPECT_TRUE(found) << rule.invalid << "\nexpected operand '" << rule.operand << "': "
-                     << rule.message << "\ngot:" << describe(bad);
+  EXPECT_TRUE(found) << rule.invalid << "\nexpected operand '" << rule.operand
+                     << "': " << rule.message << "\ngot:" << describe(bad);
 }
 
 // Frequently used valid operands (trn2 unless noted).
@@ -121,13 +124,15 @@ std::string matmul_mx(std::uint32_t p, const std::string& scale_dtype = "uint8",
          ", moving_scale=" + sb(p, 3072, scale_dtype, 512);
 }
 
-std::string copy_op(const std::string& dst, const std::string& src, const std::string& queue = "vector") {
+std::string copy_op(const std::string& dst, const std::string& src,
+                    const std::string& queue = "vector") {
   return "[" + queue + "] tensor_copy dst=" + dst + ", src=" + src;
 }
 
 std::string tensor_tensor(const std::string& dst, const std::string& a, const std::string& b,
                           const std::string& op, const std::string& queue = "vector") {
-  return "[" + queue + "] tensor_tensor dst=" + dst + ", data1=" + a + ", data2=" + b + ", op=" + op;
+  return "[" + queue + "] tensor_tensor dst=" + dst + ", data1=" + a + ", data2=" + b +
+         ", op=" + op;
 }
 
 std::string dma(const std::string& dst, const std::string& src, const std::string& extra = "",
@@ -151,17 +156,20 @@ INSTANTIATE_TEST_SUITE_P(
         Rule{"ComputeEngineHasOneQueue", 3, copy_op(kS, kS2), copy_op(kS, kS2, "vector.1"), "",
              "the vector engine has a single queue (index 0), not 1"},
         Rule{"SemaphoreIdsInRange", 3, copy_op(kS, kS2) + " wait s255>=1 signal s0+=1",
-             copy_op(kS, kS2) + " wait s256>=1", "", "wait on semaphore 256 (semaphores are 0..255)"},
+             copy_op(kS, kS2) + " wait s256>=1", "",
+             "wait on semaphore 256 (semaphores are 0..255)"},
         Rule{"SignalSemaphoreInRange", 3, copy_op(kS, kS2) + " signal s7+=1",
              copy_op(kS, kS2) + " signal s1000+=1", "", "signal of semaphore 1000"},
         // Access patterns.
         Rule{"AtMost128Partitions", 3, copy_op(kS, kS2),
              copy_op(sb(129, 0, "fp32", 512), sb(129, 4096, "fp32", 512)), "dst",
              "129 partitions; 1 to 128 are allowed"},
-        Rule{"StartPartitionRule64", 3, copy_op(sb(64, 0, "fp32", 8, 64), sb(64, 64, "fp32", 8, 64)),
+        Rule{"StartPartitionRule64", 3,
+             copy_op(sb(64, 0, "fp32", 8, 64), sb(64, 64, "fp32", 8, 64)),
              copy_op(sb(64, 0, "fp32", 8, 32), sb(64, 64, "fp32", 8, 64)), "dst",
              "start partition 32 is not allowed for 64 partitions"},
-        Rule{"StartPartitionRule32", 3, copy_op(sb(32, 0, "fp32", 8, 96), sb(32, 64, "fp32", 8, 96)),
+        Rule{"StartPartitionRule32", 3,
+             copy_op(sb(32, 0, "fp32", 8, 96), sb(32, 64, "fp32", 8, 96)),
              copy_op(sb(32, 0, "fp32", 8, 16), sb(32, 64, "fp32", 8, 96)), "dst",
              "start partition 16 is not allowed for 32 partitions"},
         Rule{"StartPartitionRuleFull", 3, copy_op(kS, kS2),
@@ -184,24 +192,29 @@ INSTANTIATE_TEST_SUITE_P(
              copy_op(sb(128, 2, "fp32", 8), sb(128, 4096, "fp32", 8)), "dst",
              "offset 2 is not a multiple of the 4-byte float32 element"},
         Rule{"NoZeroCounts", 3, copy_op(kS, kS2),
-             copy_op("sbuf[p0:128, off=0, fp32, [[8,0],[1,8]]]", kS2), "dst", "dimension 0 has count 0"},
-        Rule{"StepsFitInt16", 3, copy_op("sbuf[p0:128, off=0, fp32, [[32767,2],[1,4]]]", sb(128, 4096, "fp32", 8)),
+             copy_op("sbuf[p0:128, off=0, fp32, [[8,0],[1,8]]]", kS2), "dst",
+             "dimension 0 has count 0"},
+        Rule{"StepsFitInt16", 3,
+             copy_op("sbuf[p0:128, off=0, fp32, [[32767,2],[1,4]]]", sb(128, 4096, "fp32", 8)),
              copy_op("sbuf[p0:128, off=0, fp32, [[32768,2],[1,4]]]", kS2), "dst",
              "dimension 0 step 32768 is outside the hardware range -32768..32767 (int16)"},
         Rule{"OneToFourFreeDims", 3, copy_op(kS, kS2),
              copy_op("sbuf[p0:128, off=0, fp32, []]", kS2), "dst",
              "0 free dimensions; 1 to 4 are supported"},
-        Rule{"ComputeEnginesCannotReachHbm", 3, copy_op(kS, kS2), copy_op(kS, hbm(128, 0, "fp32", 512)),
-             "src", "the vector engine cannot access hbm (only DMA can)"},
+        Rule{"ComputeEnginesCannotReachHbm", 3, copy_op(kS, kS2),
+             copy_op(kS, hbm(128, 0, "fp32", 512)), "src",
+             "the vector engine cannot access hbm (only DMA can)"},
         Rule{"GpSimdCannotReachPsum", 3, copy_op(kS, kS2, "gpsimd"),
-             copy_op(kS, ps(128, 0, "fp32", 512), "gpsimd"), "src", "the gpsimd engine cannot access psum"},
+             copy_op(kS, ps(128, 0, "fp32", 512), "gpsimd"), "src",
+             "the gpsimd engine cannot access psum"},
         Rule{"DmaCannotReachPsum", 3, dma(kS, hbm(128, 0, "fp32", 512)),
              dma(kS, ps(128, 0, "fp32", 512)), "src", "DMA cannot access psum"},
-        Rule{"VectorFreeSizeFromPsum", 3, copy_op(sb(128, 0, "fp32", 4096), ps(128, 0, "fp32", 4096)),
+        Rule{"VectorFreeSizeFromPsum", 3,
+             copy_op(sb(128, 0, "fp32", 4096), ps(128, 0, "fp32", 4096)),
              copy_op(sb(128, 0, "fp32", 8192), ps(2, 0, "bf16", 8192 * 64)), "src",
              "exceeds the limit 4096 of the vector engine reading psum on NeuronCore-v3"},
-        Rule{"NoUnpackedFp6", 3, copy_op(kS, kS2), copy_op(sb(128, 0, "float6_e3m2fn", 512), kS2), "dst",
-             "dtype float6_e3m2fn is not an NKI tensor dtype"},
+        Rule{"NoUnpackedFp6", 3, copy_op(kS, kS2), copy_op(sb(128, 0, "float6_e3m2fn", 512), kS2),
+             "dst", "dtype float6_e3m2fn is not an NKI tensor dtype"},
         Rule{"PackedMxOnlyWhereAllowed", 4,
              "[vector] memset dst=" + sb(128, 0, "float8_e4m3fn_x4", 128) + ", value=0",
              copy_op(sb(128, 0, "float8_e4m3fn_x4", 128), sb(128, 4096, "float8_e4m3fn_x4", 128)),
@@ -284,7 +297,8 @@ INSTANTIATE_TEST_SUITE_P(
         Rule{"MatmulMxPartitionsMultipleOf32", 4, matmul_mx(64), matmul_mx(48), "stationary",
              "48 partitions; nc_matmul_mx needs a multiple of 32"},
         Rule{"MatmulMxScaleDtype", 4, matmul_mx(128, "float8_e8m0fnu"), matmul_mx(128, "fp32"),
-             "stationary_scale", "dtype float32 is not allowed here (allowed: float8_e8m0fnu, uint8)"},
+             "stationary_scale",
+             "dtype float32 is not allowed here (allowed: float8_e8m0fnu, uint8)"},
         // Elementwise.
         Rule{"ShapesMatch", 3, tensor_tensor(kS, kS2, kS2, "add"),
              tensor_tensor(kS, kS2, sb(64, 4096, "fp32", 512), "add"), "data2",
@@ -293,9 +307,9 @@ INSTANTIATE_TEST_SUITE_P(
              tensor_tensor(kS, kS2, kS2, "bitwise_and"), "data1",
              "dtype float32 is not an integer type, as bitvec operator bitwise_and requires"},
         Rule{"PowerRunsOnGpSimd", 3, tensor_tensor(kS, kS2, kS2, "power", "gpsimd"),
-             tensor_tensor(kS, kS2, kS2, "power"), "", "tensor_tensor with power runs only on gpsimd"},
-        Rule{"InputsNotBothInPsum", 3,
-             tensor_tensor(kS, ps(128, 0, "fp32", 512), kS2, "add"),
+             tensor_tensor(kS, kS2, kS2, "power"), "",
+             "tensor_tensor with power runs only on gpsimd"},
+        Rule{"InputsNotBothInPsum", 3, tensor_tensor(kS, ps(128, 0, "fp32", 512), kS2, "add"),
              tensor_tensor(kS, ps(128, 0, "fp32", 512), ps(128, 2048, "fp32", 512), "add"), "data2",
              "'data1' and 'data2' may not both be in psum"},
         Rule{"AverageOnlyInPartitionReduce", 3,
@@ -308,14 +322,16 @@ INSTANTIATE_TEST_SUITE_P(
                  ", op=multiply",
              "op", "operator multiply is not allowed here (allowed: add, average, maximum"},
         Rule{"ScalarEngineTensorScalarPairs", 3,
-             "[scalar] tensor_scalar dst=" + kS + ", data=" + kS2 + ", op0=multiply, operand0=2, op1=add",
+             "[scalar] tensor_scalar dst=" + kS + ", data=" + kS2 +
+                 ", op0=multiply, operand0=2, op1=add",
              "[scalar] tensor_scalar dst=" + kS + ", data=" + kS2 + ", op0=subtract, operand0=2",
-             "op0", "supports only (multiply, add), (multiply, bypass) and (add, bypass), not "
-                    "(subtract, bypass)"},
+             "op0",
+             "supports only (multiply, add), (multiply, bypass) and (add, bypass), not "
+             "(subtract, bypass)"},
         Rule{"PerPartitionOperand", 3,
              "[vector] tensor_scalar dst=" + kS + ", data=" + kS2 + ", operand0=" + kCol,
-             "[vector] tensor_scalar dst=" + kS + ", data=" + kS2 + ", operand0=" +
-                 sb(128, 16384, "fp32", 2),
+             "[vector] tensor_scalar dst=" + kS + ", data=" + kS2 +
+                 ", operand0=" + sb(128, 16384, "fp32", 2),
              "operand0", "a per-partition operand must have shape [128, 1], not [128, 2]"},
         Rule{"BitvecTensorScalarOnVector", 3,
              "[vector] tensor_scalar dst=" + kI + ", data=" + kI2 + ", op0=left_shift, operand0=1",
@@ -330,19 +346,22 @@ INSTANTIATE_TEST_SUITE_P(
              "[vector] tensor_reduce dst=" + sb(128, 8192, "fp32", 1) + ", data=" + kReduceData +
                  ", axes=2",
              "[vector] tensor_reduce dst=" + sb(128, 8192, "fp32", 4) + ", data=" + kReduceData,
-             "dst", "has 4 elements per partition; the data's free size over the reduced axes needs 2"},
+             "dst",
+             "has 4 elements per partition; the data's free size over the reduced axes needs 2"},
         Rule{"BnStatsFreeLimit", 3,
              "[vector] bn_stats dst=" + sb(128, 8192, "fp32", 6) + ", data=" + kS,
-             "[vector] bn_stats dst=" + sb(128, 8192, "fp32", 6) + ", data=" + sb(128, 0, "fp32", 1024),
+             "[vector] bn_stats dst=" + sb(128, 8192, "fp32", 6) +
+                 ", data=" + sb(128, 0, "fp32", 1024),
              "data", "free size 1024 exceeds the limit 512 (bn_stats_fmax)"},
         Rule{"BnStatsSixOutputs", 3,
              "[vector] bn_stats dst=" + sb(128, 8192, "fp32", 6) + ", data=" + kS,
              "[vector] bn_stats dst=" + sb(128, 8192, "fp32", 4) + ", data=" + kS, "dst",
              "has 4 elements per partition; bn_stats"},
-        Rule{"BnAggrTriples", 3,
-             "[vector] bn_aggr dst=" + sb(128, 8192, "fp32", 2) + ", data=" + sb(128, 0, "fp32", 12),
-             "[vector] bn_aggr dst=" + sb(128, 8192, "fp32", 2) + ", data=" + sb(128, 0, "fp32", 10),
-             "data", "free size 10 is not a multiple of 3"},
+        Rule{
+            "BnAggrTriples", 3,
+            "[vector] bn_aggr dst=" + sb(128, 8192, "fp32", 2) + ", data=" + sb(128, 0, "fp32", 12),
+            "[vector] bn_aggr dst=" + sb(128, 8192, "fp32", 2) + ", data=" + sb(128, 0, "fp32", 10),
+            "data", "free size 10 is not a multiple of 3"},
         Rule{"MemsetValueFitsDtype", 3,
              "[vector] memset dst=" + sb(128, 0, "int8", 16) + ", value=-128",
              "[vector] memset dst=" + sb(128, 0, "int8", 16) + ", value=300", "value",
@@ -355,29 +374,35 @@ INSTANTIATE_TEST_SUITE_P(
              "[vector] range_select dst=" + kS + ", on_true=" + kS2 + ", bound0=" + kCol,
              "[vector] range_select dst=" + kS + ", on_true=" + kS2, "",
              "range_select needs NeuronCore-v3 or newer (this chip is NeuronCore-v2)", 2},
-        Rule{"RangeSelectOnFalseIsFp32Min", 3, "[vector] range_select dst=" + kS + ", on_true=" + kS2,
+        Rule{"RangeSelectOnFalseIsFp32Min", 3,
+             "[vector] range_select dst=" + kS + ", on_true=" + kS2,
              "[vector] range_select dst=" + kS + ", on_true=" + kS2 + ", on_false_value=0",
              "on_false_value", "must be the lowest float32"},
         Rule{"ExponentialNeedsGen4", 4, "[vector] exponential dst=" + kS + ", src=" + kS2,
-             "[vector] exponential dst=" + kS + ", src=" + kS2, "", "exponential needs NeuronCore-v4", 3},
+             "[vector] exponential dst=" + kS + ", src=" + kS2, "",
+             "exponential needs NeuronCore-v4", 3},
         Rule{"ActivationConstantBiasGen3", 3,
              "[scalar] activation dst=" + kS + ", data=" + kS2 + ", func=exp, bias=1.5",
              "[scalar] activation dst=" + kS + ", data=" + kS2 + ", func=exp, bias=1.5", "bias",
              "a constant activation bias needs NeuronCore-v3 or newer", 2},
         Rule{"ActivationScaleFp32", 3,
              "[scalar] activation dst=" + kS + ", data=" + kS2 + ", scale=" + kCol,
-             "[scalar] activation dst=" + kS + ", data=" + kS2 + ", scale=" +
-                 sb(128, 16384, "bf16", 1),
+             "[scalar] activation dst=" + kS + ", data=" + kS2 +
+                 ", scale=" + sb(128, 16384, "bf16", 1),
              "scale", "dtype bfloat16 is not allowed here (allowed: float32)"},
-        Rule{"ScalarTensorCopyNeedsGen3", 3, copy_op(kS, kS2, "scalar"), copy_op(kS, kS2, "scalar"), "",
-             "tensor_copy on the scalar engine needs NeuronCore-v3", 2},
+        Rule{"ScalarTensorCopyNeedsGen3", 3, copy_op(kS, kS2, "scalar"), copy_op(kS, kS2, "scalar"),
+             "", "tensor_copy on the scalar engine needs NeuronCore-v3", 2},
         Rule{"VectorTransposeLimit", 3,
-             "[vector] nc_transpose dst=" + sb(32, 0, "fp32", 16) + ", data=" + sb(16, 4096, "fp32", 32),
-             "[vector] nc_transpose dst=" + sb(64, 0, "fp32", 16) + ", data=" + sb(16, 4096, "fp32", 64),
+             "[vector] nc_transpose dst=" + sb(32, 0, "fp32", 16) +
+                 ", data=" + sb(16, 4096, "fp32", 32),
+             "[vector] nc_transpose dst=" + sb(64, 0, "fp32", 16) +
+                 ", data=" + sb(16, 4096, "fp32", 64),
              "data", "exceeds the vector-engine transpose limit [32, 32]"},
         Rule{"TensorTransposeShape", 3,
-             "[tensor] nc_transpose dst=" + ps(64, 0, "bf16", 128) + ", data=" + sb(128, 0, "bf16", 64),
-             "[tensor] nc_transpose dst=" + ps(128, 0, "bf16", 64) + ", data=" + sb(128, 0, "bf16", 64),
+             "[tensor] nc_transpose dst=" + ps(64, 0, "bf16", 128) +
+                 ", data=" + sb(128, 0, "bf16", 64),
+             "[tensor] nc_transpose dst=" + ps(128, 0, "bf16", 64) +
+                 ", data=" + sb(128, 0, "bf16", 64),
              "dst", "shape [128, 64] is not the transpose of the data's [128, 64]"},
         Rule{"SelectPredicateDtype", 3,
              "[vector] select dst=" + kS + ", predicate=" + sb(128, 8192, "uint8", 512) +
@@ -411,10 +436,10 @@ INSTANTIATE_TEST_SUITE_P(
                  "27,28,29,30,255]",
              "mask", "entry 0 is 40"},
         Rule{"QuantizeMxSource", 4,
-             "[vector] quantize_mx dst=" + sb(32, 0, "float8_e4m3fn_x4", 128) + ", src=" +
-                 sb(32, 4096, "bf16", 512) + ", dst_scale=" + sb(32, 8192, "uint8", 128),
-             "[vector] quantize_mx dst=" + sb(32, 0, "float8_e4m3fn_x4", 128) + ", src=" +
-                 sb(32, 4096, "fp32", 512) + ", dst_scale=" + sb(32, 8192, "uint8", 128),
+             "[vector] quantize_mx dst=" + sb(32, 0, "float8_e4m3fn_x4", 128) +
+                 ", src=" + sb(32, 4096, "bf16", 512) + ", dst_scale=" + sb(32, 8192, "uint8", 128),
+             "[vector] quantize_mx dst=" + sb(32, 0, "float8_e4m3fn_x4", 128) +
+                 ", src=" + sb(32, 4096, "fp32", 512) + ", dst_scale=" + sb(32, 8192, "uint8", 128),
              "src", "dtype float32 is not allowed here (allowed: bfloat16, float16)"},
         Rule{"RngStateNeedsGen3", 3, "[gpsimd] rand_get_state dst=" + sb(128, 0, "uint32", 6),
              "[gpsimd] rand_get_state dst=" + sb(128, 0, "uint32", 6), "",
@@ -438,14 +463,16 @@ INSTANTIATE_TEST_SUITE_P(
              dma(kS, hbm(128, 0, "fp32", 512), ", accumulate=add"), "accumulate",
              "near-memory accumulate is not available on NeuronCore-v3", 3},
         Rule{"DmaTransposeDtype", 3,
-             "[dma.0] dma_transpose dst=" + sb(64, 0, "bf16", 128) + ", src=" + hbm(128, 0, "bf16", 64),
-             "[dma.0] dma_transpose dst=" + sb(64, 0, "int8", 128) + ", src=" + hbm(128, 0, "int8", 64),
+             "[dma.0] dma_transpose dst=" + sb(64, 0, "bf16", 128) +
+                 ", src=" + hbm(128, 0, "bf16", 64),
+             "[dma.0] dma_transpose dst=" + sb(64, 0, "int8", 128) +
+                 ", src=" + hbm(128, 0, "int8", 64),
              "src", "dtype int8 is not a 2- or 4-byte type"},
         Rule{"DmaIndirectIndexCount", 3,
-             "[dma.0] dma_indirect dst=" + kS + ", src=" + hbm(4096, 0, "fp32", 512) + ", index=" +
-                 sb(128, 8192, "uint32", 1),
-             "[dma.0] dma_indirect dst=" + kS + ", src=" + hbm(4096, 0, "fp32", 512) + ", index=" +
-                 sb(128, 8192, "uint32", 2),
+             "[dma.0] dma_indirect dst=" + kS + ", src=" + hbm(4096, 0, "fp32", 512) +
+                 ", index=" + sb(128, 8192, "uint32", 1),
+             "[dma.0] dma_indirect dst=" + kS + ", src=" + hbm(4096, 0, "fp32", 512) +
+                 ", index=" + sb(128, 8192, "uint32", 2),
              "index", "256 indices for 128 rows of 'dst'"},
         Rule{"CoreBarrierCores", 3, "[sync] core_barrier num_cores=2",
              "[sync] core_barrier num_cores=4", "num_cores",
@@ -453,9 +480,9 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<Rule>& param_info) { return param_info.param.name; });
 
 TEST(Validation, ViolationNamesIndexOpOriginOperandAndLimit) {
-  Program p = parse_program(kMatmul + "\n" +
-                                matmul(ps(128, 0, "fp32", 1024), kMmStat, sb(128, 256, "bf16", 1024)),
-                            "kernel.asm");
+  Program p = parse_program(
+      kMatmul + "\n" + matmul(ps(128, 0, "fp32", 1024), kMmStat, sb(128, 256, "bf16", 1024)),
+      "kernel.asm");
   try {
     validate_program(p, chip(3));
     FAIL() << "no violation";
@@ -465,19 +492,21 @@ TEST(Validation, ViolationNamesIndexOpOriginOperandAndLimit) {
     EXPECT_EQ(v.index, 1u);
     EXPECT_EQ(v.op, "nc_matmul");
     EXPECT_EQ(v.origin, (Origin{"kernel.asm", 2, 10}));
-    const bool listed = std::any_of(e.violations().begin(), e.violations().end(), [](const Violation& x) {
-      return x.to_string() ==
-             "instruction 1 (nc_matmul at kernel.asm:2:10): operand 'moving': free size 1024 "
-             "exceeds the limit 512 of NeuronCore-v3 for a float32 output";
-    });
+    const bool listed =
+        std::any_of(e.violations().begin(), e.violations().end(), [](const Violation& x) {
+          return x.to_string() ==
+                 "instruction 1 (nc_matmul at kernel.asm:2:10): operand 'moving': free size 1024 "
+                 "exceeds the limit 512 of NeuronCore-v3 for a float32 output";
+        });
     EXPECT_TRUE(listed) << e.what();
     EXPECT_NE(std::string(e.what()).find("ISA violation"), std::string::npos);
   }
 }
 
 TEST(Validation, ValidProgramDoesNotThrow) {
-  const Program p = parse_program(kMatmul + "\n" + copy_op(kS, ps(128, 0, "fp32", 512)) + "\n" +
-                                  dma(hbm(128, 0, "fp32", 512), kS, "", 3) + "\n[sync] sem wait s1>=1");
+  const Program p =
+      parse_program(kMatmul + "\n" + copy_op(kS, ps(128, 0, "fp32", 512)) + "\n" +
+                    dma(hbm(128, 0, "fp32", 512), kS, "", 3) + "\n[sync] sem wait s1>=1");
   EXPECT_NO_THROW(validate_program(p, chip(2)));
   EXPECT_NO_THROW(validate_program(p, chip(3)));
   EXPECT_NO_THROW(validate_program(p, chip(4)));
@@ -491,8 +520,9 @@ TEST(Validation, InstructionWithoutOriginOmitsIt) {
 TEST(Validation, PresetsAgreeWithTheHandBuiltConfigs) {
   // The validator reads these preset fields; a preset change that would alter rule outcomes
   // shows up here.
-  const Program p = parse_program(
-      matmul(ps(128, 0, "fp32", 4096), kMmStat, sb(128, 256, "bf16", 4096)) + "\n" + matmul_mx(128));
+  const Program p =
+      parse_program(matmul(ps(128, 0, "fp32", 4096), kMmStat, sb(128, 256, "bf16", 4096)) + "\n" +
+                    matmul_mx(128));
   for (const auto& [preset, generation] :
        {std::pair{"trn1", 2}, std::pair{"trn2", 3}, std::pair{"trn3", 4}}) {
     const arch::ChipConfig loaded = arch::load_preset(preset);
