@@ -2,13 +2,13 @@
 // bytes (64 MiB) in the same process. Each benchmark also reports `x_memcpy`: its fastest
 // iteration divided by the fastest of five memcpys, a ratio that survives a busy machine
 // better than the mean times do.
+#include <benchmark/benchmark.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <random>
 #include <vector>
-
-#include <benchmark/benchmark.h>
 
 #include "numerics/numerics.h"
 
@@ -42,8 +42,8 @@ double memcpy_seconds() {
       std::memcpy(out.data(), input().data(), kElements * sizeof(float));
       benchmark::DoNotOptimize(out.data());
       benchmark::ClobberMemory();
-      best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                          start).count());
+      best = std::min(
+          best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     }
     return best;
   }();
@@ -58,8 +58,8 @@ void run(benchmark::State& state, Body&& body) {
     const auto start = std::chrono::steady_clock::now();
     body();
     benchmark::ClobberMemory();
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() -
-                                                        start).count());
+    best = std::min(
+        best, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()) *
                           static_cast<std::int64_t>(kElements));
@@ -109,8 +109,12 @@ void mx(benchmark::State& state, DType element) {
   });
 }
 
-void BM_Fp32ToMxfp8E4M3(benchmark::State& state) { mx(state, DType::kFloat8E4M3); }
-void BM_Fp32ToMxfp4(benchmark::State& state) { mx(state, DType::kFloat4E2M1); }
+void BM_Fp32ToMxfp8E4M3(benchmark::State& state) {
+  mx(state, DType::kFloat8E4M3);
+}
+void BM_Fp32ToMxfp4(benchmark::State& state) {
+  mx(state, DType::kFloat4E2M1);
+}
 
 void BM_Fp32ToMxfp4Packed(benchmark::State& state) {
   std::vector<std::byte> words(kElements / 4 * 2);

@@ -4,12 +4,12 @@
 //   trnsim numerics convert --to mxfp8 [--scale-rule trainium] 1 2 3 ...   (one MX block)
 //   trnsim numerics table fp4_e2m1
 //   trnsim numerics selfcheck
+#include <fmt/core.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include <fmt/core.h>
 
 #include "cli/commands.h"
 #include "numerics/numerics.h"
@@ -30,7 +30,9 @@ int hex_digits(DType type) {
 }
 
 // fp32 values print with enough digits to round-trip.
-std::string format_value(float v) { return fmt::format("{}", v); }
+std::string format_value(float v) {
+  return fmt::format("{}", v);
+}
 
 struct ConvertArgs {
   std::string to = "bf16";
@@ -132,15 +134,16 @@ bool run_numerics_selfcheck() {
   bool ok = true;
   for (DType type : {DType::kBFloat16, DType::kFloat16, DType::kFloat8E4M3, DType::kFloat8E5M2,
                      DType::kFloat6E3M2, DType::kFloat6E2M3, DType::kFloat4E2M1}) {
-    ok &= report(every_finite_code_round_trips(type),
-                 fmt::format("every {} code decodes and re-encodes to itself", numerics::name(type)));
+    ok &=
+        report(every_finite_code_round_trips(type),
+               fmt::format("every {} code decodes and re-encodes to itself", numerics::name(type)));
   }
   ok &= report(encode(DType::kFloat8E4M3, 464.0f) == 0x7E &&
                    encode(DType::kFloat8E4M3, std::nextafter(464.0f, 500.0f)) == 0x7F,
                "fp8_e4m3: 464 ties to 448, anything above is NaN (no Inf)");
-  ok &= report(encode(DType::kFloat8E5M2, 61440.0f) == 0x7C &&
-                   encode(DType::kFloat16, 65520.0f) == 0x7C00,
-               "fp8_e5m2 61440 and fp16 65520 overflow to Inf under RNE");
+  ok &= report(
+      encode(DType::kFloat8E5M2, 61440.0f) == 0x7C && encode(DType::kFloat16, 65520.0f) == 0x7C00,
+      "fp8_e5m2 61440 and fp16 65520 overflow to Inf under RNE");
   {
     // One outlier in a block of ones: OCP clamps it (1000 -> 896), Trainium's scale keeps it.
     std::vector<float> block(32, 1.0f);

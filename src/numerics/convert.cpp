@@ -54,9 +54,8 @@ void check(bool ok, const char* message) {
 // Element codes (one per byte) of the lane type of `packed`, for in.size() elements.
 void encode_lanes(DType packed, std::span<const float> in, std::uint8_t* codes,
                   const ConvertOptions& options) {
-  visit_type(unpacked_element(packed), [&](auto tag) {
-    encode_tagged<decltype(tag)>(in.data(), codes, in.size(), options);
-  });
+  visit_type(unpacked_element(packed),
+             [&](auto tag) { encode_tagged<decltype(tag)>(in.data(), codes, in.size(), options); });
 }
 
 template <class Word>
@@ -80,9 +79,8 @@ void decode_packed(DType packed, std::span<const Word> in, std::span<float> out)
   for (std::size_t start = 0; start < out.size(); start += kChunk) {
     const std::size_t n = std::min(kChunk, out.size() - start);
     unpack_x4_words(packed, in.data() + start / 4, codes.data(), n / 4);
-    visit_type(unpacked_element(packed), [&](auto tag) {
-      decode_loop<decltype(tag)>(codes.data(), out.data() + start, n);
-    });
+    visit_type(unpacked_element(packed),
+               [&](auto tag) { decode_loop<decltype(tag)>(codes.data(), out.data() + start, n); });
   }
 }
 
@@ -118,7 +116,9 @@ void with_word_type(DType type, Fn&& fn) {
   }
 }
 
-std::size_t elements_per_word(DType type) { return info(type).elements_per_word; }
+std::size_t elements_per_word(DType type) {
+  return info(type).elements_per_word;
+}
 
 // Integer storage to int64 and back (saturating): the exact path of convert_bytes.
 template <class Word>
@@ -153,11 +153,9 @@ std::uint32_t stochastic_bits(std::uint64_t seed, std::uint64_t index) {
   return stochastic_bits_keyed(make_stochastic_key(seed), index);
 }
 
-std::uint32_t encode(DType type, float value, const ConvertOptions& options,
-                     std::uint64_t index) {
-  const std::uint32_t random = options.rounding == RoundingMode::kStochastic
-                                   ? stochastic_bits(options.seed, index)
-                                   : 0u;
+std::uint32_t encode(DType type, float value, const ConvertOptions& options, std::uint64_t index) {
+  const std::uint32_t random =
+      options.rounding == RoundingMode::kStochastic ? stochastic_bits(options.seed, index) : 0u;
   return visit_type(type, [&](auto tag) {
     using Tag = decltype(tag);
     return with_modes(options.rounding, options.overflow,
@@ -308,8 +306,7 @@ void convert_bytes(DType from, std::span<const std::byte> in, DType to, std::spa
   for (std::size_t start = 0, piece = 0; start < count; start += kChunk, ++piece) {
     const std::size_t n = std::min(kChunk, count - start);
     const std::span<float> chunk(values.data(), n);
-    decode_bytes(from, in.subspan(piece * in_step, n / from_per_word * storage_bytes(from)),
-                 chunk);
+    decode_bytes(from, in.subspan(piece * in_step, n / from_per_word * storage_bytes(from)), chunk);
     ConvertOptions piece_options = options;
     piece_options.first_index = options.first_index + start;
     encode_bytes(to, chunk, out.subspan(piece * out_step, n / to_per_word * storage_bytes(to)),

@@ -46,28 +46,46 @@ struct Alias {
 // deliberately absent: in NKI it is the legacy IEEE-like E4M3 (with Inf), which trnsim does
 // not model, so accepting it as the OCP "fn" type would silently change values.
 constexpr std::array<Alias, 33> kAliases{{
-    {"fp32", DType::kFloat32},        {"f32", DType::kFloat32},
-    {"tf32", DType::kTFloat32},       {"bf16", DType::kBFloat16},
-    {"fp16", DType::kFloat16},        {"f16", DType::kFloat16},
-    {"half", DType::kFloat16},        {"fp8_e4m3", DType::kFloat8E4M3},
-    {"fp8_e4m3fn", DType::kFloat8E4M3}, {"e4m3", DType::kFloat8E4M3},
-    {"fp8_e5m2", DType::kFloat8E5M2}, {"e5m2", DType::kFloat8E5M2},
-    {"fp6_e3m2", DType::kFloat6E3M2}, {"e3m2", DType::kFloat6E3M2},
-    {"fp6_e2m3", DType::kFloat6E2M3}, {"e2m3", DType::kFloat6E2M3},
-    {"fp4_e2m1", DType::kFloat4E2M1}, {"e2m1", DType::kFloat4E2M1},
-    {"fp4", DType::kFloat4E2M1},      {"e8m0", DType::kFloat8E8M0},
-    {"fp8_e8m0", DType::kFloat8E8M0}, {"float8_e8m0", DType::kFloat8E8M0},
-    {"i8", DType::kInt8},             {"i16", DType::kInt16},
-    {"i32", DType::kInt32},           {"u8", DType::kUInt8},
-    {"u16", DType::kUInt16},          {"u32", DType::kUInt32},
-    {"mxfp8", DType::kFloat8E4M3x4},  {"fp8_e4m3_x4", DType::kFloat8E4M3x4},
-    {"fp8_e5m2_x4", DType::kFloat8E5M2x4}, {"mxfp4", DType::kFloat4E2M1x4},
+    {"fp32", DType::kFloat32},
+    {"f32", DType::kFloat32},
+    {"tf32", DType::kTFloat32},
+    {"bf16", DType::kBFloat16},
+    {"fp16", DType::kFloat16},
+    {"f16", DType::kFloat16},
+    {"half", DType::kFloat16},
+    {"fp8_e4m3", DType::kFloat8E4M3},
+    {"fp8_e4m3fn", DType::kFloat8E4M3},
+    {"e4m3", DType::kFloat8E4M3},
+    {"fp8_e5m2", DType::kFloat8E5M2},
+    {"e5m2", DType::kFloat8E5M2},
+    {"fp6_e3m2", DType::kFloat6E3M2},
+    {"e3m2", DType::kFloat6E3M2},
+    {"fp6_e2m3", DType::kFloat6E2M3},
+    {"e2m3", DType::kFloat6E2M3},
+    {"fp4_e2m1", DType::kFloat4E2M1},
+    {"e2m1", DType::kFloat4E2M1},
+    {"fp4", DType::kFloat4E2M1},
+    {"e8m0", DType::kFloat8E8M0},
+    {"fp8_e8m0", DType::kFloat8E8M0},
+    {"float8_e8m0", DType::kFloat8E8M0},
+    {"i8", DType::kInt8},
+    {"i16", DType::kInt16},
+    {"i32", DType::kInt32},
+    {"u8", DType::kUInt8},
+    {"u16", DType::kUInt16},
+    {"u32", DType::kUInt32},
+    {"mxfp8", DType::kFloat8E4M3x4},
+    {"fp8_e4m3_x4", DType::kFloat8E4M3x4},
+    {"fp8_e5m2_x4", DType::kFloat8E5M2x4},
+    {"mxfp4", DType::kFloat4E2M1x4},
     {"fp4_e2m1_x4", DType::kFloat4E2M1x4},
 }};
 
 }  // namespace
 
-const DTypeInfo& info(DType t) { return kDTypeTable[static_cast<std::size_t>(t)]; }
+const DTypeInfo& info(DType t) {
+  return kDTypeTable[static_cast<std::size_t>(t)];
+}
 
 DType unpacked_element(DType t) {
   switch (t) {
@@ -92,6 +110,8 @@ std::optional<DType> parse_dtype(std::string_view text) {
   return std::nullopt;
 }
 
-std::span<const DTypeInfo> all_dtypes() { return kDTypeTable; }
+std::span<const DTypeInfo> all_dtypes() {
+  return kDTypeTable;
+}
 
 }  // namespace trnsim::numerics

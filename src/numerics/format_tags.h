@@ -60,8 +60,7 @@ template <class Int>
 struct IsIntTag<IntTag<Int>> : std::true_type {};
 
 [[noreturn]] inline void throw_unsupported(DType type, const char* what) {
-  throw std::invalid_argument(std::string(what) + ": unsupported type " +
-                              std::string(name(type)));
+  throw std::invalid_argument(std::string(what) + ": unsupported type " + std::string(name(type)));
 }
 
 // Calls fn(Tag{}) for every scalar (non-x4) type; throws for the x4-packed ones.
@@ -113,9 +112,8 @@ template <class Fn>
 decltype(auto) with_modes(RoundingMode rounding, OverflowMode overflow, Fn&& fn) {
   const bool saturate = overflow == OverflowMode::kSaturate;
   if (rounding == RoundingMode::kNearestEven) {
-    return saturate
-               ? fn.template operator()<RoundingMode::kNearestEven, OverflowMode::kSaturate>()
-               : fn.template operator()<RoundingMode::kNearestEven, OverflowMode::kInfNan>();
+    return saturate ? fn.template operator()<RoundingMode::kNearestEven, OverflowMode::kSaturate>()
+                    : fn.template operator()<RoundingMode::kNearestEven, OverflowMode::kInfNan>();
   }
   return saturate ? fn.template operator()<RoundingMode::kStochastic, OverflowMode::kSaturate>()
                   : fn.template operator()<RoundingMode::kStochastic, OverflowMode::kInfNan>();

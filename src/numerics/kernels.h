@@ -21,10 +21,10 @@ struct FloatFormat {
   int exp_bits;
   int man_bits;
   int bias;
-  bool has_inf;             // IEEE-style: exponent all ones is Inf (mantissa 0) or NaN
-  bool has_nan;             // false for FP6/FP4
-  std::uint32_t max_mag;    // code (without sign) of the largest finite magnitude
-  std::uint32_t nan_mag;    // code (without sign) of the canonical NaN, when has_nan
+  bool has_inf;           // IEEE-style: exponent all ones is Inf (mantissa 0) or NaN
+  bool has_nan;           // false for FP6/FP4
+  std::uint32_t max_mag;  // code (without sign) of the largest finite magnitude
+  std::uint32_t nan_mag;  // code (without sign) of the canonical NaN, when has_nan
 };
 
 inline constexpr FloatFormat kBF16{8, 7, 127, true, true, 0x7F7F, 0x7FC0};
@@ -36,11 +36,17 @@ inline constexpr FloatFormat kE3M2{3, 2, 3, false, false, 0x1F, 0};
 inline constexpr FloatFormat kE2M3{2, 3, 1, false, false, 0x1F, 0};
 inline constexpr FloatFormat kE2M1{2, 1, 1, false, false, 0x7, 0};
 
-constexpr std::uint32_t float_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
-constexpr float bits_float(std::uint32_t u) { return std::bit_cast<float>(u); }
+constexpr std::uint32_t float_bits(float f) {
+  return std::bit_cast<std::uint32_t>(f);
+}
+constexpr float bits_float(std::uint32_t u) {
+  return std::bit_cast<float>(u);
+}
 
 // 2^e as a float, for e in the normal fp32 range (compile-time constants only).
-constexpr float pow2(int e) { return bits_float(static_cast<std::uint32_t>(e + 127) << 23); }
+constexpr float pow2(int e) {
+  return bits_float(static_cast<std::uint32_t>(e + 127) << 23);
+}
 
 constexpr std::uint32_t kAbsMask = 0x7FFFFFFFu;
 constexpr std::uint32_t kFp32Inf = 0x7F800000u;
@@ -138,8 +144,7 @@ inline std::uint32_t encode_float(std::uint32_t bits, std::uint32_t random) {
   if constexpr (F.has_inf) {
     constexpr std::uint32_t kManMask = (1u << F.man_bits) - 1;
     constexpr std::uint32_t kQuiet = 1u << (F.man_bits - 1);
-    const std::uint32_t nan_code =
-        sign | (F.max_mag + 1) | ((a >> kShift) & kManMask) | kQuiet;
+    const std::uint32_t nan_code = sign | (F.max_mag + 1) | ((a >> kShift) & kManMask) | kQuiet;
     result = a > kFp32Inf ? nan_code : result;
   } else if constexpr (F.has_nan) {
     result = a > kFp32Inf ? (sign | F.nan_mag) : result;

@@ -72,8 +72,8 @@ constexpr std::uint8_t block_nan_code() {
 }
 
 template <FloatFormat F, RoundingMode R>
-std::uint8_t quantize_block(const float* in, std::size_t n, std::uint8_t* codes,
-                            MxScaleRule rule, StochasticKey key, std::uint64_t first_index) {
+std::uint8_t quantize_block(const float* in, std::size_t n, std::uint8_t* codes, MxScaleRule rule,
+                            StochasticKey key, std::uint64_t first_index) {
   constexpr int kEmax = (1 << F.exp_bits) - 1 - F.bias - (F.has_inf ? 1 : 0);
   const std::uint8_t scale = scale_code_from_amax(amax_bits_of(in, n), kEmax, rule);
   if (scale == 0xFF) {
@@ -89,15 +89,14 @@ std::uint8_t quantize_block(const float* in, std::size_t n, std::uint8_t* codes,
       random = stochastic_bits_keyed(key, first_index + i);
     }
     // Elements that overflow after scaling clamp to +-max normal (OCP v1.0 6.3).
-    codes[i] = static_cast<std::uint8_t>(encode_float<F, R, OverflowMode::kSaturate>(
-        float_bits(in[i] * inverse_scale), random));
+    codes[i] = static_cast<std::uint8_t>(
+        encode_float<F, R, OverflowMode::kSaturate>(float_bits(in[i] * inverse_scale), random));
   }
   return scale;
 }
 
 template <FloatFormat F>
-void dequantize_block(const std::uint8_t* codes, std::size_t n, std::uint8_t scale,
-                      float* out) {
+void dequantize_block(const std::uint8_t* codes, std::size_t n, std::uint8_t scale, float* out) {
   const float scale_value = decode_e8m0(scale);  // NaN for 0xFF: the whole block is NaN
   for (std::size_t i = 0; i < n; ++i) out[i] = decode_float<F>(codes[i]) * scale_value;
 }
@@ -173,12 +172,14 @@ int mx_element_emax(DType element) {
   });
 }
 
-float e8m0_to_float(std::uint8_t scale_code) { return decode_e8m0(scale_code); }
+float e8m0_to_float(std::uint8_t scale_code) {
+  return decode_e8m0(scale_code);
+}
 
 std::uint8_t mx_scale_code(std::span<const float> block, DType element, MxScaleRule rule) {
   check(block.size() <= kMxBlockSize, "mx_scale_code: a block has at most 32 elements");
-  return scale_code_from_amax(amax_bits_of(block.data(), block.size()),
-                              mx_element_emax(element), rule);
+  return scale_code_from_amax(amax_bits_of(block.data(), block.size()), mx_element_emax(element),
+                              rule);
 }
 
 std::uint8_t quantize_mx_block(std::span<const float> block, std::span<std::uint8_t> codes,
@@ -245,8 +246,7 @@ void quantize_mx_packed(DType packed, std::span<const float> in, std::span<std::
   for (std::size_t start = 0; start < in.size(); start += kPackedChunk) {
     const std::size_t n = std::min(kPackedChunk, in.size() - start);
     piece.first_index = options.first_index + start;
-    quantize_codes(in.subspan(start, n), codes.data(), scales.data() + start / kMxBlockSize,
-                   piece);
+    quantize_codes(in.subspan(start, n), codes.data(), scales.data() + start / kMxBlockSize, piece);
     const std::size_t word_offset = start / 4 * storage_bytes(packed);
     pack_x4(packed, std::span<const std::uint8_t>(codes.data(), n),
             words.subspan(word_offset, n / 4 * storage_bytes(packed)));

@@ -9,7 +9,9 @@
 namespace trnsim::numerics::detail {
 
 // Lane width of an x4-packed type: element i occupies bits [i * width, (i + 1) * width).
-constexpr unsigned x4_lane_bits(DType packed) { return packed == DType::kFloat4E2M1x4 ? 4 : 8; }
+constexpr unsigned x4_lane_bits(DType packed) {
+  return packed == DType::kFloat4E2M1x4 ? 4 : 8;
+}
 
 template <unsigned kLaneBits, class Word>
 inline void pack_lanes(const std::uint8_t* codes, Word* words, std::size_t n_words) {

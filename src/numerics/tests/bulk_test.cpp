@@ -1,13 +1,13 @@
 // Bulk API plumbing: typed and byte storage agree with the scalar functions, x4 packing
 // without scale, conversions between types, and size checks.
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "numerics/numerics.h"
 

@@ -1,5 +1,7 @@
 // Every code of every float format of <= 16 bits (and all 2^19 TF32 codes) decodes to the
 // value its definition gives; FP16 also matches numpy bit for bit.
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdio>
@@ -7,8 +9,6 @@
 #include <fstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "numerics/numerics.h"
 #include "reference.h"

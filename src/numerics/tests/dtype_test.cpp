@@ -1,7 +1,7 @@
 // The shared dtype table: one row per enumerator with consistent sizes, and name parsing.
-#include <gtest/gtest.h>
-
 #include "numerics/dtype.h"
+
+#include <gtest/gtest.h>
 
 namespace trnsim::numerics {
 namespace {

@@ -1,13 +1,13 @@
 // fp32 -> each format with round-to-nearest-even: hand-written boundary cases, then random
 // inputs against the nearest-value search of reference.h.
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "numerics/numerics.h"
 #include "reference.h"
@@ -18,9 +18,15 @@ namespace {
 constexpr float kInf = std::numeric_limits<float>::infinity();
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
-float from_bits(std::uint32_t bits) { return std::bit_cast<float>(bits); }
-float next_up(float x) { return std::nextafter(x, kInf); }
-float next_down(float x) { return std::nextafter(x, -kInf); }
+float from_bits(std::uint32_t bits) {
+  return std::bit_cast<float>(bits);
+}
+float next_up(float x) {
+  return std::nextafter(x, kInf);
+}
+float next_down(float x) {
+  return std::nextafter(x, -kInf);
+}
 
 struct Case {
   float input;
@@ -156,36 +162,34 @@ TEST(EncodeBoundaryTest, Float6E3M2) {
 }
 
 TEST(EncodeBoundaryTest, Float6E2M3) {
-  expect_cases(DType::kFloat6E2M3,
-               {{7.5f, 0x1F, 0x1F, "max"},
-                {7.75f, 0x1F, 0x1F, "tie above max saturates"},
-                {kNaN, 0x1F, 0x1F, "NaN -> +max"},
-                {0.125f, 0x01, 0x01, "min subnormal"},
-                {0.0625f, 0x00, 0x00, "half min subnormal"},
-                {0.1875f, 0x02, 0x02, "subnormal tie up"},
-                {1.0f, 0x08, 0x08, "one (min normal)"},
-                {1.0625f, 0x08, 0x08, "tie down"},
-                {1.1875f, 0x0A, 0x0A, "tie up"}});
+  expect_cases(DType::kFloat6E2M3, {{7.5f, 0x1F, 0x1F, "max"},
+                                    {7.75f, 0x1F, 0x1F, "tie above max saturates"},
+                                    {kNaN, 0x1F, 0x1F, "NaN -> +max"},
+                                    {0.125f, 0x01, 0x01, "min subnormal"},
+                                    {0.0625f, 0x00, 0x00, "half min subnormal"},
+                                    {0.1875f, 0x02, 0x02, "subnormal tie up"},
+                                    {1.0f, 0x08, 0x08, "one (min normal)"},
+                                    {1.0625f, 0x08, 0x08, "tie down"},
+                                    {1.1875f, 0x0A, 0x0A, "tie up"}});
 }
 
 TEST(EncodeBoundaryTest, Float4E2M1) {
-  expect_cases(DType::kFloat4E2M1,
-               {{6.0f, 0x7, 0x7, "max"},
-                {7.0f, 0x7, 0x7, "tie above max saturates"},
-                {kInf, 0x7, 0x7, "Inf"},
-                {-kInf, 0xF, 0xF, "-Inf"},
-                {kNaN, 0x7, 0x7, "NaN -> +max"},
-                {-0.0f, 0x8, 0x8, "-0"},
-                {0.5f, 0x1, 0x1, "min subnormal"},
-                {0.25f, 0x0, 0x0, "half min subnormal"},
-                {next_up(0.25f), 0x1, 0x1, "just above half min subnormal"},
-                {0.75f, 0x2, 0x2, "0.5|1.0 tie to even 1.0"},
-                {1.25f, 0x2, 0x2, "1.0|1.5 tie to even 1.0"},
-                {1.75f, 0x4, 0x4, "1.5|2.0 tie to even 2.0"},
-                {2.5f, 0x4, 0x4, "2|3 tie to even 2"},
-                {3.5f, 0x6, 0x6, "3|4 tie to even 4"},
-                {5.0f, 0x6, 0x6, "4|6 tie to even 4"},
-                {-5.5f, 0xF, 0xF, "negative, nearer 6"}});
+  expect_cases(DType::kFloat4E2M1, {{6.0f, 0x7, 0x7, "max"},
+                                    {7.0f, 0x7, 0x7, "tie above max saturates"},
+                                    {kInf, 0x7, 0x7, "Inf"},
+                                    {-kInf, 0xF, 0xF, "-Inf"},
+                                    {kNaN, 0x7, 0x7, "NaN -> +max"},
+                                    {-0.0f, 0x8, 0x8, "-0"},
+                                    {0.5f, 0x1, 0x1, "min subnormal"},
+                                    {0.25f, 0x0, 0x0, "half min subnormal"},
+                                    {next_up(0.25f), 0x1, 0x1, "just above half min subnormal"},
+                                    {0.75f, 0x2, 0x2, "0.5|1.0 tie to even 1.0"},
+                                    {1.25f, 0x2, 0x2, "1.0|1.5 tie to even 1.0"},
+                                    {1.75f, 0x4, 0x4, "1.5|2.0 tie to even 2.0"},
+                                    {2.5f, 0x4, 0x4, "2|3 tie to even 2"},
+                                    {3.5f, 0x6, 0x6, "3|4 tie to even 4"},
+                                    {5.0f, 0x6, 0x6, "4|6 tie to even 4"},
+                                    {-5.5f, 0xF, 0xF, "negative, nearer 6"}});
 }
 
 TEST(EncodeBoundaryTest, E8M0) {
@@ -214,19 +218,32 @@ TEST(EncodeBoundaryTest, IntegersRoundToNearestEvenAndSaturate) {
     std::uint32_t code;
   };
   const std::vector<IntCase> cases = {
-      {DType::kInt8, 2.5f, 2},         {DType::kInt8, 3.5f, 4},
-      {DType::kInt8, -2.5f, 0xFE},     {DType::kInt8, -0.5f, 0},
-      {DType::kInt8, 127.5f, 127},     {DType::kInt8, -128.5f, 0x80},
-      {DType::kInt8, 1.0e10f, 127},    {DType::kInt8, -kInf, 0x80},
-      {DType::kInt8, kNaN, 0},         {DType::kUInt8, -1.0f, 0},
-      {DType::kUInt8, 255.5f, 255},    {DType::kUInt8, 254.5f, 254},
-      {DType::kInt16, -32768.4f, 0x8000}, {DType::kInt16, 32767.5f, 0x7FFF},
-      {DType::kUInt16, 65535.0f, 0xFFFF}, {DType::kUInt16, kInf, 0xFFFF},
-      {DType::kInt32, 2147483520.0f, 2147483520u}, {DType::kInt32, 2147483648.0f, 0x7FFFFFFFu},
-      {DType::kInt32, -2147483648.0f, 0x80000000u}, {DType::kInt32, -1.0e20f, 0x80000000u},
-      {DType::kInt32, 8388609.0f, 8388609u},  {DType::kInt32, 4194304.5f, 4194304u},
-      {DType::kInt32, kNaN, 0},         {DType::kUInt32, 4294967040.0f, 4294967040u},
-      {DType::kUInt32, 4294967296.0f, 0xFFFFFFFFu}, {DType::kUInt32, -3.0f, 0},
+      {DType::kInt8, 2.5f, 2},
+      {DType::kInt8, 3.5f, 4},
+      {DType::kInt8, -2.5f, 0xFE},
+      {DType::kInt8, -0.5f, 0},
+      {DType::kInt8, 127.5f, 127},
+      {DType::kInt8, -128.5f, 0x80},
+      {DType::kInt8, 1.0e10f, 127},
+      {DType::kInt8, -kInf, 0x80},
+      {DType::kInt8, kNaN, 0},
+      {DType::kUInt8, -1.0f, 0},
+      {DType::kUInt8, 255.5f, 255},
+      {DType::kUInt8, 254.5f, 254},
+      {DType::kInt16, -32768.4f, 0x8000},
+      {DType::kInt16, 32767.5f, 0x7FFF},
+      {DType::kUInt16, 65535.0f, 0xFFFF},
+      {DType::kUInt16, kInf, 0xFFFF},
+      {DType::kInt32, 2147483520.0f, 2147483520u},
+      {DType::kInt32, 2147483648.0f, 0x7FFFFFFFu},
+      {DType::kInt32, -2147483648.0f, 0x80000000u},
+      {DType::kInt32, -1.0e20f, 0x80000000u},
+      {DType::kInt32, 8388609.0f, 8388609u},
+      {DType::kInt32, 4194304.5f, 4194304u},
+      {DType::kInt32, kNaN, 0},
+      {DType::kUInt32, 4294967040.0f, 4294967040u},
+      {DType::kUInt32, 4294967296.0f, 0xFFFFFFFFu},
+      {DType::kUInt32, -3.0f, 0},
   };
   for (const IntCase& c : cases) {
     EXPECT_EQ(encode(c.type, c.input), c.code) << name(c.type) << " " << c.input;
@@ -255,8 +272,7 @@ std::vector<float> random_inputs(const testing::RefFormat& f, std::size_t count,
   return inputs;
 }
 
-void expect_matches_reference(const testing::RefFormat& f, std::size_t count,
-                              std::uint32_t seed) {
+void expect_matches_reference(const testing::RefFormat& f, std::size_t count, std::uint32_t seed) {
   const testing::RefRounder reference(f);
   const std::vector<float> inputs = random_inputs(f, count, seed);
   for (OverflowMode mode : {OverflowMode::kInfNan, OverflowMode::kSaturate}) {

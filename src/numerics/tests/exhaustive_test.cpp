@@ -1,6 +1,8 @@
 // Long tests (label "long"): every one of the 2^32 fp32 inputs converted to BF16, FP16,
 // FP8 E4M3 and FP8 E5M2, and 10^8 random inputs for every float format, both against the
 // independent oracle of reference.h. Work is split across std::thread.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <atomic>
 #include <bit>
@@ -11,8 +13,6 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "numerics/numerics.h"
 #include "reference.h"
 
@@ -22,7 +22,9 @@ namespace {
 using testing::RefFormat;
 using testing::RefRounder;
 
-unsigned thread_count() { return std::max(2u, std::thread::hardware_concurrency()); }
+unsigned thread_count() {
+  return std::max(2u, std::thread::hardware_concurrency());
+}
 
 // Expected RNE (kInfNan) code for the fp32 magnitude `bits` (sign clear), given the oracle's
 // table index `j` with value[j] <= x < value[j + 1] maintained by the caller's merge walk.
@@ -37,10 +39,12 @@ struct SweepOracle {
     const std::uint32_t sign_bit = 1u << (f.exponent_bits + f.mantissa_bits);
     if (bits > 0x7F800000u) {  // NaN: quiet, top payload bits kept (IEEE-style formats)
       if (f.specials == testing::Specials::kNanOnlyAllOnes) return sign_bit - 1;
-      const std::uint32_t payload = (bits >> (23 - f.mantissa_bits)) & ((1u << f.mantissa_bits) - 1);
+      const std::uint32_t payload =
+          (bits >> (23 - f.mantissa_bits)) & ((1u << f.mantissa_bits) - 1);
       return (e_max << f.mantissa_bits) | payload | (1u << (f.mantissa_bits - 1));
     }
-    if (bits == 0x7F800000u) return rounder.encode(std::bit_cast<float>(bits), OverflowMode::kInfNan);
+    if (bits == 0x7F800000u)
+      return rounder.encode(std::bit_cast<float>(bits), OverflowMode::kInfNan);
     const double x = std::bit_cast<float>(bits);
     const auto& entries = rounder.entries();
     while (j + 1 < entries.size() && entries[j + 1].value <= x) ++j;
@@ -122,9 +126,8 @@ TEST_P(ExhaustiveTest, AllFp32InputsMatchTheOracle) {
   for (unsigned t = 0; t < threads; ++t) {
     const auto begin = static_cast<std::uint32_t>(kMagnitudes * t / threads);
     const auto end = static_cast<std::uint32_t>(kMagnitudes * (t + 1) / threads);
-    workers.emplace_back([&, t, begin, end] {
-      failures[t] = sweep_range(f, rounder, begin, end, &messages[t]);
-    });
+    workers.emplace_back(
+        [&, t, begin, end] { failures[t] = sweep_range(f, rounder, begin, end, &messages[t]); });
   }
   for (std::thread& w : workers) w.join();
   for (unsigned t = 0; t < threads; ++t) {
@@ -135,7 +138,9 @@ TEST_P(ExhaustiveTest, AllFp32InputsMatchTheOracle) {
 INSTANTIATE_TEST_SUITE_P(Formats, ExhaustiveTest,
                          ::testing::Values(DType::kBFloat16, DType::kFloat16, DType::kFloat8E4M3,
                                            DType::kFloat8E5M2),
-                         [](const auto& test_param) { return std::string(name(test_param.param)); });
+                         [](const auto& test_param) {
+                           return std::string(name(test_param.param));
+                         });
 
 // 10^8 random inputs in total, spread over all float formats, checked against the
 // binary-search oracle in both overflow modes (half each).

@@ -1,15 +1,15 @@
 // MX block quantisation: scale selection (both rules), special blocks, golden blocks, packed
 // layouts and round trips.
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <bit>
-#include <cstring>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "numerics/numerics.h"
 
@@ -136,9 +136,9 @@ TEST(MxTest, SubnormalRangeAmaxClampsTheScaleToTheBottom) {
 TEST(MxTest, FloorLog2IsExactJustBelowAPowerOfTwo) {
   // log2f(nextafter(2, 0)) rounds to 1.0; the exponent bits say 0.
   const float just_below_two = std::nextafter(2.0f, 0.0f);
-  EXPECT_EQ(mx_scale_code(std::vector<float>{just_below_two}, DType::kFloat8E4M3,
-                          MxScaleRule::kOcp),
-            127 - 8);
+  EXPECT_EQ(
+      mx_scale_code(std::vector<float>{just_below_two}, DType::kFloat8E4M3, MxScaleRule::kOcp),
+      127 - 8);
   EXPECT_EQ(mx_scale_code(std::vector<float>{-2.0f}, DType::kFloat8E4M3, MxScaleRule::kOcp),
             127 + 1 - 8);
 }

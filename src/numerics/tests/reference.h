@@ -43,7 +43,9 @@ inline const std::vector<RefFormat>& small_float_formats() {
   return formats;
 }
 
-inline RefFormat tf32_format() { return {DType::kTFloat32, 8, 10, 127, Specials::kIeee, 13}; }
+inline RefFormat tf32_format() {
+  return {DType::kTFloat32, 8, 10, 127, Specials::kIeee, 13};
+}
 
 inline bool ref_is_nan(const RefFormat& f, std::uint32_t field) {
   const std::uint32_t e = (field >> f.mantissa_bits) & ((1u << f.exponent_bits) - 1);
@@ -168,6 +170,8 @@ class RefRounder {
   std::uint32_t max_code_ = 0;
 };
 
-inline std::string format_name(const RefFormat& f) { return std::string(name(f.dtype)); }
+inline std::string format_name(const RefFormat& f) {
+  return std::string(name(f.dtype));
+}
 
 }  // namespace trnsim::numerics::testing

@@ -1,12 +1,12 @@
 // Stochastic rounding: reproducible, independent of how an array is split, only ever one of
 // the two neighbours, unbiased, and exactly the documented rule floor(|x|/ulp + r/2^32).
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "numerics/numerics.h"
 #include "reference.h"
