@@ -248,18 +248,22 @@ TEST(Matmul, IsTransposeAndTensorTransposeAreBitExact) {
   }
 }
 
-TEST(Matmul, Fp8TransposeZeroExtendsToSixteenBits) {
+TEST(Matmul, Fp8IsTransposeZeroExtendsToSixteenBits) {
   Device device(trn3());
   Core& core = device.core(0);
   const std::uint32_t p = 8, f = 4;
-  std::vector<std::uint8_t> data(p * f);
+  std::vector<std::uint8_t> data(p * f), identity(p * p, 0);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(0x81 + 5 * i);
+  for (std::uint32_t i = 0; i < p; ++i) identity[i * p + i] = 0x38;  // 1.0 in E4M3
   fill_onchip(core, isa::Memory::kSbuf, 0, p, 0, data);
-  isa::NcTranspose tr;
-  tr.data = sbuf(DType::kFloat8E4M3, 0, p, 0, {{1, f}});
-  tr.dst = psum(DType::kBFloat16, 0, f, 0, {{1, p}});
+  fill_onchip(core, isa::Memory::kSbuf, 0, p, 64, identity);
+  isa::NcMatmul mm;
+  mm.is_transpose = true;
+  mm.stationary = sbuf(DType::kFloat8E4M3, 0, p, 0, {{1, f}});
+  mm.moving = sbuf(DType::kFloat8E4M3, 0, p, 64, {{1, p}});
+  mm.dst = psum(DType::kBFloat16, 0, f, 0, {{1, p}});
   isa::Program program;
-  program.instructions.push_back(make(tensor_q(), tr));
+  program.instructions.push_back(make(tensor_q(), mm));
   run(device, program);
   const auto out = from_bytes<std::uint16_t>(read_rows(core, isa::Memory::kPsum, 0, f, 0, p * 2));
   for (std::uint32_t i = 0; i < f; ++i)
