@@ -41,7 +41,8 @@ std::pair<std::string, std::string> split_assignment(const std::string& text, co
 void print_values(const sim::HbmTensor& t, const std::vector<std::uint8_t>& bytes) {
   constexpr std::uint64_t kShown = 16;
   if (numerics::is_mx_packed(t.dtype)) {
-    fmt::print("{}: {} bytes of packed {} (not printed)\n", t.name, bytes.size(), numerics::name(t.dtype));
+    fmt::print("{}: {} bytes of packed {} (not printed)\n", t.name, bytes.size(),
+               numerics::name(t.dtype));
     return;
   }
   std::vector<float> values(t.elements());
@@ -83,7 +84,10 @@ int run_asm_command(const RunAsmArgs& args) {
   }
   for (const auto& text : args.random) {
     auto [name, seed] = split_assignment(text, "--random", true);
-    request.inits.push_back({name, sim::TensorInit::Kind::kRandom, "", {},
+    request.inits.push_back({name,
+                             sim::TensorInit::Kind::kRandom,
+                             "",
+                             {},
                              seed.empty() ? 0 : std::stoull(seed, nullptr, 0)});
   }
   request.options.check_hazards = !args.no_hazards;
@@ -146,7 +150,8 @@ void register_run_asm_command(CLI::App& app) {
   cmd->add_flag("--nan-fill", args->nan_fill,
                 "Read never-written memory as NaN (floats) / 4 (integers) instead of failing");
   cmd->add_flag("--timing-only", args->timing_only, "Run the event loop without computing data");
-  cmd->add_option("--max-steps", args->max_steps, "Stop after this many instructions (0 = no limit)");
+  cmd->add_option("--max-steps", args->max_steps,
+                  "Stop after this many instructions (0 = no limit)");
   cmd->add_option("--seed", args->seed, "Override the program's .seed");
   cmd->callback([args] {
     int code = 0;

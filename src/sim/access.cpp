@@ -99,8 +99,8 @@ isa::AccessPattern row_of(const isa::AccessPattern& ap, std::uint32_t r) {
   isa::AccessPattern row = ap;
   row.partitions = 1;
   if (ap.memory == isa::Memory::kHbm) {
-    row.offset = static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) +
-                                            hbm_row_offset(ap, r));
+    row.offset =
+        static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) + hbm_row_offset(ap, r));
   } else {
     row.start_partition = ap.start_partition + r;
   }

@@ -35,8 +35,8 @@ struct Footprint {
            byte_lo < o.byte_hi && o.byte_lo < byte_hi;
   }
   bool contains(const Footprint& o) const {
-    return memory == o.memory && partition_lo <= o.partition_lo &&
-           o.partition_hi <= partition_hi && byte_lo <= o.byte_lo && o.byte_hi <= byte_hi;
+    return memory == o.memory && partition_lo <= o.partition_lo && o.partition_hi <= partition_hi &&
+           byte_lo <= o.byte_lo && o.byte_hi <= byte_hi;
   }
 };
 Footprint footprint(const isa::AccessPattern& ap);

@@ -1,7 +1,8 @@
 #include "sim/asm_runner.h"
 
-#include <charconv>
 #include <fmt/core.h>
+
+#include <charconv>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -15,7 +16,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -61,7 +63,9 @@ std::uint64_t HbmTensor::elements() const {
   return n;
 }
 
-std::uint64_t HbmTensor::bytes() const { return elements() * numerics::storage_bytes(dtype); }
+std::uint64_t HbmTensor::bytes() const {
+  return elements() * numerics::storage_bytes(dtype);
+}
 
 std::string HbmTensor::to_string() const {
   std::string dims;
@@ -150,9 +154,15 @@ AsmRunOutcome run_asm(const AsmRunRequest& request) {
     const HbmTensor& t = *it->second;
     std::vector<std::uint8_t> bytes;
     switch (init.kind) {
-      case TensorInit::Kind::kFile: bytes = read_file(init.path); break;
-      case TensorInit::Kind::kBytes: bytes = init.bytes; break;
-      case TensorInit::Kind::kRandom: bytes = random_contents(t, init.seed); break;
+      case TensorInit::Kind::kFile:
+        bytes = read_file(init.path);
+        break;
+      case TensorInit::Kind::kBytes:
+        bytes = init.bytes;
+        break;
+      case TensorInit::Kind::kRandom:
+        bytes = random_contents(t, init.seed);
+        break;
     }
     if (bytes.size() != t.bytes())
       throw SimError(fmt::format("input for {} has {} bytes; the tensor has {}", t.to_string(),
@@ -161,7 +171,8 @@ AsmRunOutcome run_asm(const AsmRunRequest& request) {
   }
 
   outcome.result = run(device, outcome.program, request.options);
-  for (const HbmTensor& t : outcome.tensors) outcome.contents[t.name] = device.read(t.address, t.bytes());
+  for (const HbmTensor& t : outcome.tensors)
+    outcome.contents[t.name] = device.read(t.address, t.bytes());
   return outcome;
 }
 

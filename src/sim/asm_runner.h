@@ -27,7 +27,7 @@ struct HbmTensor {
   numerics::DType dtype = numerics::DType::kFloat32;
   std::vector<std::uint64_t> shape;
   std::uint64_t elements() const;
-  std::uint64_t bytes() const;  // elements * storage bytes (x4-packed: per word)
+  std::uint64_t bytes() const;    // elements * storage bytes (x4-packed: per word)
   std::string to_string() const;  // the spec syntax below
 };
 
@@ -41,14 +41,14 @@ struct TensorInit {
   enum class Kind : std::uint8_t { kFile, kBytes, kRandom };
   std::string name;
   Kind kind = Kind::kBytes;
-  std::string path;                // kFile: raw little-endian storage words
+  std::string path;                 // kFile: raw little-endian storage words
   std::vector<std::uint8_t> bytes;  // kBytes
-  std::uint64_t seed = 0;          // kRandom: values uniform in [-1, 1), rounded RNE
+  std::uint64_t seed = 0;           // kRandom: values uniform in [-1, 1), rounded RNE
 };
 
 struct AsmRunRequest {
-  std::string asm_path;      // read from this file ...
-  std::string asm_text;      // ... unless the text is given directly (then asm_path names it)
+  std::string asm_path;       // read from this file ...
+  std::string asm_text;       // ... unless the text is given directly (then asm_path names it)
   std::string chip = "trn3";  // preset name or JSON file
   std::vector<HbmTensor> extra_tensors;  // in addition to the file's @hbm directives
   std::vector<TensorInit> inits;

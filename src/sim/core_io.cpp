@@ -1,8 +1,9 @@
 #include "sim/core_io.h"
 
+#include <fmt/core.h>
+
 #include <cmath>
 #include <cstring>
-#include <fmt/core.h>
 #include <limits>
 #include <type_traits>
 
@@ -35,7 +36,8 @@ struct FieldNamer {
     } else if constexpr (std::is_same_v<T, std::optional<isa::AccessPattern>>) {
       if (value) names[&*value] = std::string(name);
     } else if constexpr (std::is_same_v<T, std::vector<isa::AccessPattern>>) {
-      for (std::size_t i = 0; i < value.size(); ++i) names[&value[i]] = fmt::format("{}[{}]", name, i);
+      for (std::size_t i = 0; i < value.size(); ++i)
+        names[&value[i]] = fmt::format("{}[{}]", name, i);
     }
   }
 };
@@ -101,9 +103,9 @@ CoreOperandIO::Rows CoreOperandIO::resolve(const isa::AccessPattern& ap) {
       fail(fmt::format("operand '{}': {}", operand_name(ap),
                        device_.hbm().describe_miss(f.byte_lo, f.byte_hi)));
     for (std::uint32_t r = 0; r < ap.partitions; ++r) {
-      const auto local = static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) +
-                                                    hbm_row_offset(ap, r)) -
-                         allocation->address;
+      const auto local =
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) + hbm_row_offset(ap, r)) -
+          allocation->address;
       rows.base.push_back(allocation->data.data() + local);
       rows.init.push_back(&allocation->init);
       rows.init_base.push_back(local);
@@ -129,8 +131,8 @@ CoreOperandIO::Rows CoreOperandIO::resolve(const isa::AccessPattern& ap) {
   return rows;
 }
 
-std::vector<bool> CoreOperandIO::check_initialized(const isa::AccessPattern& ap,
-                                                   const Rows& rows, std::uint32_t r) {
+std::vector<bool> CoreOperandIO::check_initialized(const isa::AccessPattern& ap, const Rows& rows,
+                                                   std::uint32_t r) {
   if (policy_ == UninitializedPolicy::kIgnore) return {};
   const InitMap& init = *rows.init[r];
   const std::uint64_t base = rows.init_base[r];
@@ -153,9 +155,9 @@ std::vector<bool> CoreOperandIO::check_initialized(const isa::AccessPattern& ap,
     const std::uint64_t byte = first_missing - base + ap.offset;  // offset within the row
     std::string where;
     if (ap.memory == isa::Memory::kHbm) {
-      const auto address = static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) +
-                                                      hbm_row_offset(ap, r)) +
-                           (first_missing - base);
+      const auto address =
+          static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) + hbm_row_offset(ap, r)) +
+          (first_missing - base);
       where = fmt::format("hbm address {:#x}", address);
     } else {
       where = fmt::format("{} partition {} byte {}", isa::memory_name(ap.memory),
@@ -205,7 +207,8 @@ std::vector<std::uint8_t> CoreOperandIO::load_raw(const isa::AccessPattern& ap,
   const Rows rows = resolve(ap);
   const std::size_t row_bytes = rows.free * rows.element_bytes;
   std::vector<std::uint8_t> out(row_bytes * ap.partitions);
-  if (missing != nullptr) missing->assign(out.size() / std::max<std::size_t>(1, rows.element_bytes), false);
+  if (missing != nullptr)
+    missing->assign(out.size() / std::max<std::size_t>(1, rows.element_bytes), false);
   for (std::uint32_t r = 0; r < ap.partitions && row_bytes > 0; ++r) {
     const std::vector<bool> row_missing = check_initialized(ap, rows, r);
     if (missing != nullptr)
@@ -298,9 +301,10 @@ WordTile CoreOperandIO::load_words(const isa::AccessPattern& ap) {
   const bool packed = numerics::is_mx_packed(ap.dtype);
   for (std::size_t i = 0; i < missing.size() && !packed; ++i) {
     if (!missing[i]) continue;
-    tile.words[i] = numerics::is_float(ap.dtype)
-                        ? std::int64_t{numerics::encode(ap.dtype, std::numeric_limits<float>::quiet_NaN())}
-                        : 4;
+    tile.words[i] =
+        numerics::is_float(ap.dtype)
+            ? std::int64_t{numerics::encode(ap.dtype, std::numeric_limits<float>::quiet_NaN())}
+            : 4;
   }
   return tile;
 }
@@ -340,8 +344,8 @@ std::span<std::uint32_t> CoreOperandIO::rng_state(isa::Engine engine, std::uint3
   if (engine != isa::Engine::kVector && engine != isa::Engine::kGpSimd)
     fail(fmt::format("the {} engine has no random number generator", isa::engine_name(engine)));
   if (partition >= core_.sbuf().partitions())
-    fail(fmt::format("random number state of lane {} requested; the engine has {} lanes",
-                     partition, core_.sbuf().partitions()));
+    fail(fmt::format("random number state of lane {} requested; the engine has {} lanes", partition,
+                     core_.sbuf().partitions()));
   return core_.rng_state(engine, partition);
 }
 

@@ -1,6 +1,7 @@
 // Device, Core, SimError and the custom-operator registry.
-#include <cmath>
 #include <fmt/core.h>
+
+#include <cmath>
 #include <mutex>
 
 #include "sim/describe.h"
@@ -47,9 +48,12 @@ SimError::SimError(std::size_t index, std::string op, isa::Origin origin, std::s
 
 std::string_view hazard_kind_name(HazardKind kind) {
   switch (kind) {
-    case HazardKind::kReadAfterWrite: return "RAW";
-    case HazardKind::kWriteAfterRead: return "WAR";
-    case HazardKind::kWriteAfterWrite: return "WAW";
+    case HazardKind::kReadAfterWrite:
+      return "RAW";
+    case HazardKind::kWriteAfterRead:
+      return "WAR";
+    case HazardKind::kWriteAfterWrite:
+      return "WAW";
   }
   return "?";
 }
@@ -58,12 +62,12 @@ std::string_view hazard_kind_name(HazardKind kind) {
 // Core
 
 Core::Core(const arch::ChipConfig& chip, int index) : index_(index) {
-  sbuf_ = std::make_unique<OnChipMemory>("sbuf", whole(chip.sbuf.partitions, "sbuf.partitions"),
-                                         whole(chip.sbuf.bytes_per_partition,
-                                               "sbuf.bytes_per_partition"));
-  psum_ = std::make_unique<OnChipMemory>("psum", whole(chip.psum.partitions, "psum.partitions"),
-                                         whole(chip.psum.bytes_per_partition,
-                                               "psum.bytes_per_partition"));
+  sbuf_ = std::make_unique<OnChipMemory>(
+      "sbuf", whole(chip.sbuf.partitions, "sbuf.partitions"),
+      whole(chip.sbuf.bytes_per_partition, "sbuf.bytes_per_partition"));
+  psum_ = std::make_unique<OnChipMemory>(
+      "psum", whole(chip.psum.partitions, "psum.partitions"),
+      whole(chip.psum.bytes_per_partition, "psum.bytes_per_partition"));
   // The gen4 Vector engine keeps four XORWOW generators per lane; GpSimd (and the gen3
   // Vector engine's single stream) one.
   vector_generators_ = chip.generation >= arch::Generation::kGen4 ? 4 : 1;
@@ -85,7 +89,8 @@ void Core::seed_rng(std::uint32_t seed) {
       std::uint64_t stream = (std::uint64_t{seed} << 32) ^ (engine_tag << 24) ^ g;
       std::uint32_t* s = states.data() + g * kXorwowWords;
       do {
-        for (int w = 0; w < kXorwowWords; ++w) s[w] = static_cast<std::uint32_t>(splitmix64(stream));
+        for (int w = 0; w < kXorwowWords; ++w)
+          s[w] = static_cast<std::uint32_t>(splitmix64(stream));
       } while ((s[0] | s[1] | s[2] | s[3] | s[4]) == 0);  // xorshift needs a non-zero state
     }
   };
@@ -100,8 +105,8 @@ std::span<std::uint32_t> Core::rng_state(isa::Engine engine, std::uint32_t parti
   }
   if (engine == isa::Engine::kGpSimd)
     return std::span<std::uint32_t>(gpsimd_rng_).subspan(partition * kXorwowWords, kXorwowWords);
-  throw SimError(fmt::format("the {} engine has no random number generator",
-                             isa::engine_name(engine)));
+  throw SimError(
+      fmt::format("the {} engine has no random number generator", isa::engine_name(engine)));
 }
 
 namespace {
@@ -145,21 +150,26 @@ Device::Device(arch::ChipConfig chip, int num_cores) : chip_(std::move(chip)) {
 
 Device::~Device() = default;
 
-std::uint64_t Device::hbm_capacity() const { return hbm_->capacity(); }
+std::uint64_t Device::hbm_capacity() const {
+  return hbm_->capacity();
+}
 std::uint64_t Device::allocate(std::uint64_t bytes, std::uint64_t align) {
   return hbm_->allocate(bytes, align);
 }
 void Device::allocate_at(std::uint64_t address, std::uint64_t bytes) {
   hbm_->allocate_at(address, bytes);
 }
-void Device::free(std::uint64_t address) { hbm_->free(address); }
+void Device::free(std::uint64_t address) {
+  hbm_->free(address);
+}
 
 void Device::write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
   if (bytes.empty()) return;
   HbmAllocation* a = hbm_->find(address, address + bytes.size());
   if (a == nullptr)
-    throw SimError("hbm write: " + hbm_->describe_miss(static_cast<std::int64_t>(address),
-                                                       static_cast<std::int64_t>(address + bytes.size())));
+    throw SimError("hbm write: " +
+                   hbm_->describe_miss(static_cast<std::int64_t>(address),
+                                       static_cast<std::int64_t>(address + bytes.size())));
   const std::uint64_t local = address - a->address;
   std::copy(bytes.begin(), bytes.end(), a->data.begin() + static_cast<std::ptrdiff_t>(local));
   a->init.set(local, local + bytes.size());
@@ -169,8 +179,9 @@ void Device::read(std::uint64_t address, std::span<std::uint8_t> out) const {
   if (out.empty()) return;
   const HbmAllocation* a = hbm_->find(address, address + out.size());
   if (a == nullptr)
-    throw SimError("hbm read: " + hbm_->describe_miss(static_cast<std::int64_t>(address),
-                                                      static_cast<std::int64_t>(address + out.size())));
+    throw SimError("hbm read: " +
+                   hbm_->describe_miss(static_cast<std::int64_t>(address),
+                                       static_cast<std::int64_t>(address + out.size())));
   const auto first = a->data.begin() + static_cast<std::ptrdiff_t>(address - a->address);
   std::copy(first, first + static_cast<std::ptrdiff_t>(out.size()), out.begin());
 }

@@ -7,9 +7,10 @@
 // atomically at the start, so for a race-free program the data does not depend on the
 // costs. Events are ordered by (time, queue number, instruction index), which makes runs
 // reproducible bit for bit.
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <bit>
-#include <fmt/core.h>
 #include <queue>
 
 #include "isa/validate.h"
@@ -126,9 +127,10 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device& devi
           // One core per run: a barrier among 1 core is trivially passed; more cores need the
           // multi-core launch (logical cores), which this executor does not drive yet.
           if (op.num_cores > 1)
-            io.fail(fmt::format("core_barrier among {} cores, but this run drives 1 core of a "
-                                "{}-core device (multi-core launch is not supported yet)",
-                                op.num_cores, device.num_cores()));
+            io.fail(
+                fmt::format("core_barrier among {} cores, but this run drives 1 core of a "
+                            "{}-core device (multi-core launch is not supported yet)",
+                            op.num_cores, device.num_cores()));
         } else if constexpr (std::is_same_v<Op, isa::CustomOp>) {
           run_custom_op(op, io);
         } else {
@@ -181,7 +183,6 @@ class Executor {
 
  private:
   void build_queues() {
-    queue_of_.resize(program_.instructions.size());
     for (std::size_t i = 0; i < program_.instructions.size(); ++i) {
       const isa::QueueId id = program_.instructions[i].queue;
       auto it = std::find_if(queues_.begin(), queues_.end(),
@@ -191,7 +192,6 @@ class Executor {
         it = std::prev(queues_.end());
       }
       it->instructions.push_back(i);
-      queue_of_[i] = static_cast<std::uint32_t>(it - queues_.begin());
     }
     for (auto& q : queues_) q.clock.assign(queues_.size(), 0);
     in_flight_clock_.resize(program_.instructions.size());
@@ -231,15 +231,15 @@ class Executor {
       for (const isa::SemWait& w : inst.waits) {
         if (w.value == 0) continue;
         const auto& history = signals_[w.sem];
-        const auto reached = std::lower_bound(
-            history.begin(), history.end(), w.value,
-            [](const SignalRecord& r, std::uint32_t v) { return r.value < v; });
+        const auto reached =
+            std::lower_bound(history.begin(), history.end(), w.value,
+                             [](const SignalRecord& r, std::uint32_t v) { return r.value < v; });
         if (reached != history.end()) join_into(queue.clock, reached->clock);
       }
       queue.clock[q] = static_cast<std::uint32_t>(queue.next);
       in_flight_clock_[index] = queue.clock;
-      hazards_->record(instruction_accesses(inst), q, queue.clock[q], index, queue.clock,
-                       result_, program_);
+      hazards_->record(instruction_accesses(inst), q, queue.clock[q], index, queue.clock, result_,
+                       program_);
       if (result_.instructions_executed % kPruneInterval == 0) prune_hazard_history();
     }
 
@@ -297,8 +297,8 @@ class Executor {
       why += fmt::format("\n  {} on queue {}", describe_instruction(inst, index), queue_name(q.id));
       for (const isa::SemWait& w : inst.waits)
         if (sems[w.sem] < w.value)
-          why += fmt::format(" waits for semaphore {} >= {} (it is {})", w.sem, w.value,
-                             sems[w.sem]);
+          why +=
+              fmt::format(" waits for semaphore {} >= {} (it is {})", w.sem, w.value, sems[w.sem]);
     }
     throw instruction_error(program_, first_blocked, why);
   }
@@ -313,7 +313,6 @@ class Executor {
   CostModel* cost_ = nullptr;
   std::uint32_t seed_ = 0;
   std::vector<QueueState> queues_;
-  std::vector<std::uint32_t> queue_of_;
   std::priority_queue<Event> events_;
   Duration now_ = 0;
   RunResult result_;

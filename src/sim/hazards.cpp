@@ -1,7 +1,8 @@
 #include "sim/hazards.h"
 
-#include <algorithm>
 #include <fmt/core.h>
+
+#include <algorithm>
 #include <type_traits>
 
 #include "sim/describe.h"

@@ -36,9 +36,7 @@ class OnChipMemory {
   std::uint32_t partitions() const { return partitions_; }
   std::uint64_t bytes_per_partition() const { return bytes_per_partition_; }
   std::uint8_t* row(std::uint32_t p) { return data_.data() + p * bytes_per_partition_; }
-  const std::uint8_t* row(std::uint32_t p) const {
-    return data_.data() + p * bytes_per_partition_;
-  }
+  const std::uint8_t* row(std::uint32_t p) const { return data_.data() + p * bytes_per_partition_; }
   std::uint64_t flat(std::uint32_t p, std::uint64_t offset) const {
     return p * bytes_per_partition_ + offset;
   }

@@ -5,8 +5,9 @@
 // copy may reshape as long as the element counts agree. Same dtype = raw storage bytes
 // (bit-exact, any type including x4-packed); different dtypes go through fp32 with one
 // rounding into the destination type (the instruction's rounding mode).
-#include <cstring>
 #include <fmt/core.h>
+
+#include <cstring>
 
 #include "numerics/numerics.h"
 #include "sim/access.h"
@@ -51,8 +52,8 @@ void copy_elements(const isa::AccessPattern& dst, const isa::AccessPattern& src,
 // Row indices of a dma_indirect, in row-major order of the index operand.
 std::vector<std::int64_t> load_indices(const isa::AccessPattern& index, CoreOperandIO& io) {
   if (index.dtype != numerics::DType::kUInt32 && index.dtype != numerics::DType::kInt32)
-    io.fail(fmt::format("index operand must be uint32 or int32, not {}",
-                        numerics::name(index.dtype)));
+    io.fail(
+        fmt::format("index operand must be uint32 or int32, not {}", numerics::name(index.dtype)));
   return io.load_words(index).words;
 }
 
@@ -69,9 +70,8 @@ void execute_dma_transpose(const isa::DmaTranspose& op, CoreOperandIO& io) {
   const std::uint32_t p_count = op.src.partitions;
   const std::uint64_t f_count = free_element_count(op.src);
   if (op.dst.partitions != f_count || free_element_count(op.dst) != p_count)
-    io.fail(fmt::format("transpose of a [{}, {}] src needs a [{}, {}] dst, got [{}, {}]",
-                        p_count, f_count, f_count, p_count, op.dst.partitions,
-                        free_element_count(op.dst)));
+    io.fail(fmt::format("transpose of a [{}, {}] src needs a [{}, {}] dst, got [{}, {}]", p_count,
+                        f_count, f_count, p_count, op.dst.partitions, free_element_count(op.dst)));
   const std::size_t esize = element_bytes(op.src);
   const std::vector<std::uint8_t> in = io.load_bytes(op.src);
   std::vector<std::uint8_t> out(in.size());

@@ -15,9 +15,10 @@
 // the n loop; vectorising across n keeps every element's summation order (n are independent),
 // so results do not depend on the vector width. The library is built with
 // -ffp-contract=off so no multiply-add is fused.
+#include <fmt/core.h>
+
 #include <cmath>
 #include <cstring>
-#include <fmt/core.h>
 #include <limits>
 
 #include "numerics/numerics.h"
@@ -139,8 +140,8 @@ std::vector<double> dequantize_operand(const isa::AccessPattern& data,
     io.fail(fmt::format("operand '{}' must be an x4-packed MX type, not {}", io.operand_name(data),
                         numerics::name(data.dtype)));
   if (element_bytes(scale) != 1)
-    io.fail(fmt::format("scale operand '{}' must be float8_e8m0fnu or uint8",
-                        io.operand_name(scale)));
+    io.fail(
+        fmt::format("scale operand '{}' must be float8_e8m0fnu or uint8", io.operand_name(scale)));
   const std::uint32_t p_count = data.partitions;
   columns = free_element_count(data);
   const std::uint64_t scale_columns = free_element_count(scale);
@@ -168,10 +169,12 @@ std::vector<double> dequantize_operand(const isa::AccessPattern& data,
 
   const numerics::DType element = numerics::unpacked_element(data.dtype);
   double value_of_code[256];
-  for (int c = 0; c < 256; ++c) value_of_code[c] = numerics::decode(element, static_cast<std::uint32_t>(c));
+  for (int c = 0; c < 256; ++c)
+    value_of_code[c] = numerics::decode(element, static_cast<std::uint32_t>(c));
   double value_of_scale[256];
   for (int e = 0; e < 256; ++e)
-    value_of_scale[e] = e == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, e - 127);
+    value_of_scale[e] =
+        e == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, e - 127);
 
   std::vector<double> out(std::uint64_t{4} * p_count * columns);
   for (std::uint32_t p = 0; p < p_count; ++p) {

@@ -18,7 +18,8 @@ TEST(DmaCopy, HbmToSbufSameTypeIsBitExactThroughStrides) {
   const std::uint32_t rows = 16, cols = 24;
   const auto base = device.allocate(rows * cols * 4);
   std::vector<std::uint32_t> host(rows * cols);
-  for (std::size_t i = 0; i < host.size(); ++i) host[i] = 0x7FC00001u + static_cast<std::uint32_t>(i) * 0x01010101u;
+  for (std::size_t i = 0; i < host.size(); ++i)
+    host[i] = 0x7FC00001u + static_cast<std::uint32_t>(i) * 0x01010101u;
   device.write(base, to_bytes(host));
   // Read every other column of rows 0..15 (row step = cols elements), in reverse column
   // order: a negative step from the last even column.
@@ -26,7 +27,8 @@ TEST(DmaCopy, HbmToSbufSameTypeIsBitExactThroughStrides) {
   copy.src = hbm(DType::kFloat32, base + (cols - 2) * 4, rows, cols, {{-2, cols / 2}});
   copy.dst = sbuf(DType::kFloat32, 0, rows, 128, {{1, cols / 2}});
   run(device, one(dma_q(0), copy));
-  const auto out = from_bytes<std::uint32_t>(read_rows(device.core(0), isa::Memory::kSbuf, 0, rows, 128, cols / 2 * 4));
+  const auto out = from_bytes<std::uint32_t>(
+      read_rows(device.core(0), isa::Memory::kSbuf, 0, rows, 128, cols / 2 * 4));
   for (std::uint32_t r = 0; r < rows; ++r)
     for (std::uint32_t j = 0; j < cols / 2; ++j)
       ASSERT_EQ(out[r * (cols / 2) + j], host[r * cols + (cols - 2 - 2 * j)]);
@@ -34,17 +36,24 @@ TEST(DmaCopy, HbmToSbufSameTypeIsBitExactThroughStrides) {
 
 TEST(DmaCopy, CastsThroughFp32WithRoundToNearestEven) {
   Device device(trn3());
-  const std::vector<float> values = {1.0f, 1.00390625f /* 1 + 2^-8: tie -> even 1.0 */,
-                                     1.01171875f /* 1 + 3*2^-8: tie -> up */, -3.14159f,
-                                     65504.0f, 1e-3f, -0.0f, 3.0e38f};
+  const std::vector<float> values = {1.0f,
+                                     1.00390625f /* 1 + 2^-8: tie -> even 1.0 */,
+                                     1.01171875f /* 1 + 3*2^-8: tie -> up */,
+                                     -3.14159f,
+                                     65504.0f,
+                                     1e-3f,
+                                     -0.0f,
+                                     3.0e38f};
   const auto base = device.allocate(values.size() * 4);
   device.write(base, to_bytes(values));
   isa::DmaCopy copy;
   copy.src = hbm(DType::kFloat32, base, 2, 4, {{1, 4}});
   copy.dst = sbuf(DType::kBFloat16, 0, 2, 0, {{1, 4}});
   run(device, one(dma_q(0), copy));
-  const auto out = from_bytes<std::uint16_t>(read_rows(device.core(0), isa::Memory::kSbuf, 0, 2, 0, 8));
-  for (std::size_t i = 0; i < values.size(); ++i) EXPECT_EQ(out[i], f32_to_bf16_rne(values[i])) << i;
+  const auto out =
+      from_bytes<std::uint16_t>(read_rows(device.core(0), isa::Memory::kSbuf, 0, 2, 0, 8));
+  for (std::size_t i = 0; i < values.size(); ++i)
+    EXPECT_EQ(out[i], f32_to_bf16_rne(values[i])) << i;
 }
 
 TEST(DmaCopy, ReshapesRowMajorAndCopiesHbmToHbm) {
@@ -87,7 +96,8 @@ TEST(DmaTranspose, SwapsPartitionAndFreeBitExact) {
   tr.src = hbm(DType::kBFloat16, src, p, f, {{1, f}});
   tr.dst = sbuf(DType::kBFloat16, 0, f, 0, {{1, p}});
   run(device, one(dma_q(0), tr));
-  const auto out = from_bytes<std::uint16_t>(read_rows(device.core(0), isa::Memory::kSbuf, 0, f, 0, p * 2));
+  const auto out =
+      from_bytes<std::uint16_t>(read_rows(device.core(0), isa::Memory::kSbuf, 0, f, 0, p * 2));
   for (std::uint32_t i = 0; i < f; ++i)
     for (std::uint32_t j = 0; j < p; ++j) ASSERT_EQ(out[i * p + j], host[j * f + i]);
 }
@@ -104,10 +114,13 @@ struct IndirectFixture {
     device.write(table, to_bytes(host));
   }
   void set_index(const std::vector<std::int32_t>& rows) {
-    fill_onchip(device.core(0), isa::Memory::kSbuf, 0, static_cast<std::uint32_t>(rows.size()), 4096, to_bytes(rows));
+    fill_onchip(device.core(0), isa::Memory::kSbuf, 0, static_cast<std::uint32_t>(rows.size()),
+                4096, to_bytes(rows));
   }
   isa::AccessPattern index() const { return sbuf(DType::kInt32, 0, kPicked, 4096, {{1, 1}}); }
-  isa::AccessPattern table_ap() const { return hbm(DType::kFloat32, table, kTableRows, kWidth, {{1, kWidth}}); }
+  isa::AccessPattern table_ap() const {
+    return hbm(DType::kFloat32, table, kTableRows, kWidth, {{1, kWidth}});
+  }
   isa::AccessPattern tile() const { return sbuf(DType::kFloat32, 0, kPicked, 0, {{1, kWidth}}); }
 };
 
@@ -121,7 +134,8 @@ TEST(DmaIndirect, GatherRowsByIndex) {
   op.dst = fx.tile();
   op.index = fx.index();
   run(fx.device, one(dma_q(0), op));
-  const auto out = from_bytes<float>(read_rows(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, fx.kWidth * 4));
+  const auto out = from_bytes<float>(
+      read_rows(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, fx.kWidth * 4));
   for (std::uint32_t r = 0; r < fx.kPicked; ++r)
     for (std::uint32_t j = 0; j < fx.kWidth; ++j)
       ASSERT_EQ(out[r * fx.kWidth + j], fx.host[static_cast<std::size_t>(rows[r]) * fx.kWidth + j]);

@@ -105,7 +105,9 @@ TEST(AsmRunner, UnfilledInputIsAnUninitialisedReadAndWrongSizeIsRejected) {
     run_asm(request);
     FAIL() << "expected an uninitialised read";
   } catch (const SimError& e) {
-    EXPECT_NE(e.why().find("operand 'src' reads uninitialised memory: hbm address 0x0"), std::string::npos) << e.what();
+    EXPECT_NE(e.why().find("operand 'src' reads uninitialised memory: hbm address 0x0"),
+              std::string::npos)
+        << e.what();
   }
   request.inits = {{"x", TensorInit::Kind::kBytes, "", std::vector<std::uint8_t>(12), 0}};
   EXPECT_THROW(run_asm(request), SimError);

@@ -98,9 +98,15 @@ TEST(Executor, DeadlockListsEveryBlockedInstruction) {
   } catch (const SimError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
-    EXPECT_NE(what.find("instruction 0 (sem) on queue vector waits for semaphore 5 >= 1 (it is 0)"), std::string::npos) << what;
-    EXPECT_NE(what.find("instruction 1 (sem) on queue scalar waits for semaphore 6 >= 1 (it is 0)"), std::string::npos) << what;
-    EXPECT_NE(what.find("instruction 3 (sem) on queue gpsimd waits for semaphore 7 >= 2 (it is 1)"), std::string::npos) << what;
+    EXPECT_NE(what.find("instruction 0 (sem) on queue vector waits for semaphore 5 >= 1 (it is 0)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("instruction 1 (sem) on queue scalar waits for semaphore 6 >= 1 (it is 0)"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("instruction 3 (sem) on queue gpsimd waits for semaphore 7 >= 2 (it is 1)"),
+              std::string::npos)
+        << what;
     EXPECT_EQ(what.find("instruction 2"), std::string::npos) << what;  // it finished
   }
 }
@@ -140,7 +146,9 @@ TEST(Executor, UninitialisedReadNamesOperandAndAddress) {
     FAIL() << "expected an uninitialised read";
   } catch (const SimError& e) {
     EXPECT_EQ(e.index(), 0u);
-    EXPECT_NE(e.why().find("operand 'src' reads uninitialised memory: sbuf partition 2 byte 8"), std::string::npos) << e.what();
+    EXPECT_NE(e.why().find("operand 'src' reads uninitialised memory: sbuf partition 2 byte 8"),
+              std::string::npos)
+        << e.what();
   }
   // NaN-fill policy: the two missing fp32 elements read as NaN, the rest as written.
   RunOptions options;
@@ -175,12 +183,14 @@ TEST(Executor, SameProgramTwiceGivesSameBitsAndStochasticRoundingFollowsTheSeed)
     for (std::uint32_t i = 0; i < n; ++i) host[i] = 1.0f + static_cast<float>(i) * 0x1.0p-12f;
     const auto in = device.allocate(n * 4), out = device.allocate(n * 2);
     device.write(in, to_bytes(host));
-    isa::Instruction load = make(dma_q(0), isa::DmaCopy{.dst = sbuf(DType::kBFloat16, 0, 1, 0, {{1, n}}),
-                                                        .src = hbm(DType::kFloat32, in, 1, n, {{1, n}})},
+    isa::Instruction load = make(dma_q(0),
+                                 isa::DmaCopy{.dst = sbuf(DType::kBFloat16, 0, 1, 0, {{1, n}}),
+                                              .src = hbm(DType::kFloat32, in, 1, n, {{1, n}})},
                                  {}, {{1, 1}});
     load.rounding = isa::RoundingMode::kStochastic;
-    isa::Instruction store = make(dma_q(1), isa::DmaCopy{.dst = hbm(DType::kBFloat16, out, 1, n, {{1, n}}),
-                                                         .src = sbuf(DType::kBFloat16, 0, 1, 0, {{1, n}})},
+    isa::Instruction store = make(dma_q(1),
+                                  isa::DmaCopy{.dst = hbm(DType::kBFloat16, out, 1, n, {{1, n}}),
+                                               .src = sbuf(DType::kBFloat16, 0, 1, 0, {{1, n}})},
                                   {{1, 1}});
     isa::Program program;
     program.seed = seed;
@@ -236,7 +246,8 @@ TEST(Executor, QueueOccupancyLetsTheNextInstructionStartEarly) {
     InstructionCost cost(const isa::Instruction&, std::size_t) override { return {1, 5}; }
   } costs;
   isa::Program program;
-  for (int i = 0; i < 3; ++i) program.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {}, {{1, 1}}));
+  for (int i = 0; i < 3; ++i)
+    program.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {}, {{1, 1}}));
   program.instructions.push_back(make(gpsimd_q(), isa::SemaphoreOp{}, {{1, 3}}));
   RunOptions options;
   options.cost_model = &costs;
@@ -254,7 +265,8 @@ TEST(Executor, StepLimitStopsRunawayPrograms) {
 }
 
 TEST(Executor, CustomOperatorRunsOnSbufTiles) {
-  register_custom_op("scaled_sum", [](std::span<const Tile> in, std::span<Tile> out, std::span<const float> params) {
+  register_custom_op("scaled_sum", [](std::span<const Tile> in, std::span<Tile> out,
+                                      std::span<const float> params) {
     for (std::size_t i = 0; i < out[0].values.size(); ++i)
       out[0].values[i] = params[0] * (in[0].values[i] + in[1].values[i]);
   });

@@ -46,7 +46,10 @@ TEST(Hazards, ReadAfterWriteAcrossQueues) {
   EXPECT_EQ(h.partition_hi, 4u);
   EXPECT_EQ(h.byte_lo, 0);
   EXPECT_EQ(h.byte_hi, 32);
-  EXPECT_NE(h.message.find("RAW hazard: instruction 0 (memset) 'dst' and instruction 1 (tensor_copy) 'src'"), std::string::npos) << h.message;
+  EXPECT_NE(h.message.find(
+                "RAW hazard: instruction 0 (memset) 'dst' and instruction 1 (tensor_copy) 'src'"),
+            std::string::npos)
+      << h.message;
 }
 
 TEST(Hazards, WriteAfterReadAndWriteAfterWrite) {
@@ -78,8 +81,10 @@ TEST(Hazards, OrderedBySemaphorePathOrSameQueueOrDisjointIsSilent) {
   program.instructions.push_back(make(scalar_q(), copy_tile(256, 0), {{1, 1}}, {{2, 1}}));
   program.instructions.push_back(make(gpsimd_q(), write_tile(0, 3.0f), {{2, 1}}));
   program.instructions.push_back(make(gpsimd_q(), copy_tile(512, 0)));  // same queue
-  program.instructions.push_back(make(vector_q(), write_tile(1024)));    // disjoint bytes
-  program.instructions.push_back(make(vector_q(), isa::Memset{.dst = sbuf(DType::kFloat32, 64, 4, 0, {{1, 8}}), .value = 0}));  // disjoint partitions
+  program.instructions.push_back(make(vector_q(), write_tile(1024)));   // disjoint bytes
+  program.instructions.push_back(
+      make(vector_q(), isa::Memset{.dst = sbuf(DType::kFloat32, 64, 4, 0, {{1, 8}}),
+                                   .value = 0}));  // disjoint partitions
   EXPECT_TRUE(run_program(program).hazards.empty());
 }
 
@@ -91,10 +96,13 @@ TEST(Hazards, WaiterIsOrderedOnlyAfterTheSignalsThatReachedItsValue) {
   program.instructions.push_back(make(vector_q(), write_tile(0), {}, {{1, 1}}));
   program.instructions.push_back(make(gpsimd_q(), isa::SemaphoreOp{}));
   program.instructions.push_back(make(gpsimd_q(), write_tile(256), {}, {{1, 1}}));
-  program.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {{1, 2}}));  // keeps time moving
+  program.instructions.push_back(
+      make(sync_q(), isa::SemaphoreOp{}, {{1, 2}}));  // keeps time moving
   program.instructions.push_back(make(scalar_q(), isa::SemaphoreOp{}, {{1, 2}}));
-  program.instructions.push_back(make(scalar_q(), isa::TensorCopy{.dst = tile_at(512), .src = tile_at(0)}));
-  program.instructions.push_back(make(scalar_q(), isa::TensorCopy{.dst = tile_at(768), .src = tile_at(256)}));
+  program.instructions.push_back(
+      make(scalar_q(), isa::TensorCopy{.dst = tile_at(512), .src = tile_at(0)}));
+  program.instructions.push_back(
+      make(scalar_q(), isa::TensorCopy{.dst = tile_at(768), .src = tile_at(256)}));
   EXPECT_TRUE(run_program(program).hazards.empty());  // waits for 2: both writers ordered
 
   program.instructions[4].waits = {{1, 1}};
@@ -141,8 +149,10 @@ TEST(Hazards, HundredThousandInstructionsStayFast) {
     const std::uint64_t buffer = static_cast<std::uint64_t>(i % 8) * 256;
     const auto step = static_cast<std::uint32_t>(i + 1);
     program.instructions.push_back(make(queues[1], write_tile(buffer), {{3, step - 1}}, {{0, 1}}));
-    program.instructions.push_back(make(queues[2], copy_tile(4096 + buffer, buffer), {{0, step}}, {{1, 1}}));
-    program.instructions.push_back(make(queues[3], copy_tile(8192 + buffer, 4096 + buffer), {{1, step}}, {{2, 1}}));
+    program.instructions.push_back(
+        make(queues[2], copy_tile(4096 + buffer, buffer), {{0, step}}, {{1, 1}}));
+    program.instructions.push_back(
+        make(queues[3], copy_tile(8192 + buffer, 4096 + buffer), {{1, step}}, {{2, 1}}));
     program.instructions.push_back(make(queues[0], isa::SemaphoreOp{}, {{2, step}}, {{3, 1}}));
   }
   const auto start = std::chrono::steady_clock::now();
@@ -150,7 +160,8 @@ TEST(Hazards, HundredThousandInstructionsStayFast) {
   RunOptions options;
   options.functional = false;  // measure the detector and the loop, not the semantics
   const RunResult result = run(device, program, options);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   EXPECT_EQ(result.instructions_executed, 4u * kSteps);
   EXPECT_TRUE(result.hazards.empty());
   EXPECT_LT(seconds, 20.0);

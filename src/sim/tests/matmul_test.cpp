@@ -56,13 +56,15 @@ Matrix random_matrix(DType dtype, std::size_t count, TestRng& rng) {
       }
       case DType::kBFloat16: {
         // exponent 120..135 (values ~2^-7..2^8), random sign and mantissa
-        const auto code = static_cast<std::uint16_t>(((r >> 31) << 15) | ((120 + (r >> 7) % 16) << 7) | (r & 0x7F));
+        const auto code = static_cast<std::uint16_t>(((r >> 31) << 15) |
+                                                     ((120 + (r >> 7) % 16) << 7) | (r & 0x7F));
         m.bytes.insert(m.bytes.end(), {std::uint8_t(code), std::uint8_t(code >> 8)});
         m.values[i] = bf16_to_f32(code);
         break;
       }
       case DType::kFloat16: {
-        const auto code = static_cast<std::uint16_t>(((r >> 31) << 15) | ((8 + (r >> 10) % 16) << 10) | (r & 0x3FF));
+        const auto code = static_cast<std::uint16_t>(((r >> 31) << 15) |
+                                                     ((8 + (r >> 10) % 16) << 10) | (r & 0x3FF));
         m.bytes.insert(m.bytes.end(), {std::uint8_t(code), std::uint8_t(code >> 8)});
         m.values[i] = decode_fp16(code);
         break;
@@ -83,8 +85,8 @@ Matrix random_matrix(DType dtype, std::size_t count, TestRng& rng) {
 
 // Reference of the documented numerics: per output element, fp32 sum over k in order,
 // starting from the first product; products exact in double then rounded to fp32.
-float reference_dot(const float* a, const float* b, std::size_t k_count,
-                    std::size_t a_stride, std::size_t b_stride) {
+float reference_dot(const float* a, const float* b, std::size_t k_count, std::size_t a_stride,
+                    std::size_t b_stride) {
   float sum = 0;
   for (std::size_t k = 0; k < k_count; ++k) {
     const float p = static_cast<float>(static_cast<double>(a[k * a_stride]) * b[k * b_stride]);
@@ -103,14 +105,15 @@ struct MatmulCase {
 };
 
 void run_matmul_case(const MatmulCase& c) {
-  SCOPED_TRACE(::testing::Message() << numerics::name(c.in) << "->" << numerics::name(c.out)
-                                    << " K=" << c.k << " M=" << c.m << " N=" << c.n
-                                    << " k_start=" << c.k_start << " step=" << c.moving_step
-                                    << " acc=" << c.accumulate);
+  SCOPED_TRACE(::testing::Message()
+               << numerics::name(c.in) << "->" << numerics::name(c.out) << " K=" << c.k
+               << " M=" << c.m << " N=" << c.n << " k_start=" << c.k_start
+               << " step=" << c.moving_step << " acc=" << c.accumulate);
   Device device(trn3());
   Core& core = device.core(0);
   TestRng rng(c.k * 7 + c.m * 3 + c.n + static_cast<std::uint64_t>(c.in));
-  const std::size_t moving_span = c.moving_step == 0 ? 1 : (c.n - 1) * static_cast<std::size_t>(c.moving_step) + 1;
+  const std::size_t moving_span =
+      c.moving_step == 0 ? 1 : (c.n - 1) * static_cast<std::size_t>(c.moving_step) + 1;
   const Matrix stationary = random_matrix(c.in, std::size_t{c.k} * c.m, rng);
   const Matrix moving = random_matrix(c.in, std::size_t{c.k} * moving_span, rng);
   const std::uint64_t moving_offset = 64 * 1024;
@@ -129,7 +132,8 @@ void run_matmul_case(const MatmulCase& c) {
         bytes.insert(bytes.end(), {std::uint8_t(b), std::uint8_t(b >> 8)});
       } else {
         const std::uint32_t b = f32_bits(v);
-        bytes.insert(bytes.end(), {std::uint8_t(b), std::uint8_t(b >> 8), std::uint8_t(b >> 16), std::uint8_t(b >> 24)});
+        bytes.insert(bytes.end(), {std::uint8_t(b), std::uint8_t(b >> 8), std::uint8_t(b >> 16),
+                                   std::uint8_t(b >> 24)});
       }
     }
     fill_onchip(core, isa::Memory::kPsum, 0, c.m, 2048, bytes);
@@ -165,7 +169,9 @@ void run_matmul_case(const MatmulCase& c) {
   }
 }
 
-TEST(Matmul, Bf16FullTileMatchesReferenceBitExact) { run_matmul_case({}); }
+TEST(Matmul, Bf16FullTileMatchesReferenceBitExact) {
+  run_matmul_case({});
+}
 
 TEST(Matmul, Fp32InputsRoundEachProduct) {
   run_matmul_case({.in = DType::kFloat32, .k = 64, .m = 32, .n = 128});
@@ -198,8 +204,10 @@ TEST(Matmul, SmallIntegerValuedInputsAreExact) {
   const std::uint32_t k = 128, m = 16, n = 32;
   std::vector<std::uint16_t> a(k * m), b(k * n);
   std::vector<double> av(a.size()), bv(b.size());
-  for (std::size_t i = 0; i < a.size(); ++i) av[i] = rng.integer(-8, 8), a[i] = f32_to_bf16_rne(static_cast<float>(av[i]));
-  for (std::size_t i = 0; i < b.size(); ++i) bv[i] = rng.integer(-8, 8), b[i] = f32_to_bf16_rne(static_cast<float>(bv[i]));
+  for (std::size_t i = 0; i < a.size(); ++i)
+    av[i] = rng.integer(-8, 8), a[i] = f32_to_bf16_rne(static_cast<float>(av[i]));
+  for (std::size_t i = 0; i < b.size(); ++i)
+    bv[i] = rng.integer(-8, 8), b[i] = f32_to_bf16_rne(static_cast<float>(bv[i]));
   fill_onchip(core, isa::Memory::kSbuf, 0, k, 0, to_bytes(a));
   fill_onchip(core, isa::Memory::kSbuf, 0, k, 1024, to_bytes(b));
   isa::NcMatmul mm;
@@ -223,7 +231,8 @@ TEST(Matmul, IsTransposeAndTensorTransposeAreBitExact) {
   Core& core = device.core(0);
   const std::uint32_t k = 32, m = 16;
   std::vector<std::uint16_t> data(k * m);
-  for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint16_t>(0x7F81 + i * 977);  // incl. NaN payloads
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<std::uint16_t>(0x7F81 + i * 977);  // incl. NaN payloads
   std::vector<std::uint16_t> identity(k * k, 0);
   for (std::uint32_t i = 0; i < k; ++i) identity[i * k + i] = 0x3F80;
   fill_onchip(core, isa::Memory::kSbuf, 0, k, 0, to_bytes(data));
@@ -242,7 +251,8 @@ TEST(Matmul, IsTransposeAndTensorTransposeAreBitExact) {
   program.instructions.push_back(make(tensor_q(), tr));
   run(device, program);
   for (std::uint64_t offset : {0u, 2048u}) {
-    const auto out = from_bytes<std::uint16_t>(read_rows(core, isa::Memory::kPsum, 0, m, offset, k * 2));
+    const auto out =
+        from_bytes<std::uint16_t>(read_rows(core, isa::Memory::kPsum, 0, m, offset, k * 2));
     for (std::uint32_t i = 0; i < m; ++i)
       for (std::uint32_t j = 0; j < k; ++j) ASSERT_EQ(out[i * k + j], data[j * m + i]) << offset;
   }
@@ -297,7 +307,8 @@ void run_mx_case(const MxCase& c) {
     std::vector<std::uint8_t> bytes;
     for (std::size_t w = 0; w < codes.size() / 4; ++w) {
       if (fp4) {
-        const auto v = static_cast<std::uint16_t>(codes[4 * w] | codes[4 * w + 1] << 4 | codes[4 * w + 2] << 8 | codes[4 * w + 3] << 12);
+        const auto v = static_cast<std::uint16_t>(codes[4 * w] | codes[4 * w + 1] << 4 |
+                                                  codes[4 * w + 2] << 8 | codes[4 * w + 3] << 12);
         bytes.insert(bytes.end(), {std::uint8_t(v), std::uint8_t(v >> 8)});
       } else {
         bytes.insert(bytes.end(), codes.begin() + 4 * w, codes.begin() + 4 * w + 4);
@@ -309,7 +320,8 @@ void run_mx_case(const MxCase& c) {
   fill_onchip(core, isa::Memory::kSbuf, 0, c.partitions, 0, pack(s_codes));
   fill_onchip(core, isa::Memory::kSbuf, 0, c.partitions, 8192, pack(m_codes));
   // Scales: only rows quadrant*32 + g (g < 4) are written, the rest stays uninitialised.
-  std::vector<std::uint8_t> s_scale(std::size_t{c.partitions} * c.m), m_scale(std::size_t{c.partitions} * c.n);
+  std::vector<std::uint8_t> s_scale(std::size_t{c.partitions} * c.m),
+      m_scale(std::size_t{c.partitions} * c.n);
   for (auto& s : s_scale) s = static_cast<std::uint8_t>(120 + rng.next() % 14);
   for (auto& s : m_scale) s = static_cast<std::uint8_t>(120 + rng.next() % 14);
   for (std::uint32_t p = 0; p < c.partitions; ++p) {
@@ -331,7 +343,8 @@ void run_mx_case(const MxCase& c) {
   // Reference: dequantise every element (value * 2^(scale-127)) into a dense [K, cols]
   // matrix first, then a plain dot product in the documented order.
   const std::uint32_t k_count = 4 * c.partitions;
-  auto dequantize = [&](const std::vector<std::uint8_t>& codes, const std::vector<std::uint8_t>& scales, std::uint32_t cols) {
+  auto dequantize = [&](const std::vector<std::uint8_t>& codes,
+                        const std::vector<std::uint8_t>& scales, std::uint32_t cols) {
     std::vector<double> out(std::size_t{k_count} * cols);
     for (std::uint32_t k = 0; k < k_count; ++k) {
       const std::uint32_t p = k / 4, lane = k % 4;
@@ -339,7 +352,8 @@ void run_mx_case(const MxCase& c) {
       for (std::uint32_t col = 0; col < cols; ++col) {
         const std::uint8_t code = codes[(std::size_t{p} * cols + col) * 4 + lane];
         const double element = fp4 ? decode_e2m1(code) : decode_e4m3(code);
-        out[std::size_t{k} * cols + col] = std::ldexp(element, scales[scale_row * cols + col] - 127);
+        out[std::size_t{k} * cols + col] =
+            std::ldexp(element, scales[scale_row * cols + col] - 127);
       }
     }
     return out;
@@ -350,14 +364,17 @@ void run_mx_case(const MxCase& c) {
     for (std::uint32_t j = 0; j < c.n; ++j) {
       float sum = 0;
       for (std::uint32_t k = 0; k < k_count; ++k) {
-        const float p = static_cast<float>(a[std::size_t{k} * c.m + i] * b[std::size_t{k} * c.n + j]);
+        const float p =
+            static_cast<float>(a[std::size_t{k} * c.m + i] * b[std::size_t{k} * c.n + j]);
         sum = k == 0 ? p : sum + p;
       }
       ASSERT_EQ(f32_bits(out[i * c.n + j]), f32_bits(sum)) << i << "," << j;
     }
 }
 
-TEST(MatmulMx, Mxfp8MatchesDequantiseThenMatmul) { run_mx_case({}); }
+TEST(MatmulMx, Mxfp8MatchesDequantiseThenMatmul) {
+  run_mx_case({});
+}
 TEST(MatmulMx, Mxfp4MatchesDequantiseThenMatmul) {
   run_mx_case({.packed = DType::kFloat4E2M1x4, .partitions = 64, .m = 8, .n = 32});
 }

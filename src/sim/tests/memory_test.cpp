@@ -1,7 +1,8 @@
 // Backing stores: initialisation bits, HBM allocation and host access rules.
+#include "sim/memory.h"
+
 #include <gtest/gtest.h>
 
-#include "sim/memory.h"
 #include "sim/tests/test_util.h"
 
 namespace trnsim::sim::testing {
@@ -26,7 +27,7 @@ TEST(Hbm, FirstFitAlignedAllocationAndFree) {
   EXPECT_EQ(a, 0u);
   EXPECT_EQ(b, 256u);
   hbm.free(a);
-  EXPECT_EQ(hbm.allocate(64, 64), 0u);  // the freed gap is reused
+  EXPECT_EQ(hbm.allocate(64, 64), 0u);                // the freed gap is reused
   EXPECT_THROW(hbm.allocate_at(200, 100), SimError);  // overlaps b
   EXPECT_THROW(hbm.allocate(2 << 20, 64), SimError);  // larger than the capacity
   EXPECT_EQ(hbm.find(256, 266), hbm.find(260, 261));

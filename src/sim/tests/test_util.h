@@ -21,16 +21,29 @@ using numerics::DType;
 const arch::ChipConfig& trn3();
 const arch::ChipConfig& trn2();
 
-inline isa::QueueId tensor_q() { return {isa::Engine::kTensor, 0}; }
-inline isa::QueueId vector_q() { return {isa::Engine::kVector, 0}; }
-inline isa::QueueId scalar_q() { return {isa::Engine::kScalar, 0}; }
-inline isa::QueueId gpsimd_q() { return {isa::Engine::kGpSimd, 0}; }
-inline isa::QueueId sync_q() { return {isa::Engine::kSync, 0}; }
-inline isa::QueueId dma_q(std::uint8_t i) { return {isa::Engine::kDma, i}; }
+inline isa::QueueId tensor_q() {
+  return {isa::Engine::kTensor, 0};
+}
+inline isa::QueueId vector_q() {
+  return {isa::Engine::kVector, 0};
+}
+inline isa::QueueId scalar_q() {
+  return {isa::Engine::kScalar, 0};
+}
+inline isa::QueueId gpsimd_q() {
+  return {isa::Engine::kGpSimd, 0};
+}
+inline isa::QueueId sync_q() {
+  return {isa::Engine::kSync, 0};
+}
+inline isa::QueueId dma_q(std::uint8_t i) {
+  return {isa::Engine::kDma, i};
+}
 
 // [partitions, dims...] operand in SBUF/PSUM starting at byte `offset` of each partition.
 AccessPattern onchip(isa::Memory memory, DType dtype, std::uint32_t start_partition,
-                     std::uint32_t partitions, std::uint64_t offset, std::initializer_list<Dim> dims);
+                     std::uint32_t partitions, std::uint64_t offset,
+                     std::initializer_list<Dim> dims);
 inline AccessPattern sbuf(DType dtype, std::uint32_t start_partition, std::uint32_t partitions,
                           std::uint64_t offset, std::initializer_list<Dim> dims) {
   return onchip(isa::Memory::kSbuf, dtype, start_partition, partitions, offset, dims);
@@ -47,8 +60,12 @@ isa::Instruction make(isa::QueueId queue, isa::Operation op, std::vector<isa::Se
                       std::vector<isa::SemSignal> signals = {});
 
 // Host encodings (truncation-free cases): fp32 bits, bf16 from fp32 by RNE on the bits.
-inline std::uint32_t f32_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
-inline float bf16_to_f32(std::uint16_t b) { return std::bit_cast<float>(std::uint32_t{b} << 16); }
+inline std::uint32_t f32_bits(float f) {
+  return std::bit_cast<std::uint32_t>(f);
+}
+inline float bf16_to_f32(std::uint16_t b) {
+  return std::bit_cast<float>(std::uint32_t{b} << 16);
+}
 std::uint16_t f32_to_bf16_rne(float f);
 
 template <class T>
