@@ -116,11 +116,11 @@ struct Operand {
 
 class Checker {
  public:
-  Checker(const Instruction& inst, std::size_t index, const arch::ChipConfig& config)
-      : inst_(inst), index_(index), chip(config), engine(inst.queue.engine) {}
+  Checker(const Instruction& inst_in, std::size_t index, const arch::ChipConfig& config)
+      : inst(inst_in), chip(config), engine(inst_in.queue.engine), index_(index) {}
 
   void add(std::string operand, std::string message) {
-    violations_.push_back(Violation{index_, std::string(op_name(inst_.op)), inst_.origin,
+    violations_.push_back(Violation{index_, std::string(op_name(inst.op)), inst.origin,
                                     std::move(operand), std::move(message)});
   }
   std::vector<Violation> take() { return std::move(violations_); }
@@ -227,12 +227,12 @@ class Checker {
     }
   }
 
-  const Instruction& inst_;
-  std::size_t index_;
+  const Instruction& inst;
   const arch::ChipConfig& chip;
   Engine engine;
 
  private:
+  std::size_t index_;
   std::vector<Violation> violations_;
 };
 
@@ -374,9 +374,9 @@ void check_operand(Checker& c, const Operand& operand) {
   if (numerics::is_mx_packed(ap.dtype)) {
     c.require_generation(Generation::kGen4, fmt::format("dtype {}", numerics::name(ap.dtype)),
                          name);
-    if (!accepts_mx_packed(op_name(c.inst_.op), name)) {
+    if (!accepts_mx_packed(op_name(c.inst.op), name)) {
       c.add(name, fmt::format("x4-packed dtype {} cannot be used by {}", numerics::name(ap.dtype),
-                              op_name(c.inst_.op)));
+                              op_name(c.inst.op)));
     }
   }
 }

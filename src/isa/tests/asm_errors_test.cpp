@@ -43,6 +43,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadInput{
             "# header\n[vector] tensor_copy dst=sbuf[p0:1, off=0, bfloat17, [[1,1]]], src=" + kAp,
             2, 44, "unknown dtype 'bfloat17' (did you mean 'bfloat16'?)"},
+        BadInput{"tensor_copy dst=sbuf[p0:1, off=0, bf17, [[1,1]]], src=" + kAp, 1, 35,
+                 "unknown dtype 'bf17' (did you mean 'bf16'?)"},
         BadInput{"tensor_copy dst=sbuf[p0:1, off=0, fp32, [[1,1] [2,2]]], src=" + kAp, 1, 48,
                  "expected ',' or ']' after dimension"},
         BadInput{"dma_copy dst=" + kAp + ", src=" + kAp + ", priority=300", 1, 103,
