@@ -6,6 +6,7 @@
 #include "arch/arch.h"
 #include "cli/chip_summary.h"
 #include "cli/commands.h"
+#include "cli/run_asm.h"
 
 namespace {
 
@@ -26,6 +27,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   trnsim::cli::register_config_command(app);
   trnsim::cli::register_numerics_command(app);
+  trnsim::cli::register_run_asm_command(app);
 
   int exit_code = 0;
   auto* demo = app.add_subcommand(
