@@ -11,23 +11,34 @@
 namespace trnsim::sim {
 
 void InitMap::set(std::uint64_t lo, std::uint64_t hi) {
-  while (lo < hi) {
-    const std::uint64_t word = lo / 64, bit = lo % 64;
-    const std::uint64_t n = std::min<std::uint64_t>(64 - bit, hi - lo);
-    const std::uint64_t mask = n == 64 ? ~0ull : ((1ull << n) - 1) << bit;
-    words_[word] |= mask;
+  // Ragged ends bit by bit; whole 64-byte stretches a word at a time (the common case: a
+  // contiguous row of an operand).
+  while (lo < hi && lo % 64 != 0) {
+    const std::uint64_t n = std::min<std::uint64_t>(64 - lo % 64, hi - lo);
+    words_[lo / 64] |= ((n == 64 ? ~0ull : (1ull << n) - 1)) << (lo % 64);
     lo += n;
   }
+  std::uint64_t word = lo / 64;
+  for (; lo + 64 <= hi; lo += 64) words_[word++] = ~0ull;
+  if (lo < hi) words_[word] |= (1ull << (hi - lo)) - 1;
 }
 
 std::uint64_t InitMap::first_unset(std::uint64_t lo, std::uint64_t hi) const {
-  while (lo < hi) {
-    const std::uint64_t word = lo / 64, bit = lo % 64;
-    const std::uint64_t n = std::min<std::uint64_t>(64 - bit, hi - lo);
-    const std::uint64_t mask = n == 64 ? ~0ull : ((1ull << n) - 1) << bit;
-    const std::uint64_t missing = ~words_[word] & mask;
-    if (missing != 0) return word * 64 + static_cast<std::uint64_t>(std::countr_zero(missing));
+  const auto first_in = [&](std::uint64_t word, std::uint64_t mask) {
+    return word * 64 + static_cast<std::uint64_t>(std::countr_zero(~words_[word] & mask));
+  };
+  while (lo < hi && lo % 64 != 0) {
+    const std::uint64_t n = std::min<std::uint64_t>(64 - lo % 64, hi - lo);
+    const std::uint64_t mask = (n == 64 ? ~0ull : (1ull << n) - 1) << (lo % 64);
+    if ((~words_[lo / 64] & mask) != 0) return first_in(lo / 64, mask);
     lo += n;
+  }
+  std::uint64_t word = lo / 64;
+  for (; lo + 64 <= hi; lo += 64, ++word)
+    if (words_[word] != ~0ull) return first_in(word, ~0ull);
+  if (lo < hi) {
+    const std::uint64_t mask = (1ull << (hi - lo)) - 1;
+    if ((~words_[word] & mask) != 0) return first_in(word, mask);
   }
   return hi;
 }

@@ -17,6 +17,7 @@
 // -ffp-contract=off so no multiply-add is fused.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -29,28 +30,70 @@ namespace trnsim::sim {
 
 namespace {
 
-// dst[M, N] = stationary^T moving, summed over `slices` x K rows as described above.
-// stationary: K rows of slices*M values; moving: K rows of slices*N values.
-std::vector<float> contract(const Tile& stationary, const Tile& moving, std::uint32_t slices,
-                            std::uint64_t m_count, std::uint64_t n_count) {
-  std::vector<float> out(m_count * n_count, 0.0f);
-  const std::uint32_t k_count = stationary.partitions;
-  for (std::uint64_t m = 0; m < m_count; ++m) {
-    float* acc = out.data() + m * n_count;
-    bool first = true;
-    for (std::uint32_t d = 0; d < slices; ++d) {
-      for (std::uint32_t k = 0; k < k_count; ++k) {
-        const float a = stationary.values[k * stationary.free + d * m_count + m];
-        const float* row = moving.values.data() + k * moving.free + d * n_count;
-        if (first) {
-          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] = a * row[n];
-          first = false;
-        } else {
-          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] += a * row[n];
+// The contraction kernel. out[m][n] = sum over rows r of a_rows[r][m] * b_rows[r][n], in
+// row order, starting from the r = 0 product. Each output element's arithmetic is exactly
+// that sequence of fp32 multiplies and adds whatever the blocking or vector width: blocks
+// only choose which independent elements are computed together. The register block
+// (kBlockM rows x kBlockN columns) keeps the accumulators in vector registers while the
+// rows stream through; the moving panel [rows x kBlockN] stays in L1 across the m blocks.
+// Built for several instruction sets (chosen at load time); with -ffp-contract=off none of
+// them fuses a multiply-add, so all give the same bits.
+constexpr std::uint64_t kBlockM = 4, kBlockN = 32;
+
+__attribute__((target_clones("avx512f", "avx2", "default"))) void contract_rows(
+    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
+    std::uint64_t m_count, std::uint64_t n_count, float* out) {
+  for (std::uint64_t n0 = 0; n0 < n_count; n0 += kBlockN) {
+    const std::uint64_t nb = std::min(kBlockN, n_count - n0);
+    for (std::uint64_t m0 = 0; m0 < m_count; m0 += kBlockM) {
+      const std::uint64_t mb = std::min(kBlockM, m_count - m0);
+      if (mb == kBlockM && nb == kBlockN) {
+        float acc[kBlockM][kBlockN];
+        for (std::uint64_t i = 0; i < kBlockM; ++i) {
+          const float a = a_rows[0][m0 + i];
+          for (std::uint64_t j = 0; j < kBlockN; ++j) acc[i][j] = a * b_rows[0][n0 + j];
+        }
+        for (std::uint64_t r = 1; r < rows; ++r) {
+          const float* b = b_rows[r] + n0;
+          for (std::uint64_t i = 0; i < kBlockM; ++i) {
+            const float a = a_rows[r][m0 + i];
+            for (std::uint64_t j = 0; j < kBlockN; ++j) acc[i][j] += a * b[j];
+          }
+        }
+        for (std::uint64_t i = 0; i < kBlockM; ++i)
+          std::memcpy(out + (m0 + i) * n_count + n0, acc[i], sizeof(acc[i]));
+      } else {
+        // Edge blocks: the same sequence, element by element.
+        for (std::uint64_t i = 0; i < mb; ++i) {
+          float* o = out + (m0 + i) * n_count + n0;
+          const float a0 = a_rows[0][m0 + i];
+          for (std::uint64_t j = 0; j < nb; ++j) o[j] = a0 * b_rows[0][n0 + j];
+          for (std::uint64_t r = 1; r < rows; ++r) {
+            const float a = a_rows[r][m0 + i];
+            for (std::uint64_t j = 0; j < nb; ++j) o[j] += a * b_rows[r][n0 + j];
+          }
         }
       }
     }
   }
+}
+
+// dst[M, N] = stationary^T moving, summed over `slices` x K rows as described above.
+// stationary: K rows of slices*M values; moving: K rows of slices*N values. Contraction row
+// r = d * K + k.
+std::vector<float> contract(const Tile& stationary, const Tile& moving, std::uint32_t slices,
+                            std::uint64_t m_count, std::uint64_t n_count) {
+  std::vector<float> out(m_count * n_count, 0.0f);
+  const std::uint32_t k_count = stationary.partitions;
+  const std::uint64_t rows = std::uint64_t{slices} * k_count;
+  if (rows == 0) return out;
+  std::vector<const float*> a_rows(rows), b_rows(rows);
+  for (std::uint32_t d = 0; d < slices; ++d)
+    for (std::uint32_t k = 0; k < k_count; ++k) {
+      a_rows[d * k_count + k] = stationary.values.data() + k * stationary.free + d * m_count;
+      b_rows[d * k_count + k] = moving.values.data() + k * moving.free + d * n_count;
+    }
+  contract_rows(a_rows.data(), b_rows.data(), rows, m_count, n_count, out.data());
   return out;
 }
 
@@ -191,6 +234,35 @@ std::vector<double> dequantize_operand(const isa::AccessPattern& data,
 
 }  // namespace
 
+namespace {
+
+// True when every product of a stationary and a moving value is exactly representable as
+// a normal fp32 number (or zero): MX values have at most 4 significant bits, so a product
+// has at most 8 and is exact unless it overflows or falls below the normal range. Then the
+// values themselves are exact floats, and the fp32 product equals the rounded double one.
+bool products_exact_in_fp32(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto range = [](const std::vector<double>& v, double& lo, double& hi) {
+    lo = std::numeric_limits<double>::infinity();
+    hi = 0.0;
+    for (const double x : v) {
+      const double m = std::fabs(x);
+      if (!(m <= std::numeric_limits<double>::max())) return false;  // NaN or Inf
+      if (m != 0.0) lo = std::min(lo, m);
+      hi = std::max(hi, m);
+    }
+    return true;
+  };
+  double a_lo, a_hi, b_lo, b_hi;
+  if (!range(a, a_lo, a_hi) || !range(b, b_lo, b_hi)) return false;
+  if (a_hi == 0.0 || b_hi == 0.0) return true;  // all products are zero
+  const double float_max = std::numeric_limits<float>::max();
+  const double float_min_normal = std::numeric_limits<float>::min();
+  return a_hi <= float_max && b_hi <= float_max && a_lo >= float_min_normal &&
+         b_lo >= float_min_normal && a_hi * b_hi < float_max && a_lo * b_lo >= float_min_normal;
+}
+
+}  // namespace
+
 void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
   if (op.stationary.partitions != op.moving.partitions)
     io.fail(fmt::format("stationary has {} partitions and moving {}: K must match",
@@ -203,15 +275,27 @@ void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
   // Each product is exact in double and rounded once to fp32; the sum runs in fp32 over
   // k = 4p + lane in increasing order (partition-major, packed lane minor).
   std::vector<float> sum(m_count * n_count, 0.0f);
-  for (std::uint64_t m = 0; m < m_count; ++m) {
-    float* acc = sum.data() + m * n_count;
+  if (products_exact_in_fp32(stationary, moving)) {
+    // Every product is then exact in fp32 too, so the fp32 kernel gives the same bits.
+    const std::vector<float> a(stationary.begin(), stationary.end());
+    const std::vector<float> b(moving.begin(), moving.end());
+    std::vector<const float*> a_rows(k_count), b_rows(k_count);
     for (std::uint64_t k = 0; k < k_count; ++k) {
-      const double a = stationary[k * m_count + m];
-      const double* row = moving.data() + k * n_count;
-      if (k == 0) {
-        for (std::uint64_t n = 0; n < n_count; ++n) acc[n] = static_cast<float>(a * row[n]);
-      } else {
-        for (std::uint64_t n = 0; n < n_count; ++n) acc[n] += static_cast<float>(a * row[n]);
+      a_rows[k] = a.data() + k * m_count;
+      b_rows[k] = b.data() + k * n_count;
+    }
+    if (k_count > 0) contract_rows(a_rows.data(), b_rows.data(), k_count, m_count, n_count, sum.data());
+  } else {
+    for (std::uint64_t m = 0; m < m_count; ++m) {
+      float* acc = sum.data() + m * n_count;
+      for (std::uint64_t k = 0; k < k_count; ++k) {
+        const double a = stationary[k * m_count + m];
+        const double* row = moving.data() + k * n_count;
+        if (k == 0) {
+          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] = static_cast<float>(a * row[n]);
+        } else {
+          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] += static_cast<float>(a * row[n]);
+        }
       }
     }
   }
