@@ -163,7 +163,9 @@ std::vector<bool> CoreOperandIO::check_initialized(const isa::AccessPattern& ap,
       where = fmt::format("{} partition {} byte {}", isa::memory_name(ap.memory),
                           ap.start_partition + r, byte);
     }
-    fail(fmt::format("operand '{}' reads uninitialised memory: {} was never written",
+    // Most often a missing semaphore: the writer sits on another queue and has not run yet.
+    fail(fmt::format("operand '{}' reads uninitialised memory: {} was never written (if an "
+                     "instruction on another queue writes it, this one needs to wait for it)",
                      operand_name(ap), where));
   }
   std::vector<bool> missing(rows.free, false);
