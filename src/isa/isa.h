@@ -488,8 +488,9 @@ struct AffineSelect {
   }
 };
 
-// Each GpSimd core gathers among its 16 partitions: index holds uint16 offsets into the
-// core's src elements flattened partition-first; num_elem_per_idx consecutive elements each.
+// Each GpSimd core gathers within its 16 partitions: every partition of the core reads
+// uint16 element offsets from the core's index tile (flattened partition-first) and copies
+// num_elem_per_idx consecutive elements of its own src row per offset (docs/simulator-ops.md).
 struct LocalGather {
   static constexpr std::string_view kName = "local_gather";
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kGpSimd);
