@@ -36,13 +36,28 @@ namespace {
 // only choose which independent elements are computed together. The register block
 // (kBlockM rows x kBlockN columns) keeps the accumulators in vector registers while the
 // rows stream through; the moving panel [rows x kBlockN] stays in L1 across the m blocks.
-// Built for several instruction sets (chosen at load time); with -ffp-contract=off none of
-// them fuses a multiply-add, so all give the same bits.
+//
+// Two variants give the same bits. The unfused one multiplies, rounds, then adds (the
+// library is built with -ffp-contract=off so the compiler never fuses them). The fused one
+// computes fma(a, b, acc) = round(a*b + acc), which equals round(round(a*b) + acc) whenever
+// every product a*b is exact in fp32; the caller checks that (products_exact_in_fp32) before
+// choosing it. Each is built for several instruction sets, chosen at run time.
 constexpr std::uint64_t kBlockM = 4, kBlockN = 32;
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void contract_rows(
-    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
-    std::uint64_t m_count, std::uint64_t n_count, float* out) {
+template <bool kFused>
+[[gnu::always_inline]] inline float multiply_add(float a, float b, float acc) {
+  if constexpr (kFused) {
+    return __builtin_fmaf(a, b, acc);
+  } else {
+    return acc + a * b;
+  }
+}
+
+template <bool kFused>
+[[gnu::always_inline]] inline void contract_rows_body(const float* const* a_rows,
+                                                      const float* const* b_rows,
+                                                      std::uint64_t rows, std::uint64_t m_count,
+                                                      std::uint64_t n_count, float* out) {
   for (std::uint64_t n0 = 0; n0 < n_count; n0 += kBlockN) {
     const std::uint64_t nb = std::min(kBlockN, n_count - n0);
     for (std::uint64_t m0 = 0; m0 < m_count; m0 += kBlockM) {
@@ -57,7 +72,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void contract_rows(
           const float* b = b_rows[r] + n0;
           for (std::uint64_t i = 0; i < kBlockM; ++i) {
             const float a = a_rows[r][m0 + i];
-            for (std::uint64_t j = 0; j < kBlockN; ++j) acc[i][j] += a * b[j];
+            for (std::uint64_t j = 0; j < kBlockN; ++j)
+              acc[i][j] = multiply_add<kFused>(a, b[j], acc[i][j]);
           }
         }
         for (std::uint64_t i = 0; i < kBlockM; ++i)
@@ -70,7 +86,8 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void contract_rows(
           for (std::uint64_t j = 0; j < nb; ++j) o[j] = a0 * b_rows[0][n0 + j];
           for (std::uint64_t r = 1; r < rows; ++r) {
             const float a = a_rows[r][m0 + i];
-            for (std::uint64_t j = 0; j < nb; ++j) o[j] += a * b_rows[r][n0 + j];
+            for (std::uint64_t j = 0; j < nb; ++j)
+              o[j] = multiply_add<kFused>(a, b_rows[r][n0 + j], o[j]);
           }
         }
       }
@@ -78,22 +95,101 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void contract_rows(
   }
 }
 
+__attribute__((target_clones("avx512f", "avx2", "default"))) void contract_rows_unfused(
+    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
+    std::uint64_t m_count, std::uint64_t n_count, float* out) {
+  contract_rows_body<false>(a_rows, b_rows, rows, m_count, n_count, out);
+}
+
+__attribute__((target("avx512f"))) void contract_rows_fused_avx512(
+    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
+    std::uint64_t m_count, std::uint64_t n_count, float* out) {
+  contract_rows_body<true>(a_rows, b_rows, rows, m_count, n_count, out);
+}
+
+__attribute__((target("avx2,fma"))) void contract_rows_fused_avx2(
+    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
+    std::uint64_t m_count, std::uint64_t n_count, float* out) {
+  contract_rows_body<true>(a_rows, b_rows, rows, m_count, n_count, out);
+}
+
+// `products_exact`: every a*b is exact in fp32 (see above), so the fused kernel may be used.
+void contract_rows(const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
+                   std::uint64_t m_count, std::uint64_t n_count, float* out,
+                   bool products_exact) {
+  if (rows == 0) return;
+  if (products_exact && __builtin_cpu_supports("avx512f")) {
+    contract_rows_fused_avx512(a_rows, b_rows, rows, m_count, n_count, out);
+  } else if (products_exact && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    contract_rows_fused_avx2(a_rows, b_rows, rows, m_count, n_count, out);
+  } else {
+    contract_rows_unfused(a_rows, b_rows, rows, m_count, n_count, out);
+  }
+}
+
+// Magnitude range of a set of values: false if any is NaN or infinite.
+template <class T>
+bool magnitude_range(const std::vector<T>& values, double& lo, double& hi) {
+  lo = std::numeric_limits<double>::infinity();
+  hi = 0.0;
+  for (const T x : values) {
+    const double m = std::fabs(static_cast<double>(x));
+    if (!(m <= std::numeric_limits<double>::max())) return false;
+    if (m != 0.0) lo = std::min(lo, m);
+    hi = std::max(hi, m);
+  }
+  return true;
+}
+
+// True when every product of a value of `a` and a value of `b` is exactly representable as
+// a normal fp32 number (or zero), given that the values have at most `significant_bits`
+// bits each (so a product has at most twice that): it must not overflow nor fall below
+// fp32's normal range, and each value must itself be an exact float.
+template <class T>
+bool products_exact_in_fp32(const std::vector<T>& a, const std::vector<T>& b,
+                            int significant_bits) {
+  if (2 * significant_bits > std::numeric_limits<float>::digits) return false;
+  double a_lo, a_hi, b_lo, b_hi;
+  if (!magnitude_range(a, a_lo, a_hi) || !magnitude_range(b, b_lo, b_hi)) return false;
+  if (a_hi == 0.0 || b_hi == 0.0) return true;  // every product is zero
+  const double float_max = std::numeric_limits<float>::max();
+  const double float_min_normal = std::numeric_limits<float>::min();
+  return a_hi <= float_max && b_hi <= float_max && a_lo >= float_min_normal &&
+         b_lo >= float_min_normal && a_hi * b_hi < float_max && a_lo * b_lo >= float_min_normal;
+}
+
+// Significant bits of a matmul input type (fp32/tf32: more than a product can keep exact).
+int significant_bits(numerics::DType t) {
+  switch (t) {
+    case numerics::DType::kBFloat16: return 8;
+    case numerics::DType::kFloat16: return 11;
+    case numerics::DType::kFloat8E4M3: return 4;
+    case numerics::DType::kFloat8E5M2: return 3;
+    case numerics::DType::kTFloat32: return 11;
+    default: return 24;
+  }
+}
+
 // dst[M, N] = stationary^T moving, summed over `slices` x K rows as described above.
 // stationary: K rows of slices*M values; moving: K rows of slices*N values. Contraction row
 // r = d * K + k.
-std::vector<float> contract(const Tile& stationary, const Tile& moving, std::uint32_t slices,
+std::vector<float> contract(const Tile& stationary, numerics::DType stationary_type,
+                            const Tile& moving, numerics::DType moving_type, std::uint32_t slices,
                             std::uint64_t m_count, std::uint64_t n_count) {
   std::vector<float> out(m_count * n_count, 0.0f);
   const std::uint32_t k_count = stationary.partitions;
   const std::uint64_t rows = std::uint64_t{slices} * k_count;
   if (rows == 0) return out;
+  const bool exact = products_exact_in_fp32(
+      stationary.values, moving.values,
+      std::max(significant_bits(stationary_type), significant_bits(moving_type)));
   std::vector<const float*> a_rows(rows), b_rows(rows);
   for (std::uint32_t d = 0; d < slices; ++d)
     for (std::uint32_t k = 0; k < k_count; ++k) {
       a_rows[d * k_count + k] = stationary.values.data() + k * stationary.free + d * m_count;
       b_rows[d * k_count + k] = moving.values.data() + k * moving.free + d * n_count;
     }
-  contract_rows(a_rows.data(), b_rows.data(), rows, m_count, n_count, out.data());
+  contract_rows(a_rows.data(), b_rows.data(), rows, m_count, n_count, out.data(), exact);
   return out;
 }
 
@@ -162,7 +258,7 @@ void execute_matmul(const isa::NcMatmul& op, CoreOperandIO& io) {
   const Tile moving = io.load(op.moving);
   const std::uint64_t m_count = stationary_free / slices, n_count = moving_free / slices;
   write_result(op.dst, op.accumulate, m_count, n_count,
-               contract(stationary, moving, slices, m_count, n_count), io);
+               contract(stationary, op.stationary.dtype, moving, op.moving.dtype, slices, m_count, n_count), io);
 }
 
 void execute_tensor_transpose(const isa::NcTranspose& op, CoreOperandIO& io) {
@@ -234,35 +330,6 @@ std::vector<double> dequantize_operand(const isa::AccessPattern& data,
 
 }  // namespace
 
-namespace {
-
-// True when every product of a stationary and a moving value is exactly representable as
-// a normal fp32 number (or zero): MX values have at most 4 significant bits, so a product
-// has at most 8 and is exact unless it overflows or falls below the normal range. Then the
-// values themselves are exact floats, and the fp32 product equals the rounded double one.
-bool products_exact_in_fp32(const std::vector<double>& a, const std::vector<double>& b) {
-  const auto range = [](const std::vector<double>& v, double& lo, double& hi) {
-    lo = std::numeric_limits<double>::infinity();
-    hi = 0.0;
-    for (const double x : v) {
-      const double m = std::fabs(x);
-      if (!(m <= std::numeric_limits<double>::max())) return false;  // NaN or Inf
-      if (m != 0.0) lo = std::min(lo, m);
-      hi = std::max(hi, m);
-    }
-    return true;
-  };
-  double a_lo, a_hi, b_lo, b_hi;
-  if (!range(a, a_lo, a_hi) || !range(b, b_lo, b_hi)) return false;
-  if (a_hi == 0.0 || b_hi == 0.0) return true;  // all products are zero
-  const double float_max = std::numeric_limits<float>::max();
-  const double float_min_normal = std::numeric_limits<float>::min();
-  return a_hi <= float_max && b_hi <= float_max && a_lo >= float_min_normal &&
-         b_lo >= float_min_normal && a_hi * b_hi < float_max && a_lo * b_lo >= float_min_normal;
-}
-
-}  // namespace
-
 void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
   if (op.stationary.partitions != op.moving.partitions)
     io.fail(fmt::format("stationary has {} partitions and moving {}: K must match",
@@ -275,7 +342,8 @@ void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
   // Each product is exact in double and rounded once to fp32; the sum runs in fp32 over
   // k = 4p + lane in increasing order (partition-major, packed lane minor).
   std::vector<float> sum(m_count * n_count, 0.0f);
-  if (products_exact_in_fp32(stationary, moving)) {
+  // MX elements have at most 4 significant bits (E4M3; E5M2 and E2M1 fewer).
+  if (products_exact_in_fp32(stationary, moving, 4)) {
     // Every product is then exact in fp32 too, so the fp32 kernel gives the same bits.
     const std::vector<float> a(stationary.begin(), stationary.end());
     const std::vector<float> b(moving.begin(), moving.end());
@@ -284,7 +352,7 @@ void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
       a_rows[k] = a.data() + k * m_count;
       b_rows[k] = b.data() + k * n_count;
     }
-    if (k_count > 0) contract_rows(a_rows.data(), b_rows.data(), k_count, m_count, n_count, sum.data());
+    contract_rows(a_rows.data(), b_rows.data(), k_count, m_count, n_count, sum.data(), true);
   } else {
     for (std::uint64_t m = 0; m < m_count; ++m) {
       float* acc = sum.data() + m * n_count;

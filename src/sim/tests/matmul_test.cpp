@@ -40,7 +40,9 @@ struct Matrix {
   std::vector<float> values;
 };
 
-Matrix random_matrix(DType dtype, std::size_t count, TestRng& rng) {
+// bf16 biased exponents are drawn from [bf16_exponent_lo, bf16_exponent_lo + span).
+Matrix random_matrix(DType dtype, std::size_t count, TestRng& rng,
+                     std::uint32_t bf16_exponent_lo = 120, std::uint32_t bf16_exponent_span = 16) {
   Matrix m;
   m.values.resize(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -55,9 +57,10 @@ Matrix random_matrix(DType dtype, std::size_t count, TestRng& rng) {
         break;
       }
       case DType::kBFloat16: {
-        // exponent 120..135 (values ~2^-7..2^8), random sign and mantissa
-        const auto code = static_cast<std::uint16_t>(((r >> 31) << 15) |
-                                                     ((120 + (r >> 7) % 16) << 7) | (r & 0x7F));
+        // by default exponent 120..135 (values ~2^-7..2^8), random sign and mantissa
+        const auto code = static_cast<std::uint16_t>(
+            ((r >> 31) << 15) | ((bf16_exponent_lo + (r >> 7) % bf16_exponent_span) << 7) |
+            (r & 0x7F));
         m.bytes.insert(m.bytes.end(), {std::uint8_t(code), std::uint8_t(code >> 8)});
         m.values[i] = bf16_to_f32(code);
         break;
@@ -102,6 +105,7 @@ struct MatmulCase {
   std::uint32_t k_start = 0;
   std::int64_t moving_step = 1;  // 0 = broadcast of one element per row
   bool accumulate = false;
+  std::uint32_t bf16_exponent_lo = 120, bf16_exponent_span = 16;
 };
 
 void run_matmul_case(const MatmulCase& c) {
@@ -114,8 +118,10 @@ void run_matmul_case(const MatmulCase& c) {
   TestRng rng(c.k * 7 + c.m * 3 + c.n + static_cast<std::uint64_t>(c.in));
   const std::size_t moving_span =
       c.moving_step == 0 ? 1 : (c.n - 1) * static_cast<std::size_t>(c.moving_step) + 1;
-  const Matrix stationary = random_matrix(c.in, std::size_t{c.k} * c.m, rng);
-  const Matrix moving = random_matrix(c.in, std::size_t{c.k} * moving_span, rng);
+  const Matrix stationary =
+      random_matrix(c.in, std::size_t{c.k} * c.m, rng, c.bf16_exponent_lo, c.bf16_exponent_span);
+  const Matrix moving = random_matrix(c.in, std::size_t{c.k} * moving_span, rng,
+                                      c.bf16_exponent_lo, c.bf16_exponent_span);
   const std::uint64_t moving_offset = 64 * 1024;
   fill_onchip(core, isa::Memory::kSbuf, c.k_start, c.k, 0, stationary.bytes);
   fill_onchip(core, isa::Memory::kSbuf, c.k_start, c.k, moving_offset, moving.bytes);
@@ -171,6 +177,14 @@ void run_matmul_case(const MatmulCase& c) {
 
 TEST(Matmul, Bf16FullTileMatchesReferenceBitExact) {
   run_matmul_case({});
+}
+
+// Products that overflow fp32 or fall below its normal range: the result must still be each
+// product rounded on its own, then the ordered sum (no fused multiply-add shortcut).
+TEST(Matmul, Bf16ProductsOutsideTheNormalRange) {
+  run_matmul_case({.k = 32, .m = 32, .n = 64, .bf16_exponent_lo = 1, .bf16_exponent_span = 254});
+  run_matmul_case({.k = 32, .m = 32, .n = 64, .bf16_exponent_lo = 190, .bf16_exponent_span = 64});
+  run_matmul_case({.k = 32, .m = 32, .n = 64, .bf16_exponent_lo = 1, .bf16_exponent_span = 64});
 }
 
 TEST(Matmul, Fp32InputsRoundEachProduct) {
