@@ -158,14 +158,14 @@ bool products_exact_in_fp32(const std::vector<T>& a, const std::vector<T>& b,
          b_lo >= float_min_normal && a_hi * b_hi < float_max && a_lo * b_lo >= float_min_normal;
 }
 
-// Significant bits of a matmul input type (fp32/tf32: more than a product can keep exact).
+// Significant bits of a matmul input type; fp32 and tf32 (whose storage may carry more bits
+// than tf32 keeps) count as 24, more than a product can keep exact.
 int significant_bits(numerics::DType t) {
   switch (t) {
     case numerics::DType::kBFloat16: return 8;
     case numerics::DType::kFloat16: return 11;
     case numerics::DType::kFloat8E4M3: return 4;
     case numerics::DType::kFloat8E5M2: return 3;
-    case numerics::DType::kTFloat32: return 11;
     default: return 24;
   }
 }
