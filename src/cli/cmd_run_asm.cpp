@@ -23,6 +23,8 @@ struct RunAsmArgs {
   std::string chip = "trn3";
   std::vector<std::string> hbm, inputs, random, outputs, prints;
   bool no_hazards = false, nan_fill = false, timing_only = false;
+  bool timing = false, no_power_ramp = false;
+  std::string json;  // timing summary as JSON to this file
   std::uint64_t max_steps = 0;
   std::int64_t seed = -1;
 };
@@ -95,11 +97,15 @@ int run_asm_command(const RunAsmArgs& args) {
   request.options.max_steps = args.max_steps;
   if (args.nan_fill) request.options.uninitialized = sim::UninitializedPolicy::kNanFill;
   if (args.seed >= 0) request.options.seed = static_cast<std::uint32_t>(args.seed);
+  // Asking for a timing output implies timing; --timing-only without the model would only
+  // count instructions, so it times the run as well.
+  request.timed = args.timing || args.timing_only || !args.json.empty() || args.no_power_ramp;
+  if (args.no_power_ramp) request.timing.power_ramp = false;
 
   const sim::AsmRunOutcome outcome = sim::run_asm(request);
   const sim::RunResult& result = outcome.result;
-  fmt::print("{}: {} instructions executed, end time {:g}\n", args.file,
-             result.instructions_executed, result.end_time);
+  fmt::print("{}: {} instructions executed, end time {:g}{}\n", args.file,
+             result.instructions_executed, result.end_time, outcome.timing ? " ns" : "");
   for (const auto& q : result.queues) {
     const std::string queue = q.queue.engine == isa::Engine::kDma
                                   ? fmt::format("dma.{}", q.queue.index)
@@ -109,6 +115,14 @@ int run_asm_command(const RunAsmArgs& args) {
   }
   for (std::size_t s = 0; s < result.semaphores.size(); ++s)
     if (result.semaphores[s] != 0) fmt::print("  semaphore s{} = {}\n", s, result.semaphores[s]);
+  if (outcome.timing) {
+    fmt::print("{}", sim::format_timing_report(*outcome.timing));
+    if (!args.json.empty()) {
+      std::ofstream out(args.json);
+      out << sim::timing_report_json(*outcome.timing) << '\n';
+      if (!out) throw sim::SimError(fmt::format("cannot write '{}'", args.json));
+    }
+  }
   for (const auto& d : result.diagnostics) fmt::print(stderr, "{}\n", d);
   if (result.hazards_suppressed > 0)
     fmt::print(stderr, "({} further hazards not listed)\n", result.hazards_suppressed);
@@ -149,7 +163,15 @@ void register_run_asm_command(CLI::App& app) {
   cmd->add_flag("--no-hazards", args->no_hazards, "Do not check for races between queues");
   cmd->add_flag("--nan-fill", args->nan_fill,
                 "Read never-written memory as NaN (floats) / 4 (integers) instead of failing");
-  cmd->add_flag("--timing-only", args->timing_only, "Run the event loop without computing data");
+  cmd->add_flag("--timing-only", args->timing_only,
+                "Time the run without computing data (implies --timing)");
+  cmd->add_flag("--timing", args->timing,
+                "Time the run with the timing model and print a summary (docs/timing-model.md)");
+  cmd->add_option("--json", args->json,
+                  "Write the timing summary as JSON to FILE (implies --timing)")
+      ->type_name("FILE");
+  cmd->add_flag("--no-power-ramp", args->no_power_ramp,
+                "Time without the TensorE power ramp (implies --timing)");
   cmd->add_option("--max-steps", args->max_steps,
                   "Stop after this many instructions (0 = no limit)");
   cmd->add_option("--seed", args->seed, "Override the program's .seed");

@@ -170,7 +170,15 @@ AsmRunOutcome run_asm(const AsmRunRequest& request) {
     device.write(t.address, bytes);
   }
 
-  outcome.result = run(device, outcome.program, request.options);
+  if (request.timed) {
+    TimingModel model(device.chip(), request.timing);
+    RunOptions options = request.options;
+    options.cost_model = &model;
+    outcome.result = run(device, outcome.program, options);
+    outcome.timing = model.report(outcome.program, outcome.result);
+  } else {
+    outcome.result = run(device, outcome.program, request.options);
+  }
   for (const HbmTensor& t : outcome.tensors)
     outcome.contents[t.name] = device.read(t.address, t.bytes());
   return outcome;

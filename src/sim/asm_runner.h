@@ -12,12 +12,14 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "isa/isa.h"
 #include "sim/sim.h"
+#include "sim/timing_model.h"
 
 namespace trnsim::sim {
 
@@ -52,7 +54,9 @@ struct AsmRunRequest {
   std::string chip = "trn3";  // preset name or JSON file
   std::vector<HbmTensor> extra_tensors;  // in addition to the file's @hbm directives
   std::vector<TensorInit> inits;
-  RunOptions options;
+  RunOptions options;  // options.cost_model is replaced by the timing model when `timed`
+  bool timed = false;  // time the run with sim::TimingModel (docs/timing-model.md)
+  TimingOptions timing;
 };
 
 struct AsmRunOutcome {
@@ -60,6 +64,7 @@ struct AsmRunOutcome {
   std::vector<HbmTensor> tensors;
   RunResult result;
   std::map<std::string, std::vector<std::uint8_t>> contents;  // every tensor after the run
+  std::optional<TimingReport> timing;                         // when the request was timed
 };
 
 // Parses, allocates and fills the tensors, runs, and reads every tensor back. Throws

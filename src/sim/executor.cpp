@@ -254,8 +254,8 @@ class Executor {
       }
     }
 
-    const InstructionCost cost = cost_->cost(inst, index);
-    result_.times[index] = {time, time + cost.latency};
+    const InstructionCost cost = cost_->cost(inst, index, time);
+    result_.times[index] = {time, time + cost.latency, time + cost.occupancy};
     events_.push({time + cost.latency, q, index, EventKind::kComplete});
     events_.push({time + cost.occupancy, q, index, EventKind::kQueueFree});
   }

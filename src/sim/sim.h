@@ -140,14 +140,16 @@ struct InstructionCost {
 class CostModel {
  public:
   virtual ~CostModel() = default;
-  // Called once per instruction, when it starts; `index` is its position in the program.
-  virtual InstructionCost cost(const isa::Instruction& inst, std::size_t index) = 0;
+  // Called once per instruction, when it starts, in order of start times; `index` is its
+  // position in the program and `start` the simulated time it starts at (a model of shared
+  // resources, such as the DMA engines, reserves them from then on).
+  virtual InstructionCost cost(const isa::Instruction& inst, std::size_t index, Duration start) = 0;
 };
 
 // Every instruction occupies its queue for one unit and completes after one unit.
 class UnitCostModel final : public CostModel {
  public:
-  InstructionCost cost(const isa::Instruction&, std::size_t) override { return {}; }
+  InstructionCost cost(const isa::Instruction&, std::size_t, Duration) override { return {}; }
 };
 
 // ---------------------------------------------------------------------------------------
@@ -186,6 +188,7 @@ struct Hazard {
 
 struct InstructionTime {
   Duration start = 0, end = 0;  // end = start + latency (when its signals fired)
+  Duration occupied_until = 0;  // start + occupancy (when its queue could start the next one)
 };
 
 struct QueueCount {

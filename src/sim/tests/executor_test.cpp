@@ -220,7 +220,7 @@ TEST(Executor, TimingOnlyModeComputesNothingButKeepsEvents) {
 
 class DmaIsSlow final : public CostModel {
  public:
-  InstructionCost cost(const isa::Instruction& inst, std::size_t) override {
+  InstructionCost cost(const isa::Instruction& inst, std::size_t, Duration) override {
     if (inst.queue.engine == isa::Engine::kDma) return {10, 25};
     return {2, 2};
   }
@@ -243,7 +243,7 @@ TEST(Executor, QueueOccupancyLetsTheNextInstructionStartEarly) {
   Device device(trn3());
   class Pipelined final : public CostModel {
    public:
-    InstructionCost cost(const isa::Instruction&, std::size_t) override { return {1, 5}; }
+    InstructionCost cost(const isa::Instruction&, std::size_t, Duration) override { return {1, 5}; }
   } costs;
   isa::Program program;
   for (int i = 0; i < 3; ++i)
