@@ -22,16 +22,16 @@ bool is_dma_transfer(const isa::Instruction& inst) {
          std::holds_alternative<isa::DmaIndirect>(inst.op);
 }
 
-// The dtype mode that sets a matmul's peak (the keys of tensor_peak_flops).
-std::string tensor_mode(const isa::Instruction& inst) {
-  if (std::holds_alternative<isa::NcMatmulMx>(inst.op)) return "mx";
+// The dtype mode that sets a matmul's peak: an index into kTensorModes.
+std::size_t tensor_mode(const isa::Instruction& inst) {
+  if (std::holds_alternative<isa::NcMatmulMx>(inst.op)) return 3;
   if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) {
     if (mm->stationary.dtype == numerics::DType::kFloat32 ||
         mm->moving.dtype == numerics::DType::kFloat32)
-      return "fp32";
-    if (mm->perf_mode == isa::MatmulPerfMode::kDoubleRow) return "fp8";
+      return 1;
+    if (mm->perf_mode == isa::MatmulPerfMode::kDoubleRow) return 2;
   }
-  return "bf16";
+  return 0;
 }
 
 // The on-chip side of a transfer picks the first engine: partitions [8e, 8e + 8) are served
@@ -172,11 +172,10 @@ TimingReport TimingModel::report(const isa::Program& program, const RunResult& r
   for (auto& q : r.queues) q.idle_ns = std::max(0.0, r.total_ns - q.busy_ns - q.stalled_ns);
   r.dma_engines = dma_engines_;
 
-  for (const auto& [mode, flops] : flops_by_mode_) r.flops += flops;
-  const auto top =
-      std::max_element(flops_by_mode_.begin(), flops_by_mode_.end(),
-                       [](const auto& a, const auto& b) { return a.second < b.second; });
-  r.tensor_mode = top == flops_by_mode_.end() ? "bf16" : top->first;
+  for (const double flops : flops_by_mode_) r.flops += flops;
+  // The first of equals wins, so a run without matmuls reports the bf16 peak.
+  const auto top = std::max_element(flops_by_mode_.begin(), flops_by_mode_.end());
+  r.tensor_mode = kTensorModes[static_cast<std::size_t>(top - flops_by_mode_.begin())];
   r.tensor_peak_flops_per_s = formulas_.tensor_peak_flops(r.tensor_mode);
   r.power_ramp = power_ramp_;
   r.throttled_ns = throttled_ns_;

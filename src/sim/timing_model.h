@@ -7,10 +7,11 @@
 // fresh one per sim::run.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "arch/arch.h"
@@ -61,6 +62,9 @@ struct TimingReport {
   double achieved_hbm_bytes_per_s = 0;    // hbm_bytes / total time
 };
 
+// The tensor-engine dtype modes of timing::CostModel::tensor_peak_flops.
+inline constexpr std::array<std::string_view, 4> kTensorModes = {"bf16", "fp32", "fp8", "mx"};
+
 class TimingModel final : public CostModel {
  public:
   explicit TimingModel(const arch::ChipConfig& chip, TimingOptions options = {});
@@ -92,7 +96,7 @@ class TimingModel final : public CostModel {
   std::vector<Duration> dma_engine_free_at_;
   std::vector<DmaEngineTiming> dma_engines_;
   // Statistics.
-  std::map<std::string, double> flops_by_mode_;
+  std::array<double, kTensorModes.size()> flops_by_mode_{};  // indexed like kTensorModes
   Duration throttled_ns_ = 0;
   std::uint64_t dma_bytes_ = 0, hbm_bytes_ = 0;
 };
