@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
-#include <vector>
+#include <cstdlib>
+#include <nlohmann/json.hpp>
+#include <string>
 
+#include "sim/asm_runner.h"
 #include "sim/tests/test_util.h"
 #include "sim/timing_model.h"
 
@@ -401,6 +404,34 @@ TEST(TimingModelRun, FunctionalAndTimedRunsAgreeOnTimes) {
   const std::string json = timing_report_json(model.report(program, functional));
   EXPECT_NE(json.find("\"achieved_flops_per_s\""), std::string::npos);
   EXPECT_NE(format_timing_report(timed.report).find("TFLOP/s"), std::string::npos);
+}
+
+TEST(TimingModelRun, AsmRunnerTimesTheShippedMatmulExample) {
+  const char* root = std::getenv("TRNSIM_SOURCE_DIR");
+  AsmRunRequest request;
+  request.asm_path = std::string(root != nullptr ? root : TRNSIM_SOURCE_DIR_DEFAULT) +
+                     "/examples/asm/matmul_256_bf16.s";
+  request.inits.push_back({"a_t", TensorInit::Kind::kRandom, "", {}, 1});
+  request.inits.push_back({"b", TensorInit::Kind::kRandom, "", {}, 2});
+  request.timed = true;
+  const AsmRunOutcome outcome = run_asm(request);
+  ASSERT_TRUE(outcome.timing.has_value());
+  const TimingReport& r = *outcome.timing;
+  EXPECT_DOUBLE_EQ(r.total_ns, outcome.result.end_time);
+  // C[256, 256] = A @ B: 2 x 256^3 FLOPs; four [128, 256] bf16 loads and two fp32 stores.
+  EXPECT_DOUBLE_EQ(r.flops, 2.0 * 256 * 256 * 256);
+  EXPECT_EQ(r.dma_bytes, 4u * 128 * 256 * 2 + 2u * 128 * 256 * 4);
+  // A chain of load -> matmul -> evict -> store is latency-bound: far from the peaks.
+  EXPECT_LT(r.achieved_flops_per_s, 0.2 * r.tensor_peak_flops_per_s);
+  EXPECT_GT(r.total_ns, 2 * trn3().dma.fixed_latency_ns);
+
+  const nlohmann::json j = nlohmann::json::parse(timing_report_json(r));
+  EXPECT_EQ(j.at("chip"), "trn3");
+  EXPECT_DOUBLE_EQ(j.at("total_ns").get<double>(), r.total_ns);
+  EXPECT_EQ(j.at("queues").size(), r.queues.size());
+  EXPECT_EQ(j.at("dma_engines").size(), 16u);
+  EXPECT_EQ(j.at("tensor").at("mode"), "bf16");
+  EXPECT_EQ(j.at("dma").at("bytes").get<std::uint64_t>(), r.dma_bytes);
 }
 
 }  // namespace
