@@ -45,24 +45,8 @@ constexpr bool is_x4_packed(DType t) {
 }
 
 // Bits of one storage word.
-constexpr unsigned storage_bits(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-    case DType::kTFloat32:
-    case DType::kInt32:
-    case DType::kUInt32:
-    case DType::kFloat8E4M3x4:
-    case DType::kFloat8E5M2x4:
-      return 32;
-    case DType::kBFloat16:
-    case DType::kFloat16:
-    case DType::kInt16:
-    case DType::kUInt16:
-    case DType::kFloat4E2M1x4:
-      return 16;
-    default:
-      return 8;
-  }
+inline unsigned storage_bits(DType t) {
+  return 8u * static_cast<unsigned>(numerics::storage_bytes(t));
 }
 
 // ---------------------------------------------------------------------------------------
