@@ -272,7 +272,8 @@ namespace {
 // Every MX element has at most 4 significant bits and the scale is a power of two, so the
 // doubles are exact and so is the product of two of them (<= 8 bits, exponent within
 // +-300).
-std::vector<double> dequantize_operand(const isa::AccessPattern& data,
+template <class T>
+std::vector<T> dequantize_operand(const isa::AccessPattern& data,
                                        const isa::AccessPattern& scale, CoreOperandIO& io,
                                        std::uint64_t& columns) {
   if (!numerics::is_mx_packed(data.dtype))
@@ -315,14 +316,14 @@ std::vector<double> dequantize_operand(const isa::AccessPattern& data,
     value_of_scale[e] =
         e == 0xFF ? std::numeric_limits<double>::quiet_NaN() : std::ldexp(1.0, e - 127);
 
-  std::vector<double> out(std::uint64_t{4} * p_count * columns);
+  std::vector<T> out(std::uint64_t{4} * p_count * columns);
   for (std::uint32_t p = 0; p < p_count; ++p) {
     const std::uint8_t* scale_codes = scales.data() + scale_row(p) * scale_columns;
     for (std::uint64_t c = 0; c < columns; ++c) {
       const double factor = value_of_scale[scale_codes[c]];
       for (std::uint32_t lane = 0; lane < 4; ++lane)
         out[(std::uint64_t{4} * p + lane) * columns + c] =
-            value_of_code[codes[(p * columns + c) * 4 + lane]] * factor;
+            static_cast<T>(value_of_code[codes[(p * columns + c) * 4 + lane]] * factor);
     }
   }
   return out;
@@ -335,18 +336,19 @@ void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
     io.fail(fmt::format("stationary has {} partitions and moving {}: K must match",
                         op.stationary.partitions, op.moving.partitions));
   std::uint64_t m_count = 0, n_count = 0;
-  const std::vector<double> stationary =
-      dequantize_operand(op.stationary, op.stationary_scale, io, m_count);
-  const std::vector<double> moving = dequantize_operand(op.moving, op.moving_scale, io, n_count);
   const std::uint64_t k_count = std::uint64_t{4} * op.stationary.partitions;
   // Each product is exact in double and rounded once to fp32; the sum runs in fp32 over
   // k = 4p + lane in increasing order (partition-major, packed lane minor).
+  //
+  // Fast path: dequantise straight to fp32. A value is then exact unless it overflows fp32
+  // (it would read as Inf) — MX values have at most 4 significant bits and are at least
+  // 2^-143 in magnitude (E5M2 subnormal x 2^-127), so fp32 subnormals hold them exactly. When, in addition, every
+  // product is a normal fp32 number, the fp32 kernel gives the documented bits.
+  const std::vector<float> a =
+      dequantize_operand<float>(op.stationary, op.stationary_scale, io, m_count);
+  const std::vector<float> b = dequantize_operand<float>(op.moving, op.moving_scale, io, n_count);
   std::vector<float> sum(m_count * n_count, 0.0f);
-  // MX elements have at most 4 significant bits (E4M3; E5M2 and E2M1 fewer).
-  if (products_exact_in_fp32(stationary, moving, 4)) {
-    // Every product is then exact in fp32 too, so the fp32 kernel gives the same bits.
-    const std::vector<float> a(stationary.begin(), stationary.end());
-    const std::vector<float> b(moving.begin(), moving.end());
+  if (products_exact_in_fp32(a, b, 4)) {
     std::vector<const float*> a_rows(k_count), b_rows(k_count);
     for (std::uint64_t k = 0; k < k_count; ++k) {
       a_rows[k] = a.data() + k * m_count;
@@ -354,15 +356,19 @@ void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
     }
     contract_rows(a_rows.data(), b_rows.data(), k_count, m_count, n_count, sum.data(), true);
   } else {
+    const std::vector<double> stationary =
+        dequantize_operand<double>(op.stationary, op.stationary_scale, io, m_count);
+    const std::vector<double> moving =
+        dequantize_operand<double>(op.moving, op.moving_scale, io, n_count);
     for (std::uint64_t m = 0; m < m_count; ++m) {
       float* acc = sum.data() + m * n_count;
       for (std::uint64_t k = 0; k < k_count; ++k) {
-        const double a = stationary[k * m_count + m];
+        const double s = stationary[k * m_count + m];
         const double* row = moving.data() + k * n_count;
         if (k == 0) {
-          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] = static_cast<float>(a * row[n]);
+          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] = static_cast<float>(s * row[n]);
         } else {
-          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] += static_cast<float>(a * row[n]);
+          for (std::uint64_t n = 0; n < n_count; ++n) acc[n] += static_cast<float>(s * row[n]);
         }
       }
     }
