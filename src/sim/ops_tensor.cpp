@@ -341,9 +341,10 @@ void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
   // k = 4p + lane in increasing order (partition-major, packed lane minor).
   //
   // Fast path: dequantise straight to fp32. A value is then exact unless it overflows fp32
-  // (it would read as Inf) — MX values have at most 4 significant bits and are at least
-  // 2^-143 in magnitude (E5M2 subnormal x 2^-127), so fp32 subnormals hold them exactly. When, in addition, every
-  // product is a normal fp32 number, the fp32 kernel gives the documented bits.
+  // (it reads as Inf): MX values have at most 4 significant bits and are at least 2^-143
+  // in magnitude (E5M2 subnormal x 2^-127), so fp32 subnormals hold them exactly. When, in
+  // addition, every product is a normal fp32 number, the fp32 kernel gives the documented
+  // bits.
   const std::vector<float> a =
       dequantize_operand<float>(op.stationary, op.stationary_scale, io, m_count);
   const std::vector<float> b = dequantize_operand<float>(op.moving, op.moving_scale, io, n_count);
