@@ -169,6 +169,33 @@ double CostModel::tensor_peak_flops(std::string_view mode) const {
   return 2.0 * t.rows * t.cols * rate * t.clock_ghz * 1e9;
 }
 
+namespace {
+
+// One LoadStationary + MultiplyMoving pair on the PE array: the moving stream takes
+// max(min(MIN_II, M), N) cycles times the mode's slowdown, a new stationary ~M / speedup
+// (loaded in the background, so only the longer of the two counts). Fills in the cycle and
+// time fields and reports whether the stationary already in the array was reused.
+ComputeCost tensor_pass(const arch::TensorEngineConfig& t, double m, double n, double slowdown,
+                        double stationary_slowdown, const AccessPattern& stationary,
+                        TensorEngineState& state, bool& reused) {
+  const double min_ii = t.min_initiation_interval;
+  const double mm_cycles = std::max(std::min(min_ii, m), n) * slowdown;
+  reused = state.has_stationary && state.stationary == stationary;
+  const double ls_cycles = reused ? 0.0 : m / t.load_stationary_speedup * stationary_slowdown;
+  state.has_stationary = true;
+  state.stationary = stationary;
+
+  ComputeCost c;
+  c.cycles = std::max(mm_cycles, ls_cycles);
+  c.bound = ls_cycles > mm_cycles ? Bound::kStationaryLoad
+            : (n >= std::min(min_ii, m) ? Bound::kMovingStream : Bound::kMinInitiationInterval);
+  c.occupancy_ns = c.cycles / t.clock_ghz;
+  c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
+  return c;
+}
+
+}  // namespace
+
 ComputeCost CostModel::matmul_cost(const isa::NcMatmul& mm, TensorEngineState& state) const {
   const auto& t = chip_.tensor;
   const double k = mm.stationary.partitions;
@@ -183,21 +210,10 @@ ComputeCost CostModel::matmul_cost(const isa::NcMatmul& mm, TensorEngineState& s
   if (mm.perf_mode == isa::MatmulPerfMode::kDoubleRow) {
     contraction = k * static_cast<double>(mm.stationary.dims[0].count == 2 ? 2 : 1);
   }
-  const double min_ii = t.min_initiation_interval;
-  const double mm_cycles = std::max(std::min(min_ii, m), n) * slowdown;
-  const bool reuse = state.has_stationary && state.stationary == mm.stationary;
-  const double ls_cycles = reuse ? 0.0 : m / t.load_stationary_speedup * slowdown;
-  state.has_stationary = true;
-  state.stationary = mm.stationary;
-
-  ComputeCost c;
-  c.cycles = std::max(mm_cycles, ls_cycles);
-  c.bound = ls_cycles > mm_cycles ? Bound::kStationaryLoad
-            : (n >= std::min(min_ii, m) ? Bound::kMovingStream : Bound::kMinInitiationInterval);
-  c.occupancy_ns = c.cycles / t.clock_ghz;
-  c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
+  bool reused = false;
+  ComputeCost c = tensor_pass(t, m, n, slowdown, slowdown, mm.stationary, state, reused);
   c.flops = mm.is_transpose ? 0.0 : 2.0 * contraction * m * n;
-  c.bytes_read = (reuse ? 0 : bytes_of(mm.stationary)) + bytes_of(mm.moving) +
+  c.bytes_read = (reused ? 0 : bytes_of(mm.stationary)) + bytes_of(mm.moving) +
                  (mm.accumulate == isa::AccumulateMode::kAccumulate ? bytes_of(mm.dst) : 0);
   c.bytes_written = bytes_of(mm.dst);
   return c;
@@ -210,21 +226,10 @@ ComputeCost CostModel::matmul_mx_cost(const isa::NcMatmulMx& mm, TensorEngineSta
   const double k = 4.0 * mm.stationary.partitions;
   const double m = static_cast<double>(mm.stationary.free_elements());
   const double n = static_cast<double>(mm.moving.free_elements());
-  const double min_ii = t.min_initiation_interval;
-  const double mm_cycles = std::max(std::min(min_ii, m), n) * (4.0 / t.rate_mx);
-  const bool reuse = state.has_stationary && state.stationary == mm.stationary;
-  const double ls_cycles = reuse ? 0.0 : m / t.load_stationary_speedup;
-  state.has_stationary = true;
-  state.stationary = mm.stationary;
-
-  ComputeCost c;
-  c.cycles = std::max(mm_cycles, ls_cycles);
-  c.bound = ls_cycles > mm_cycles ? Bound::kStationaryLoad
-            : (n >= std::min(min_ii, m) ? Bound::kMovingStream : Bound::kMinInitiationInterval);
-  c.occupancy_ns = c.cycles / t.clock_ghz;
-  c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
+  bool reused = false;
+  ComputeCost c = tensor_pass(t, m, n, 4.0 / t.rate_mx, 1.0, mm.stationary, state, reused);
   c.flops = 2.0 * k * m * n;
-  c.bytes_read = (reuse ? 0 : bytes_of(mm.stationary) + bytes_of(mm.stationary_scale)) +
+  c.bytes_read = (reused ? 0 : bytes_of(mm.stationary) + bytes_of(mm.stationary_scale)) +
                  bytes_of(mm.moving) + bytes_of(mm.moving_scale);
   c.bytes_written = bytes_of(mm.dst);
   return c;
