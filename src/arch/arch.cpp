@@ -1,4 +1,5 @@
 #include "arch/arch.h"
+#include "util/edit_distance.h"
 
 #include <fmt/core.h>
 
@@ -62,21 +63,7 @@ std::string format_number(double v) {
   return json(v).dump();
 }
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      const std::size_t substitute = diagonal + (a[i - 1] == b[j - 1] ? 0 : 1);
-      row[j] = std::min({above + 1, row[j - 1] + 1, substitute});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
+using util::edit_distance;
 
 // The candidate a misspelt name most likely meant, or "" when none is close.
 std::string closest(std::string_view name, const std::vector<std::string>& candidates) {

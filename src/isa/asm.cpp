@@ -2,6 +2,7 @@
 // docs/isa.md. Both directions are written once per field type and driven by each
 // operation's fields() visitor, so a new operation needs no code here.
 #include "isa/asm.h"
+#include "util/edit_distance.h"
 
 #include <fmt/format.h>
 
@@ -100,20 +101,7 @@ std::vector<std::string_view> enum_spellings() {
 // ---------------------------------------------------------------------------------------
 // "Did you mean": the closest candidate within a small edit distance.
 
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      const std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] != b[j - 1] ? 1 : 0)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
+using util::edit_distance;
 
 template <class Range>
 std::string did_you_mean(std::string_view word, const Range& candidates) {
