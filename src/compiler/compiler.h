@@ -1,0 +1,77 @@
+// The kernel compiler: turns traced kernels (kernel::KernelIr, one per program id) into
+// executable ISA programs, one per physical core, as docs/compiler.md describes.
+//
+// Passes, in order: verify (ISA rules on every operand, errors name the kernel line),
+// allocate (SBUF and PSUM by liveness, with reuse and alignment; HBM layout of the kernel's
+// tensors), dependencies (flow/anti/output between instructions from their operand
+// footprints), schedule (engine and DMA-queue choice and per-queue order by list scheduling
+// on the timing model's cost estimates), synchronise (the semaphore waits and signals the
+// hardware needs and no more), and a final ISA validation of the result.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "arch/arch.h"
+#include "isa/isa.h"
+#include "kernel/ir.h"
+
+namespace trnsim::compiler {
+
+struct CompileOptions {
+  bool schedule = true;   // false: keep the kernel's program order on each queue
+  int dma_queues = 16;    // DMA queues per core the compiler may use
+};
+
+// Where the compiler placed an HBM tensor of the kernel (the runtime allocates exactly these
+// ranges). Shared tensors are placed once for all programs (program = -1); private ones
+// once per program.
+struct HbmPlacement {
+  kernel::StorageId storage = 0;
+  int program = -1;
+  std::string name;
+  numerics::DType dtype = numerics::DType::kFloat32;
+  std::vector<std::int64_t> shape;
+  kernel::TensorRole role = kernel::TensorRole::kScratch;
+  std::uint64_t address = 0;
+  std::uint64_t bytes = 0;
+};
+
+// Where the compiler placed an on-chip tile, and the instructions between which it is live.
+struct OnChipPlacement {
+  kernel::StorageId storage = 0;
+  isa::Memory memory = isa::Memory::kSbuf;
+  std::uint64_t offset = 0;  // byte offset inside every partition
+  std::uint64_t bytes = 0;   // bytes per partition
+  std::uint32_t partitions = 0;
+  std::size_t first_use = 0, last_use = 0;  // IR instruction indices
+};
+
+struct CompileStats {
+  double total_ms = 0;
+  std::vector<std::pair<std::string, double>> pass_ms;  // in pass order
+  std::uint64_t sbuf_peak_bytes = 0;  // per partition, at the busiest point
+  std::uint64_t psum_peak_bytes = 0;
+  std::size_t instructions = 0;       // over all programs
+  std::size_t waits = 0, signals = 0;
+  std::size_t dependencies = 0;       // cross-queue edges before redundancy elimination
+};
+
+struct CompiledKernel {
+  std::string name;
+  std::vector<isa::Program> programs;                 // indexed by program id
+  std::vector<HbmPlacement> hbm;
+  std::vector<std::vector<OnChipPlacement>> onchip;   // per program
+  CompileStats stats;
+};
+
+// Throws kernel::KernelError (naming the kernel source line) for anything the compiler
+// cannot turn into a valid program: ISA violations, tiles that do not fit (with the tiles
+// live at the peak and the bytes needed), inconsistent programs of one launch.
+CompiledKernel compile(std::span<const kernel::KernelIr> programs, const arch::ChipConfig& chip,
+                       const CompileOptions& options = {});
+
+}  // namespace trnsim::compiler
