@@ -1,7 +1,10 @@
 # Shared build settings for every trnsim target.
 add_library(trnsim_options INTERFACE)
 target_compile_options(trnsim_options INTERFACE -Wall -Wextra -Wpedantic -Wshadow
-  -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor -Wold-style-cast)
+  -Wconversion -Wno-sign-conversion -Wnon-virtual-dtor -Wold-style-cast
+  # The kernel API's option structs are meant to be filled with designated initializers
+  # naming only what differs from the defaults ({.accumulate = true}).
+  -Wno-missing-field-initializers)
 if(TRNSIM_WERROR)
   target_compile_options(trnsim_options INTERFACE -Werror)
 endif()

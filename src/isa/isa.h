@@ -639,6 +639,47 @@ std::uint8_t op_engines(const Operation& op);
 // A default-constructed operation for a mnemonic (kName), or nullopt if there is none.
 std::optional<Operation> make_operation(std::string_view mnemonic);
 
+// Calls f(name, AccessPattern&, role) for every access pattern an operation holds: plain
+// operands, ScalarOperands holding a tensor, present optional operands and operand lists
+// (CustomOp). Tools that rewrite or inspect operands (the compiler's relocation, dependency
+// analysis) use it instead of spelling out every operation.
+namespace detail {
+template <class F>
+void visit_patterns(std::string_view name, AccessPattern& ap, Role role, F& f) { f(name, ap, role); }
+template <class F>
+void visit_patterns(std::string_view name, ScalarOperand& s, Role role, F& f) {
+  if (auto* ap = std::get_if<AccessPattern>(&s)) f(name, *ap, role);
+}
+template <class F>
+void visit_patterns(std::string_view name, std::optional<AccessPattern>& o, Role role, F& f) {
+  if (o) f(name, *o, role);
+}
+template <class F>
+void visit_patterns(std::string_view name, std::vector<AccessPattern>& list, Role role, F& f) {
+  for (auto& ap : list) f(name, ap, role);
+}
+template <class T, class F>
+void visit_patterns(std::string_view, T&, Role, F&) {}
+}  // namespace detail
+
+template <class F>
+void for_each_access_pattern(Operation& op, F&& f) {
+  std::visit([&](auto& o) {
+    o.fields([&](std::string_view name, auto& member, Role role) {
+      detail::visit_patterns(name, member, role, f);
+    });
+  }, op);
+}
+// Read-only form: f(name, const AccessPattern&, role).
+template <class F>
+void for_each_access_pattern(const Operation& op, F&& f) {
+  // fields() is a non-const member shared with the parser; visiting does not modify.
+  for_each_access_pattern(const_cast<Operation&>(op),
+                          [&](std::string_view name, AccessPattern& ap, Role role) {
+                            f(name, static_cast<const AccessPattern&>(ap), role);
+                          });
+}
+
 // ---------------------------------------------------------------------------------------
 // Instructions and programs
 

@@ -1,0 +1,386 @@
+// The NKI programming model in C++: tensors in HBM, tiles in SBUF/PSUM, views, and one call
+// per ISA operation, recorded into a kernel::KernelIr by tracing.
+//
+// A kernel is a C++ callable that takes its input tensors and returns its outputs:
+//
+//   std::vector<Tensor> add_one(std::span<const Tensor> in) {
+//     Tensor out = nl::ndarray(in[0].shape(), in[0].dtype(), nl::shared_hbm);
+//     Tensor t = nl::load(in[0](nl::ds(0, 128), nl::all));   // HBM -> new SBUF tile
+//     nisa::tensor_scalar(t, t, AluOp::kAdd, 1.0f);
+//     nl::store(out(nl::ds(0, 128), nl::all), t);
+//     return {out};
+//   }
+//
+// Names and semantics follow NKI 0.6 (nki.language as `nl`, nki.isa as `nisa`: dst first,
+// access-pattern views, x4-packed MX types). C++ loops play the role of NKI's (unrolled)
+// Python loops. Every operation and declaration records the kernel source line that made it
+// (std::source_location), so errors and profiles point at the kernel, not at trnsim.
+//
+// Shapes are checked when an operation is recorded; an operation an engine cannot run, a
+// shape that does not match, an index out of range, all throw kernel::KernelError naming
+// the line. Tracing runs the kernel once per program id (logical core size, NKI kernel[n]).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <optional>
+#include <source_location>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "arch/arch.h"
+#include "isa/isa.h"
+#include "kernel/ir.h"
+
+namespace trnsim::kernel {
+
+using Loc = std::source_location;
+using Shape = std::vector<std::int64_t>;
+
+// ---------------------------------------------------------------------------------------
+// Indexing
+
+inline constexpr std::int64_t kEnd = std::numeric_limits<std::int64_t>::max();
+
+// A Python-style slice [start:stop:step] (negative start/stop count from the end).
+struct Slice {
+  std::int64_t start = 0, stop = kEnd, step = 1;
+};
+
+// One index of a view: an integer or a slice. Converting to it records the caller's line,
+// so a bad index is reported where the kernel wrote it.
+struct Index {
+  Index(std::int64_t i, Loc loc = Loc::current()) : value(i), where(loc) {}  // NOLINT
+  Index(int i, Loc loc = Loc::current()) : value(std::int64_t{i}), where(loc) {}  // NOLINT
+  Index(Slice s, Loc loc = Loc::current()) : value(s), where(loc) {}  // NOLINT
+  std::variant<std::int64_t, Slice> value;
+  Loc where;
+};
+
+// ---------------------------------------------------------------------------------------
+// Tensors
+
+// A view of a storage (an SBUF/PSUM tile or an HBM tensor): shape, element strides and
+// offset, as NKI's NkiTensor. Views cost nothing at run time; they only change the access
+// pattern an operation gets. On-chip tensors always have the partition dim first and at
+// least 2 dims; their partition dim is contiguous (a partition offset, no stride).
+class Tensor {
+ public:
+  Tensor() = default;
+
+  bool valid() const { return valid_; }
+  StorageId storage() const { return storage_; }
+  Buffer buffer() const { return buffer_; }
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  const std::vector<std::int64_t>& strides() const { return strides_; }
+  std::int64_t offset() const { return offset_; }  // elements (on-chip: inside a partition)
+  std::uint32_t partition_offset() const { return partition_offset_; }  // on-chip only
+  int ndim() const { return static_cast<int>(shape_.size()); }
+  std::int64_t dim(int d) const;  // negative d counts from the end
+  std::int64_t size() const;      // number of elements
+  std::string name() const;       // of the storage
+
+  // t(i, j, ...): NKI indexing (ints, slices, nl::ds, nl::all). Integer-indexing an on-chip
+  // partition dim keeps a size-1 dim; integer-indexing a free dim drops it unless the view
+  // would fall below 2 dims. HBM views drop indexed dims.
+  Tensor operator()(Index a) const;
+  Tensor operator()(Index a, Index b) const;
+  Tensor operator()(Index a, Index b, Index c) const;
+  Tensor operator()(Index a, Index b, Index c, Index d) const;
+  Tensor operator()(Index a, Index b, Index c, Index d, Index e) const;
+  Tensor index(std::span<const Index> indices, Loc loc = Loc::current()) const;
+
+  Tensor slice(int dim, std::int64_t start, std::int64_t stop, std::int64_t step = 1,
+               Loc loc = Loc::current()) const;
+  Tensor permute(std::vector<int> dims, Loc loc = Loc::current()) const;
+  Tensor broadcast(int dim, std::int64_t size, Loc loc = Loc::current()) const;  // size-1 dim
+  Tensor expand_dim(int dim, Loc loc = Loc::current()) const;
+  Tensor squeeze_dim(int dim, Loc loc = Loc::current()) const;
+  Tensor reshape(Shape shape, Loc loc = Loc::current()) const;  // contiguous views only
+  // Same bytes as another dtype; the last dim is rescaled by the size ratio.
+  Tensor view(DType dtype, Loc loc = Loc::current()) const;
+  bool is_contiguous() const;
+
+  // The (virtual) access pattern an operation on this view gets (ir.h explains the
+  // addressing). Dims of size 1 are dropped and adjacent dims merged; more than 4 free dims
+  // left is an error.
+  isa::AccessPattern ap(Loc loc = Loc::current()) const;
+  // The same without dropping or merging dims: one pattern dim per free dim of the view
+  // (operations whose attributes count dims, such as tensor_reduce's axes, need it).
+  isa::AccessPattern ap_exact(Loc loc = Loc::current()) const;
+
+ private:
+  friend class Tracer;
+  isa::AccessPattern lower(bool merge, Loc loc) const;
+  bool valid_ = false;
+  StorageId storage_ = 0;
+  Buffer buffer_ = Buffer::kSbuf;
+  DType dtype_ = DType::kFloat32;
+  std::int64_t offset_ = 0;
+  std::uint32_t partition_offset_ = 0;
+  Shape shape_;
+  std::vector<std::int64_t> strides_;  // on-chip: strides_[0] is 0 (partition dim)
+};
+
+// A scale/bias/operand that is an fp32 immediate or a [P, 1] tensor.
+using Scalar = std::variant<float, Tensor>;
+
+// ---------------------------------------------------------------------------------------
+// Tracing
+
+struct TensorSpec {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  Shape shape;
+};
+
+using KernelFn = std::function<std::vector<Tensor>(std::span<const Tensor> inputs)>;
+
+struct TraceOptions {
+  std::string name = "kernel";
+  int num_programs = 1;  // logical core size (NKI kernel[n]); checked against the chip
+};
+
+// Runs `fn` once per program id with inputs in shared HBM and returns one KernelIr per
+// program id. Throws KernelError for anything the kernel does wrong.
+std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inputs,
+                            const arch::ChipConfig& chip, const TraceOptions& options = {});
+
+// True while a kernel is being traced on this thread (the nl/nisa calls need a trace).
+bool tracing();
+
+}  // namespace trnsim::kernel
+
+// =======================================================================================
+// nki.language
+
+namespace trnsim::nl {
+
+using kernel::Loc;
+using kernel::Shape;
+using kernel::Slice;
+using kernel::Tensor;
+using numerics::DType;
+
+inline constexpr kernel::Buffer sbuf = kernel::Buffer::kSbuf;
+inline constexpr kernel::Buffer psum = kernel::Buffer::kPsum;
+inline constexpr kernel::Buffer hbm = kernel::Buffer::kPrivateHbm;
+inline constexpr kernel::Buffer private_hbm = kernel::Buffer::kPrivateHbm;
+inline constexpr kernel::Buffer shared_hbm = kernel::Buffer::kSharedHbm;
+
+// nl.ds(start, size) and the full slice.
+inline Slice ds(std::int64_t start, std::int64_t size) { return Slice{start, start + size, 1}; }
+inline constexpr Slice all{};
+
+// NKI's loop iterators are Python ranges in NKI 0.6; here they are integer ranges for
+// range-for, kept for familiarity.
+struct Range {
+  struct It {
+    std::int64_t v, step;
+    std::int64_t operator*() const { return v; }
+    It& operator++() { v += step; return *this; }
+    bool operator!=(const It& o) const { return step > 0 ? v < o.v : v > o.v; }
+  };
+  std::int64_t lo, hi, step;
+  It begin() const { return {lo, step}; }
+  It end() const { return {hi, step}; }
+};
+inline Range affine_range(std::int64_t n) { return {0, n, 1}; }
+inline Range affine_range(std::int64_t lo, std::int64_t hi, std::int64_t step = 1) { return {lo, hi, step}; }
+inline Range sequential_range(std::int64_t n) { return {0, n, 1}; }
+inline Range static_range(std::int64_t n) { return {0, n, 1}; }
+
+// nl.tile_size and the chip being traced for.
+namespace tile_size {
+std::int64_t pmax();                   // 128 partitions
+std::int64_t gemm_stationary_fmax();   // 128
+std::int64_t gemm_moving_fmax();       // 512
+std::int64_t psum_bank_fmax();         // fp32 elements per partition of one PSUM bank
+std::int64_t psum_num_banks();
+std::int64_t bn_stats_fmax();          // 512
+std::int64_t sbuf_bytes_per_partition();
+}  // namespace tile_size
+const arch::ChipConfig& chip();
+
+int program_id(int axis = 0);
+int num_programs(int axis = 0);
+
+// Declarations (uninitialised, as NKI's).
+Tensor ndarray(Shape shape, DType dtype, kernel::Buffer buffer = sbuf, std::string name = "",
+               Loc loc = Loc::current());
+// Place an on-chip tile by hand at a byte offset of every partition (NKI address=).
+Tensor ndarray_at(Shape shape, DType dtype, kernel::Buffer buffer, std::uint64_t byte_offset,
+                  std::string name = "", Loc loc = Loc::current());
+Tensor zeros(Shape shape, DType dtype, kernel::Buffer buffer = sbuf, std::string name = "",
+             Loc loc = Loc::current());
+Tensor full(Shape shape, float value, DType dtype, kernel::Buffer buffer = sbuf,
+            std::string name = "", Loc loc = Loc::current());
+
+// HBM -> a new SBUF tile of the same shape (dtype cast if given); SBUF -> HBM.
+Tensor load(const Tensor& src, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+void store(const Tensor& dst, const Tensor& src, Loc loc = Loc::current());
+// A new SBUF tile holding `src` (from SBUF or PSUM), cast to dtype if given.
+Tensor copy(const Tensor& src, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+// x[K, M]^T... as NKI's nl.matmul(x, y, transpose_x): transpose_x=true means x is already
+// [K, M] (stationary layout). Returns a new fp32 PSUM tile [M, N].
+Tensor matmul(const Tensor& x, const Tensor& y, bool transpose_x = false, Loc loc = Loc::current());
+// A new PSUM tile holding x^T (tensor engine, x <= [128, 128]).
+Tensor transpose(const Tensor& x, Loc loc = Loc::current());
+
+// Elementwise helpers returning new SBUF tiles (dtype defaults to the input's).
+Tensor exp(const Tensor& x, Loc loc = Loc::current());
+Tensor activation(isa::ActivationFunc func, const Tensor& x, Loc loc = Loc::current());
+Tensor add(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
+Tensor subtract(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
+Tensor multiply(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
+Tensor maximum(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
+// Reductions over the last free dim into a new [P, 1] fp32 tile.
+Tensor max(const Tensor& x, Loc loc = Loc::current());
+Tensor sum(const Tensor& x, Loc loc = Loc::current());
+// Row-wise numerically stable softmax over the last free dim of an on-chip tile.
+Tensor softmax(const Tensor& x, Loc loc = Loc::current());
+
+}  // namespace trnsim::nl
+
+// =======================================================================================
+// nki.isa: one call per instruction, dst first
+
+namespace trnsim::nisa {
+
+using isa::AccumulateMode;
+using isa::ActivationFunc;
+using isa::AluOp;
+using isa::Engine;
+using kernel::Loc;
+using kernel::Scalar;
+using kernel::Tensor;
+
+// Options every instruction takes: the engine (unset = the compiler's choice among the
+// engines that can run it), the rounding mode and a name (NKI name=, used by the profiler).
+struct Common {
+  std::optional<Engine> engine;
+  isa::RoundingMode rounding = isa::RoundingMode::kNearestEven;
+  std::string name;
+};
+
+struct MatmulOptions {
+  bool accumulate = false;  // add into dst (PSUM accumulation) instead of overwriting
+  bool is_transpose = false;
+  isa::MatmulPerfMode perf_mode = isa::MatmulPerfMode::kNone;
+  std::uint32_t tile_row = 0, tile_col = 0, tile_rows = 0, tile_cols = 0;
+  std::string name;
+};
+// dst[M, N] (+)= stationary[K, M]^T @ moving[K, N].
+void nc_matmul(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
+               const MatmulOptions& options = {}, Loc loc = Loc::current());
+// MX: x4-packed data [K/4 words per partition...], E8M0 scales (docs/isa.md).
+void nc_matmul_mx(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
+                  const Tensor& stationary_scale, const Tensor& moving_scale,
+                  const MatmulOptions& options = {}, Loc loc = Loc::current());
+void nc_transpose(const Tensor& dst, const Tensor& data, const Common& common = {},
+                  Loc loc = Loc::current());
+
+struct ActivationOptions {
+  Scalar scale = 1.0f;
+  Scalar bias = 0.0f;
+  std::optional<Tensor> reduce_res;  // [P, 1]: per-partition sum of the result
+  Common common;
+};
+void activation(const Tensor& dst, ActivationFunc func, const Tensor& data,
+                const ActivationOptions& options = {}, Loc loc = Loc::current());
+
+void tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2, AluOp op,
+                   const Common& common = {}, Loc loc = Loc::current());
+
+struct TensorScalarOptions {
+  bool reverse0 = false;
+  AluOp op1 = AluOp::kBypass;
+  Scalar operand1 = 0.0f;
+  bool reverse1 = false;
+  Common common;
+};
+void tensor_scalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                   const TensorScalarOptions& options = {}, Loc loc = Loc::current());
+void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                          AluOp op1, const Tensor& operand1, const Common& common = {},
+                          Loc loc = Loc::current());
+
+struct ReduceOptions {
+  std::uint32_t axes = 1;  // innermost free dims reduced
+  bool negate = false;
+  Common common;
+};
+void tensor_reduce(const Tensor& dst, const Tensor& data, AluOp op,
+                   const ReduceOptions& options = {}, Loc loc = Loc::current());
+void tensor_partition_reduce(const Tensor& dst, const Tensor& data, AluOp op,
+                             const Common& common = {}, Loc loc = Loc::current());
+void tensor_copy(const Tensor& dst, const Tensor& src, const Common& common = {},
+                 Loc loc = Loc::current());
+void tensor_tensor_scan(const Tensor& dst, const Tensor& data0, const Tensor& data1,
+                        const Scalar& initial, AluOp op0, AluOp op1, const Common& common = {},
+                        Loc loc = Loc::current());
+void bn_stats(const Tensor& dst, const Tensor& data, const Common& common = {},
+              Loc loc = Loc::current());
+void bn_aggr(const Tensor& dst, const Tensor& data, const Common& common = {},
+             Loc loc = Loc::current());
+void select(const Tensor& dst, const Tensor& predicate, const Tensor& on_true,
+            const Scalar& on_false, const Common& common = {}, Loc loc = Loc::current());
+
+struct AffineOptions {
+  std::vector<isa::Dim> pattern;  // [step, count] per free dim, major to minor
+  std::int32_t offset = 0;
+  std::int32_t channel_multiplier = 0;
+  Common common;
+};
+void iota(const Tensor& dst, const AffineOptions& options, Loc loc = Loc::current());
+// dst = cmp_op(offset + channel_multiplier * p + pattern . i, 0) ? on_true : on_false_value
+void affine_select(const Tensor& dst, const Tensor& on_true, AluOp cmp_op, float on_false_value,
+                   const AffineOptions& options, Loc loc = Loc::current());
+void memset(const Tensor& dst, float value, const Common& common = {}, Loc loc = Loc::current());
+void max8(const Tensor& dst, const Tensor& src, const Common& common = {}, Loc loc = Loc::current());
+void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals,
+                    const Common& common = {}, Loc loc = Loc::current());
+
+struct ExponentialOptions {
+  Scalar max_value = 0.0f;
+  std::optional<Tensor> reduce_res;
+  Common common;
+};
+void exponential(const Tensor& dst, const Tensor& src, const ExponentialOptions& options = {},
+                 Loc loc = Loc::current());
+void reciprocal(const Tensor& dst, const Tensor& data, const Common& common = {},
+                Loc loc = Loc::current());
+void quantize_mx(const Tensor& dst, const Tensor& src, const Tensor& dst_scale,
+                 const Common& common = {}, Loc loc = Loc::current());
+void local_gather(const Tensor& dst, const Tensor& src, const Tensor& index,
+                  std::uint32_t num_elem_per_idx = 1, const Common& common = {},
+                  Loc loc = Loc::current());
+void rand2(const Tensor& dst, float min, float max, const Common& common = {},
+           Loc loc = Loc::current());
+// A registered GpSimd operator (sim::register_custom_op) over SBUF tiles.
+void custom_op(const std::string& op, std::vector<Tensor> outputs, std::vector<Tensor> inputs,
+               std::vector<float> params = {}, std::uint64_t cost_cycles = 0,
+               Loc loc = Loc::current());
+
+struct DmaOptions {
+  std::optional<std::uint8_t> queue;  // DMA queue; unset = the compiler's choice
+  isa::DmaAccumulate accumulate = isa::DmaAccumulate::kNone;
+  isa::RoundingMode rounding = isa::RoundingMode::kNearestEven;
+  std::string name;
+};
+void dma_copy(const Tensor& dst, const Tensor& src, const DmaOptions& options = {},
+              Loc loc = Loc::current());
+void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& options = {},
+                   Loc loc = Loc::current());
+void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index,
+                  isa::IndirectMode mode, const DmaOptions& options = {}, Loc loc = Loc::current());
+
+// Barrier across the physical cores of the logical core being traced (LNC >= 2).
+void core_barrier(Loc loc = Loc::current());
+
+}  // namespace trnsim::nisa

@@ -1,0 +1,281 @@
+// nki.isa: each call builds one ISA operation from the views it is given and records it.
+#include <fmt/core.h>
+
+#include "kernel/kernel.h"
+#include "kernel/tracer.h"
+
+namespace trnsim::nisa {
+
+using kernel::Tracer;
+
+namespace {
+
+isa::ScalarOperand scalar(const Scalar& s, const Loc& loc) {
+  if (const float* f = std::get_if<float>(&s)) return *f;
+  return std::get<Tensor>(s).ap(loc);
+}
+
+Tracer::Placement placement(const Common& c) { return {c.engine, std::nullopt, c.rounding, c.name}; }
+
+void record(isa::Operation op, const Common& c, const Loc& loc) {
+  Tracer::current(loc).record(std::move(op), placement(c), loc);
+}
+
+void record_dma(isa::Operation op, const DmaOptions& o, const Loc& loc) {
+  Tracer::current(loc).record(std::move(op), {std::nullopt, o.queue, o.rounding, o.name}, loc);
+}
+
+isa::AffinePattern affine(const std::vector<isa::Dim>& dims, const Loc& loc) {
+  if (dims.empty() || dims.size() > isa::kMaxFreeDims)
+    throw kernel::KernelError(kernel::origin_of(loc),
+                              fmt::format("an affine pattern needs 1 to {} dims, not {}",
+                                          isa::kMaxFreeDims, dims.size()));
+  isa::AffinePattern p;
+  p.num_dims = static_cast<std::uint8_t>(dims.size());
+  for (std::size_t k = 0; k < dims.size(); ++k) p.dims[k] = dims[k];
+  return p;
+}
+
+}  // namespace
+
+void nc_matmul(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
+               const MatmulOptions& o, Loc loc) {
+  isa::NcMatmul op;
+  op.dst = dst.ap(loc);
+  op.stationary = stationary.ap(loc);
+  op.moving = moving.ap(loc);
+  op.accumulate = o.accumulate ? AccumulateMode::kAccumulate : AccumulateMode::kOverwrite;
+  op.is_transpose = o.is_transpose;
+  op.perf_mode = o.perf_mode;
+  op.tile_row = o.tile_row;
+  op.tile_col = o.tile_col;
+  op.tile_rows = o.tile_rows;
+  op.tile_cols = o.tile_cols;
+  // The double-row layout [K, 2, F] is read from the pattern's dims: keep them.
+  if (o.perf_mode == isa::MatmulPerfMode::kDoubleRow) {
+    op.stationary = stationary.ap_exact(loc);
+    op.moving = moving.ap_exact(loc);
+  }
+  record(op, Common{.engine = Engine::kTensor, .name = o.name}, loc);
+}
+
+void nc_matmul_mx(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
+                  const Tensor& stationary_scale, const Tensor& moving_scale,
+                  const MatmulOptions& o, Loc loc) {
+  isa::NcMatmulMx op;
+  op.dst = dst.ap(loc);
+  op.stationary = stationary.ap(loc);
+  op.moving = moving.ap(loc);
+  op.stationary_scale = stationary_scale.ap(loc);
+  op.moving_scale = moving_scale.ap(loc);
+  op.accumulate = o.accumulate ? AccumulateMode::kAccumulate : AccumulateMode::kOverwrite;
+  op.tile_row = o.tile_row;
+  op.tile_rows = o.tile_rows;
+  record(op, Common{.engine = Engine::kTensor, .name = o.name}, loc);
+}
+
+void nc_transpose(const Tensor& dst, const Tensor& data, const Common& c, Loc loc) {
+  record(isa::NcTranspose{dst.ap(loc), data.ap(loc)}, c, loc);
+}
+
+void activation(const Tensor& dst, ActivationFunc func, const Tensor& data,
+                const ActivationOptions& o, Loc loc) {
+  isa::Activation op;
+  op.dst = dst.ap(loc);
+  op.data = data.ap(loc);
+  op.func = func;
+  op.scale = scalar(o.scale, loc);
+  op.bias = scalar(o.bias, loc);
+  if (o.reduce_res) op.reduce_res = o.reduce_res->ap(loc);
+  record(op, o.common, loc);
+}
+
+void tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2, AluOp op,
+                   const Common& c, Loc loc) {
+  isa::TensorTensor t;
+  t.dst = dst.ap(loc);
+  t.data1 = data1.ap(loc);
+  t.data2 = data2.ap(loc);
+  t.op = op;
+  record(t, c, loc);
+}
+
+void tensor_scalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                   const TensorScalarOptions& o, Loc loc) {
+  isa::TensorScalar t;
+  t.dst = dst.ap(loc);
+  t.data = data.ap(loc);
+  t.op0 = op0;
+  t.operand0 = scalar(operand0, loc);
+  t.reverse0 = o.reverse0;
+  t.op1 = o.op1;
+  t.operand1 = scalar(o.operand1, loc);
+  t.reverse1 = o.reverse1;
+  record(t, o.common, loc);
+}
+
+void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                          AluOp op1, const Tensor& operand1, const Common& c, Loc loc) {
+  isa::ScalarTensorTensor t;
+  t.dst = dst.ap(loc);
+  t.data = data.ap(loc);
+  t.op0 = op0;
+  t.operand0 = scalar(operand0, loc);
+  t.op1 = op1;
+  t.operand1 = operand1.ap(loc);
+  record(t, c, loc);
+}
+
+void tensor_reduce(const Tensor& dst, const Tensor& data, AluOp op, const ReduceOptions& o, Loc loc) {
+  isa::TensorReduce t;
+  t.dst = dst.ap(loc);
+  t.data = data.ap_exact(loc);  // axes counts the view's own free dims
+  t.op = op;
+  t.axes = o.axes;
+  t.negate = o.negate;
+  record(t, o.common, loc);
+}
+
+void tensor_partition_reduce(const Tensor& dst, const Tensor& data, AluOp op, const Common& c, Loc loc) {
+  isa::TensorPartitionReduce t;
+  t.dst = dst.ap(loc);
+  t.data = data.ap(loc);
+  t.op = op;
+  record(t, c, loc);
+}
+
+void tensor_copy(const Tensor& dst, const Tensor& src, const Common& c, Loc loc) {
+  record(isa::TensorCopy{dst.ap(loc), src.ap(loc)}, c, loc);
+}
+
+void tensor_tensor_scan(const Tensor& dst, const Tensor& data0, const Tensor& data1,
+                        const Scalar& initial, AluOp op0, AluOp op1, const Common& c, Loc loc) {
+  isa::TensorTensorScan t;
+  t.dst = dst.ap(loc);
+  t.data0 = data0.ap(loc);
+  t.data1 = data1.ap(loc);
+  t.initial = scalar(initial, loc);
+  t.op0 = op0;
+  t.op1 = op1;
+  record(t, c, loc);
+}
+
+void bn_stats(const Tensor& dst, const Tensor& data, const Common& c, Loc loc) {
+  record(isa::BnStats{dst.ap(loc), data.ap(loc)}, c, loc);
+}
+
+void bn_aggr(const Tensor& dst, const Tensor& data, const Common& c, Loc loc) {
+  record(isa::BnAggr{dst.ap(loc), data.ap(loc)}, c, loc);
+}
+
+void select(const Tensor& dst, const Tensor& predicate, const Tensor& on_true,
+            const Scalar& on_false, const Common& c, Loc loc) {
+  isa::Select t;
+  t.dst = dst.ap(loc);
+  t.predicate = predicate.ap(loc);
+  t.on_true = on_true.ap(loc);
+  t.on_false = scalar(on_false, loc);
+  record(t, c, loc);
+}
+
+void iota(const Tensor& dst, const AffineOptions& o, Loc loc) {
+  isa::Iota t;
+  t.dst = dst.ap(loc);
+  t.pattern = affine(o.pattern, loc);
+  t.offset = o.offset;
+  t.channel_multiplier = o.channel_multiplier;
+  record(t, o.common, loc);
+}
+
+void affine_select(const Tensor& dst, const Tensor& on_true, AluOp cmp_op, float on_false_value,
+                   const AffineOptions& o, Loc loc) {
+  isa::AffineSelect t;
+  t.dst = dst.ap(loc);
+  t.on_true = on_true.ap(loc);
+  t.pattern = affine(o.pattern, loc);
+  t.offset = o.offset;
+  t.channel_multiplier = o.channel_multiplier;
+  t.cmp_op = cmp_op;
+  t.on_false_value = on_false_value;
+  record(t, o.common, loc);
+}
+
+void memset(const Tensor& dst, float value, const Common& c, Loc loc) {
+  record(isa::Memset{dst.ap(loc), value}, c, loc);
+}
+
+void max8(const Tensor& dst, const Tensor& src, const Common& c, Loc loc) {
+  record(isa::Max8{dst.ap(loc), src.ap(loc)}, c, loc);
+}
+
+void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals, const Common& c, Loc loc) {
+  record(isa::NcFindIndex8{dst.ap(loc), data.ap(loc), vals.ap(loc)}, c, loc);
+}
+
+void exponential(const Tensor& dst, const Tensor& src, const ExponentialOptions& o, Loc loc) {
+  isa::Exponential t;
+  t.dst = dst.ap(loc);
+  t.src = src.ap(loc);
+  t.max_value = scalar(o.max_value, loc);
+  if (o.reduce_res) t.reduce_res = o.reduce_res->ap(loc);
+  record(t, o.common, loc);
+}
+
+void reciprocal(const Tensor& dst, const Tensor& data, const Common& c, Loc loc) {
+  record(isa::Reciprocal{dst.ap(loc), data.ap(loc)}, c, loc);
+}
+
+void quantize_mx(const Tensor& dst, const Tensor& src, const Tensor& dst_scale, const Common& c, Loc loc) {
+  record(isa::QuantizeMx{dst.ap(loc), src.ap(loc), dst_scale.ap(loc)}, c, loc);
+}
+
+void local_gather(const Tensor& dst, const Tensor& src, const Tensor& index,
+                  std::uint32_t num_elem_per_idx, const Common& c, Loc loc) {
+  record(isa::LocalGather{dst.ap(loc), src.ap(loc), index.ap(loc), num_elem_per_idx}, c, loc);
+}
+
+void rand2(const Tensor& dst, float min, float max, const Common& c, Loc loc) {
+  record(isa::Rand2{dst.ap(loc), min, max}, c, loc);
+}
+
+void custom_op(const std::string& name, std::vector<Tensor> outputs, std::vector<Tensor> inputs,
+               std::vector<float> params, std::uint64_t cost_cycles, Loc loc) {
+  isa::CustomOp t;
+  t.op = name;
+  for (const Tensor& o : outputs) t.outputs.push_back(o.ap(loc));
+  for (const Tensor& i : inputs) t.inputs.push_back(i.ap(loc));
+  t.params = std::move(params);
+  t.cost_cycles = cost_cycles;
+  record(t, Common{}, loc);
+}
+
+void dma_copy(const Tensor& dst, const Tensor& src, const DmaOptions& o, Loc loc) {
+  if (src.buffer() == kernel::Buffer::kPsum || dst.buffer() == kernel::Buffer::kPsum)
+    throw kernel::KernelError(kernel::origin_of(loc),
+                              "dma_copy cannot access PSUM (copy the tile to SBUF with "
+                              "nisa::tensor_copy first)");
+  isa::DmaCopy t;
+  t.dst = dst.ap(loc);
+  t.src = src.ap(loc);
+  t.accumulate = o.accumulate;
+  record_dma(t, o, loc);
+}
+
+void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& o, Loc loc) {
+  record_dma(isa::DmaTranspose{dst.ap(loc), src.ap(loc)}, o, loc);
+}
+
+void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa::IndirectMode mode,
+                  const DmaOptions& o, Loc loc) {
+  record_dma(isa::DmaIndirect{dst.ap(loc), src.ap(loc), index.ap(loc), mode}, o, loc);
+}
+
+void core_barrier(Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  isa::CoreBarrier b;
+  b.barrier_id = t.next_barrier_id();
+  b.num_cores = static_cast<std::uint32_t>(t.ir().num_programs);
+  t.record(b, {Engine::kGpSimd, std::nullopt, isa::RoundingMode::kNearestEven, ""}, loc);
+}
+
+}  // namespace trnsim::nisa

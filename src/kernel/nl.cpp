@@ -1,0 +1,181 @@
+// nki.language: declarations, program ids, tile sizes, and the convenience helpers that
+// expand into one or a few nki.isa operations.
+#include <fmt/core.h>
+
+#include "arch/arch.h"
+#include "kernel/kernel.h"
+#include "kernel/tracer.h"
+
+namespace trnsim::nl {
+
+using kernel::KernelError;
+using kernel::Tracer;
+using kernel::origin_of;
+
+namespace {
+Tracer& tracer(const Loc& loc) { return Tracer::current(loc); }
+std::int64_t count(const arch::Param& p) { return static_cast<std::int64_t>(p.value); }
+
+// The shape of a fresh on-chip tile holding `x` ([n] HBM vectors become [1, n]).
+Shape tile_shape(const Tensor& x) {
+  if (x.ndim() == 1) return {1, x.shape()[0]};
+  return x.shape();
+}
+
+void require_on_chip(const Tensor& x, const char* what, const Loc& loc) {
+  if (!kernel::is_on_chip(x.buffer()))
+    throw KernelError(origin_of(loc), fmt::format("{} needs an on-chip tile; '{}' is in {}", what,
+                                                  x.name(), kernel::buffer_name(x.buffer())));
+}
+}  // namespace
+
+const arch::ChipConfig& chip() { return tracer(Loc::current()).chip(); }
+
+namespace tile_size {
+std::int64_t pmax() { return count(chip().sbuf.partitions); }
+std::int64_t gemm_stationary_fmax() { return count(chip().tensor.cols); }
+std::int64_t gemm_moving_fmax() { return count(chip().tensor.moving_free_max); }
+std::int64_t psum_bank_fmax() { return static_cast<std::int64_t>(arch::psum_bank_bytes(chip())) / 4; }
+std::int64_t psum_num_banks() { return count(chip().psum.banks); }
+std::int64_t bn_stats_fmax() { return 512; }
+std::int64_t sbuf_bytes_per_partition() { return count(chip().sbuf.bytes_per_partition); }
+}  // namespace tile_size
+
+int program_id(int axis) {
+  if (axis != 0) throw KernelError({}, "program_id: only axis 0 exists (logical-core launches are 1-D)");
+  return tracer(Loc::current()).ir().program_id;
+}
+int num_programs(int axis) {
+  if (axis != 0) throw KernelError({}, "num_programs: only axis 0 exists");
+  return tracer(Loc::current()).ir().num_programs;
+}
+
+Tensor ndarray(Shape shape, DType dtype, kernel::Buffer buffer, std::string name, Loc loc) {
+  return tracer(loc).declare(std::move(shape), dtype, buffer, std::move(name), loc);
+}
+
+Tensor ndarray_at(Shape shape, DType dtype, kernel::Buffer buffer, std::uint64_t byte_offset,
+                  std::string name, Loc loc) {
+  if (!kernel::is_on_chip(buffer)) throw KernelError(origin_of(loc), "ndarray_at places on-chip tiles only");
+  return tracer(loc).declare(std::move(shape), dtype, buffer, std::move(name), loc,
+                             kernel::TensorRole::kScratch, byte_offset);
+}
+
+Tensor zeros(Shape shape, DType dtype, kernel::Buffer buffer, std::string name, Loc loc) {
+  return full(std::move(shape), 0.0f, dtype, buffer, std::move(name), loc);
+}
+
+Tensor full(Shape shape, float value, DType dtype, kernel::Buffer buffer, std::string name, Loc loc) {
+  if (!kernel::is_on_chip(buffer))
+    throw KernelError(origin_of(loc), "nl::full/zeros create on-chip tiles; fill HBM by storing a tile");
+  Tensor t = ndarray(std::move(shape), dtype, buffer, std::move(name), loc);
+  nisa::memset(t, value, {}, loc);
+  return t;
+}
+
+Tensor load(const Tensor& src, std::optional<DType> dtype, Loc loc) {
+  if (!kernel::is_hbm(src.buffer()))
+    throw KernelError(origin_of(loc), fmt::format("nl::load reads HBM; '{}' is in {}", src.name(),
+                                                  kernel::buffer_name(src.buffer())));
+  Tensor t = ndarray(tile_shape(src), dtype.value_or(src.dtype()), sbuf, "", loc);
+  nisa::dma_copy(t, src, {}, loc);
+  return t;
+}
+
+void store(const Tensor& dst, const Tensor& src, Loc loc) {
+  if (!kernel::is_hbm(dst.buffer()))
+    throw KernelError(origin_of(loc), fmt::format("nl::store writes HBM; '{}' is in {}", dst.name(),
+                                                  kernel::buffer_name(dst.buffer())));
+  // DMA cannot read PSUM: go through an SBUF tile, as NKI's helper does.
+  const Tensor staged = src.buffer() == psum ? copy(src, dst.dtype(), loc) : src;
+  nisa::dma_copy(dst, staged, {}, loc);
+}
+
+Tensor copy(const Tensor& src, std::optional<DType> dtype, Loc loc) {
+  require_on_chip(src, "nl::copy", loc);
+  Tensor t = ndarray(src.shape(), dtype.value_or(src.dtype()), sbuf, "", loc);
+  nisa::tensor_copy(t, src, {}, loc);
+  return t;
+}
+
+Tensor transpose(const Tensor& x, Loc loc) {
+  require_on_chip(x, "nl::transpose", loc);
+  if (x.ndim() != 2) throw KernelError(origin_of(loc), "nl::transpose takes a 2-D tile");
+  Tensor t = ndarray({x.shape()[1], x.shape()[0]}, x.dtype(), psum, "", loc);
+  nisa::nc_transpose(t, x, {.engine = isa::Engine::kTensor}, loc);
+  return t;
+}
+
+Tensor matmul(const Tensor& x, const Tensor& y, bool transpose_x, Loc loc) {
+  require_on_chip(x, "nl::matmul", loc);
+  require_on_chip(y, "nl::matmul", loc);
+  Tensor stationary = x;
+  if (!transpose_x) stationary = copy(transpose(x, loc), x.dtype(), loc);  // [M, K] -> [K, M]
+  const std::int64_t m = stationary.size() / stationary.shape()[0];
+  const std::int64_t n = y.size() / y.shape()[0];
+  Tensor out = ndarray({m, n}, DType::kFloat32, psum, "", loc);
+  nisa::nc_matmul(out, stationary, y, {}, loc);
+  return out;
+}
+
+Tensor activation(isa::ActivationFunc func, const Tensor& x, Loc loc) {
+  require_on_chip(x, "nl::activation", loc);
+  Tensor t = ndarray(x.shape(), x.buffer() == psum ? DType::kFloat32 : x.dtype(), sbuf, "", loc);
+  nisa::activation(t, func, x, {}, loc);
+  return t;
+}
+
+Tensor exp(const Tensor& x, Loc loc) { return activation(isa::ActivationFunc::kExp, x, loc); }
+
+namespace {
+Tensor binary(const Tensor& x, const kernel::Scalar& y, isa::AluOp op, const Loc& loc) {
+  require_on_chip(x, "an elementwise helper", loc);
+  Tensor t = ndarray(x.shape(), x.buffer() == psum ? DType::kFloat32 : x.dtype(), sbuf, "", loc);
+  const Tensor* ty = std::get_if<Tensor>(&y);
+  if (ty != nullptr && ty->size() != ty->shape()[0]) {
+    nisa::tensor_tensor(t, x, *ty, op, {}, loc);  // a full tile
+  } else {
+    nisa::tensor_scalar(t, x, op, y, {}, loc);  // an immediate or a [P, 1] column
+  }
+  return t;
+}
+
+Tensor reduce(const Tensor& x, isa::AluOp op, const Loc& loc) {
+  require_on_chip(x, "a reduction helper", loc);
+  Tensor t = ndarray({x.shape()[0], 1}, DType::kFloat32, sbuf, "", loc);
+  nisa::tensor_reduce(t, x, op, {}, loc);
+  return t;
+}
+}  // namespace
+
+Tensor add(const Tensor& x, const kernel::Scalar& y, Loc loc) { return binary(x, y, isa::AluOp::kAdd, loc); }
+Tensor subtract(const Tensor& x, const kernel::Scalar& y, Loc loc) {
+  return binary(x, y, isa::AluOp::kSubtract, loc);
+}
+Tensor multiply(const Tensor& x, const kernel::Scalar& y, Loc loc) {
+  return binary(x, y, isa::AluOp::kMultiply, loc);
+}
+Tensor maximum(const Tensor& x, const kernel::Scalar& y, Loc loc) {
+  return binary(x, y, isa::AluOp::kMaximum, loc);
+}
+Tensor max(const Tensor& x, Loc loc) { return reduce(x, isa::AluOp::kMaximum, loc); }
+Tensor sum(const Tensor& x, Loc loc) { return reduce(x, isa::AluOp::kAdd, loc); }
+
+Tensor softmax(const Tensor& x, Loc loc) {
+  require_on_chip(x, "nl::softmax", loc);
+  const std::int64_t p = x.shape()[0];
+  // -max per row, then exp(x - max) with the row sums accumulated by the same instruction,
+  // then a multiply by 1/sum.
+  Tensor neg_max = ndarray({p, 1}, DType::kFloat32, sbuf, "", loc);
+  nisa::tensor_reduce(neg_max, x, isa::AluOp::kMaximum, {.negate = true}, loc);
+  Tensor e = ndarray(x.shape(), DType::kFloat32, sbuf, "", loc);
+  Tensor sums = ndarray({p, 1}, DType::kFloat32, sbuf, "", loc);
+  nisa::activation(e, isa::ActivationFunc::kExp, x, {.bias = neg_max, .reduce_res = sums}, loc);
+  Tensor inv = ndarray({p, 1}, DType::kFloat32, sbuf, "", loc);
+  nisa::reciprocal(inv, sums, {}, loc);
+  Tensor out = ndarray(x.shape(), x.buffer() == psum ? DType::kFloat32 : x.dtype(), sbuf, "", loc);
+  nisa::tensor_scalar(out, e, isa::AluOp::kMultiply, inv, {}, loc);
+  return out;
+}
+
+}  // namespace trnsim::nl

@@ -1,0 +1,300 @@
+// Views of storages and their lowering to access patterns.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "kernel/kernel.h"
+#include "kernel/tracer.h"
+
+namespace trnsim::kernel {
+
+namespace {
+
+[[noreturn]] void fail(const Loc& loc, std::string why) { throw KernelError(origin_of(loc), std::move(why)); }
+
+std::string shape_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+
+int normalize_dim(int dim, int ndim, const Loc& loc, std::string_view what) {
+  const int d = dim < 0 ? dim + ndim : dim;
+  if (d < 0 || d >= ndim)
+    fail(loc, fmt::format("{}: dim {} is out of range for a {}-dim tensor", what, dim, ndim));
+  return d;
+}
+
+}  // namespace
+
+std::int64_t Tensor::dim(int d) const {
+  const int n = ndim();
+  const int k = d < 0 ? d + n : d;
+  if (k < 0 || k >= n) throw KernelError({}, fmt::format("dim {} of a {}-dim tensor", d, n));
+  return shape_[static_cast<std::size_t>(k)];
+}
+
+std::int64_t Tensor::size() const {
+  return std::accumulate(shape_.begin(), shape_.end(), std::int64_t{1}, std::multiplies<>());
+}
+
+std::string Tensor::name() const {
+  if (!valid_) return "<invalid>";
+  return Tracer::current(Loc::current()).ir().storages[storage_].name;
+}
+
+Tensor Tensor::operator()(Index a) const { return index(std::array{a}, a.where); }
+Tensor Tensor::operator()(Index a, Index b) const { return index(std::array{a, b}, a.where); }
+Tensor Tensor::operator()(Index a, Index b, Index c) const {
+  return index(std::array{a, b, c}, a.where);
+}
+Tensor Tensor::operator()(Index a, Index b, Index c, Index d) const {
+  return index(std::array{a, b, c, d}, a.where);
+}
+Tensor Tensor::operator()(Index a, Index b, Index c, Index d, Index e) const {
+  return index(std::array{a, b, c, d, e}, a.where);
+}
+
+Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
+  if (!valid_) fail(loc, "indexing an invalid (default-constructed) tensor");
+  if (indices.size() > shape_.size())
+    fail(loc, fmt::format("{} indices for the {}-dim tensor '{}' {}", indices.size(), ndim(), name(),
+                          shape_text(shape_)));
+  const bool on_chip = is_on_chip(buffer_);
+  Tensor out = *this;
+  out.shape_.clear();
+  out.strides_.clear();
+  std::vector<bool> kept_from_int;  // per output dim: came from an integer index
+  for (std::size_t d = 0; d < shape_.size(); ++d) {
+    const std::int64_t size = shape_[d];
+    const std::int64_t stride = strides_[d];
+    if (d >= indices.size()) {
+      out.shape_.push_back(size);
+      out.strides_.push_back(stride);
+      kept_from_int.push_back(false);
+      continue;
+    }
+    if (const auto* i = std::get_if<std::int64_t>(&indices[d].value)) {
+      const std::int64_t k = *i < 0 ? *i + size : *i;
+      if (k < 0 || k >= size)
+        fail(indices[d].where, fmt::format("index {} is out of range for dim {} (size {}) of '{}' {}",
+                                           *i, d, size, name(), shape_text(shape_)));
+      if (on_chip && d == 0) {
+        out.partition_offset_ += static_cast<std::uint32_t>(k);
+        out.shape_.push_back(1);
+        out.strides_.push_back(0);
+        kept_from_int.push_back(false);
+      } else {
+        out.offset_ += k * stride;
+        if (on_chip) {  // dropped unless the view would fall below 2 dims (fixed up below)
+          out.shape_.push_back(1);
+          out.strides_.push_back(stride);
+          kept_from_int.push_back(true);
+        }
+      }
+      continue;
+    }
+    const Slice s = std::get<Slice>(indices[d].value);
+    if (s.step <= 0)
+      fail(indices[d].where, fmt::format("slice step {} on dim {}: only positive steps are supported",
+                                         s.step, d));
+    std::int64_t start = s.start < 0 ? s.start + size : s.start;
+    std::int64_t stop = s.stop == kEnd ? size : (s.stop < 0 ? s.stop + size : s.stop);
+    if (start < 0 || start > size || stop < start || stop > size)
+      fail(indices[d].where,
+           fmt::format("slice {}:{} is out of range for dim {} (size {}) of '{}' {}", s.start,
+                       s.stop == kEnd ? std::string() : std::to_string(s.stop), d, size, name(),
+                       shape_text(shape_)));
+    const std::int64_t count = (stop - start + s.step - 1) / s.step;
+    if (on_chip && d == 0) {
+      if (s.step != 1)
+        fail(indices[d].where, "the partition dim of an on-chip tile cannot be strided");
+      out.partition_offset_ += static_cast<std::uint32_t>(start);
+      out.shape_.push_back(count);
+      out.strides_.push_back(0);
+    } else {
+      out.offset_ += start * stride;
+      out.shape_.push_back(count);
+      out.strides_.push_back(stride * s.step);
+    }
+    kept_from_int.push_back(false);
+  }
+  if (on_chip) {
+    // Drop integer-indexed free dims while the view keeps >= 2 dims (the last one stays).
+    Shape shape;
+    std::vector<std::int64_t> strides;
+    std::size_t remaining = out.shape_.size();
+    for (std::size_t d = 0; d < out.shape_.size(); ++d) {
+      if (kept_from_int[d] && remaining > 2) {
+        --remaining;
+        continue;
+      }
+      shape.push_back(out.shape_[d]);
+      strides.push_back(out.strides_[d]);
+    }
+    out.shape_ = std::move(shape);
+    out.strides_ = std::move(strides);
+  }
+  return out;
+}
+
+Tensor Tensor::slice(int dim, std::int64_t start, std::int64_t stop, std::int64_t step, Loc loc) const {
+  const int d = normalize_dim(dim, ndim(), loc, "slice");
+  std::vector<Index> idx;
+  for (int k = 0; k < d; ++k) idx.emplace_back(Slice{}, loc);
+  idx.emplace_back(Slice{start, stop, step}, loc);
+  return index(idx, loc);
+}
+
+Tensor Tensor::permute(std::vector<int> dims, Loc loc) const {
+  if (dims.size() != shape_.size())
+    fail(loc, fmt::format("permute needs {} dims, got {}", ndim(), dims.size()));
+  std::vector<bool> seen(dims.size(), false);
+  Tensor out = *this;
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const int d = normalize_dim(dims[k], ndim(), loc, "permute");
+    if (seen[static_cast<std::size_t>(d)]) fail(loc, fmt::format("permute: dim {} appears twice", d));
+    seen[static_cast<std::size_t>(d)] = true;
+    out.shape_[k] = shape_[static_cast<std::size_t>(d)];
+    out.strides_[k] = strides_[static_cast<std::size_t>(d)];
+  }
+  if (is_on_chip(buffer_) && normalize_dim(dims[0], ndim(), loc, "permute") != 0)
+    fail(loc, "permute must keep the partition dim first on an on-chip tile");
+  return out;
+}
+
+Tensor Tensor::broadcast(int dim, std::int64_t size, Loc loc) const {
+  const int d = normalize_dim(dim, ndim(), loc, "broadcast");
+  if (is_on_chip(buffer_) && d == 0) fail(loc, "broadcast cannot apply to the partition dim");
+  if (shape_[static_cast<std::size_t>(d)] != 1)
+    fail(loc, fmt::format("broadcast: dim {} has size {}, not 1", d, shape_[static_cast<std::size_t>(d)]));
+  if (size < 1) fail(loc, fmt::format("broadcast to size {}", size));
+  Tensor out = *this;
+  out.shape_[static_cast<std::size_t>(d)] = size;
+  out.strides_[static_cast<std::size_t>(d)] = 0;
+  return out;
+}
+
+Tensor Tensor::expand_dim(int dim, Loc loc) const {
+  const int n = ndim() + 1;
+  const int d = dim < 0 ? dim + n : dim;
+  if (d < 0 || d >= n) fail(loc, fmt::format("expand_dim: dim {} out of range", dim));
+  if (is_on_chip(buffer_) && d == 0) fail(loc, "expand_dim cannot insert before the partition dim");
+  Tensor out = *this;
+  out.shape_.insert(out.shape_.begin() + d, 1);
+  out.strides_.insert(out.strides_.begin() + d, 0);
+  return out;
+}
+
+Tensor Tensor::squeeze_dim(int dim, Loc loc) const {
+  const int d = normalize_dim(dim, ndim(), loc, "squeeze_dim");
+  if (shape_[static_cast<std::size_t>(d)] != 1)
+    fail(loc, fmt::format("squeeze_dim: dim {} has size {}, not 1", d, shape_[static_cast<std::size_t>(d)]));
+  if (is_on_chip(buffer_) && (d == 0 || ndim() <= 2))
+    fail(loc, "squeeze_dim would leave an on-chip tile without its partition dim or below 2 dims");
+  Tensor out = *this;
+  out.shape_.erase(out.shape_.begin() + d);
+  out.strides_.erase(out.strides_.begin() + d);
+  return out;
+}
+
+bool Tensor::is_contiguous() const {
+  std::int64_t expect = 1;
+  const std::size_t first = is_on_chip(buffer_) ? 1 : 0;
+  for (std::size_t d = shape_.size(); d-- > first;) {
+    if (shape_[d] == 1) continue;
+    if (strides_[d] != expect) return false;
+    expect *= shape_[d];
+  }
+  return true;
+}
+
+Tensor Tensor::reshape(Shape shape, Loc loc) const {
+  if (!is_contiguous()) fail(loc, fmt::format("reshape of a non-contiguous view of '{}'", name()));
+  const std::int64_t n = std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+  if (n != size())
+    fail(loc, fmt::format("reshape {} -> {}: element counts differ", shape_text(shape_), shape_text(shape)));
+  if (is_on_chip(buffer_) && (shape.size() < 2 || shape[0] != shape_[0]))
+    fail(loc, fmt::format("reshape {} -> {}: an on-chip tile keeps its partition dim", shape_text(shape_),
+                          shape_text(shape)));
+  Tensor out = *this;
+  out.shape_ = shape;
+  out.strides_.assign(shape.size(), 0);
+  std::int64_t stride = 1;
+  const std::size_t first = is_on_chip(buffer_) ? 1 : 0;
+  for (std::size_t d = shape.size(); d-- > first;) {
+    out.strides_[d] = stride;
+    stride *= shape[d];
+  }
+  return out;
+}
+
+Tensor Tensor::view(DType dtype, Loc loc) const {
+  const std::int64_t from = static_cast<std::int64_t>(numerics::storage_bytes(dtype_));
+  const std::int64_t to = static_cast<std::int64_t>(numerics::storage_bytes(dtype));
+  if (shape_.empty() || strides_.back() != 1)
+    fail(loc, "view(dtype) needs a unit-stride last dim");
+  const std::int64_t last_bytes = shape_.back() * from;
+  if (last_bytes % to != 0 || (offset_ * from) % to != 0)
+    fail(loc, fmt::format("view as {}: the last dim ({} bytes) or the offset is not a multiple of {} bytes",
+                          numerics::name(dtype), last_bytes, to));
+  Tensor out = *this;
+  out.dtype_ = dtype;
+  out.offset_ = offset_ * from / to;
+  out.shape_.back() = last_bytes / to;
+  const std::size_t first = is_on_chip(buffer_) ? 1 : 0;
+  for (std::size_t d = first; d + 1 < shape_.size(); ++d) {
+    if ((strides_[d] * from) % to != 0) fail(loc, "view(dtype): a stride is not a whole number of new elements");
+    out.strides_[d] = strides_[d] * from / to;
+  }
+  return out;
+}
+
+isa::AccessPattern Tensor::ap(Loc loc) const { return lower(true, loc); }
+isa::AccessPattern Tensor::ap_exact(Loc loc) const { return lower(false, loc); }
+
+isa::AccessPattern Tensor::lower(bool merge, Loc loc) const {
+  if (!valid_) fail(loc, "an operand is an invalid (default-constructed) tensor");
+  isa::AccessPattern ap;
+  ap.memory = memory_of(buffer_);
+  ap.dtype = dtype_;
+  const std::int64_t elem = static_cast<std::int64_t>(numerics::storage_bytes(dtype_));
+  std::size_t first_free = 1;
+  if (is_on_chip(buffer_)) {
+    ap.start_partition = partition_offset_;
+    ap.partitions = static_cast<std::uint32_t>(shape_[0]);
+  } else if (shape_.size() >= 2) {
+    ap.partitions = static_cast<std::uint32_t>(shape_[0]);
+    ap.partition_step = shape_[0] == 1 ? 0 : strides_[0];
+  } else {
+    ap.partitions = 1;
+    first_free = 0;
+  }
+  ap.offset = storage_window(storage_) + static_cast<std::uint64_t>(offset_ * elem);
+  // Free dims, dropping size-1 dims and merging dims that walk on from the inner one.
+  std::vector<isa::Dim> dims;
+  for (std::size_t d = first_free; d < shape_.size(); ++d) {
+    if (shape_[d] == 0) fail(loc, fmt::format("'{}' has an empty dim", name()));
+    if (shape_[d] == 1 && merge) continue;
+    dims.push_back({strides_[d], static_cast<std::uint32_t>(shape_[d])});
+  }
+  std::vector<isa::Dim> merged;
+  for (std::size_t k = dims.size(); k-- > 0;) {
+    if (merge && !merged.empty() && dims[k].step == merged.back().step * merged.back().count &&
+        merged.back().step != 0) {
+      merged.back().count *= dims[k].count;
+      merged.back().step = merged.back().step;  // inner step stays
+      continue;
+    }
+    merged.push_back(dims[k]);
+  }
+  std::reverse(merged.begin(), merged.end());
+  if (merged.empty()) merged.push_back({1, 1});
+  if (merged.size() > isa::kMaxFreeDims)
+    fail(loc, fmt::format("a view of '{}' {} needs {} free dims after merging; an access pattern has at "
+                          "most {}",
+                          name(), shape_text(shape_), merged.size(), isa::kMaxFreeDims));
+  ap.num_dims = static_cast<std::uint8_t>(merged.size());
+  for (std::size_t k = 0; k < merged.size(); ++k) ap.dims[k] = merged[k];
+  return ap;
+}
+
+}  // namespace trnsim::kernel

@@ -1,0 +1,214 @@
+// Tracing: running a kernel callable to record its operations, and the checks made as each
+// operation is recorded.
+#include <fmt/core.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "isa/validate.h"
+#include "kernel/kernel.h"
+#include "kernel/tracer.h"
+
+namespace trnsim::kernel {
+
+namespace {
+thread_local Tracer* g_current = nullptr;
+
+std::uint64_t product(const Shape& s, std::size_t from) {
+  std::uint64_t n = 1;
+  for (std::size_t d = from; d < s.size(); ++d) n *= static_cast<std::uint64_t>(s[d]);
+  return n;
+}
+}  // namespace
+
+isa::Origin origin_of(const Loc& loc) {
+  return isa::Origin{loc.file_name(), static_cast<std::uint32_t>(loc.line()),
+                     static_cast<std::uint32_t>(loc.column())};
+}
+
+bool tracing() { return g_current != nullptr; }
+
+Tracer::Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs)
+    : chip_(chip) {
+  ir_.name = std::move(name);
+  ir_.program_id = program_id;
+  ir_.num_programs = num_programs;
+}
+
+Tracer& Tracer::current(const Loc& loc) {
+  if (g_current == nullptr)
+    throw KernelError(origin_of(loc),
+                      "an nl/nisa operation was called outside a kernel being traced "
+                      "(run the kernel through kernel::trace or runtime::compile)");
+  return *g_current;
+}
+
+TraceScope::TraceScope(Tracer& tracer) : previous_(g_current) { g_current = &tracer; }
+TraceScope::~TraceScope() { g_current = previous_; }
+
+Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name, const Loc& loc,
+                       TensorRole role, std::optional<std::uint64_t> fixed_offset) {
+  const isa::Origin where = origin_of(loc);
+  for (std::int64_t d : shape)
+    if (d <= 0)
+      throw KernelError(where, fmt::format("tensor shape [{}] has a dim that is not positive",
+                                           fmt::join(shape, ", ")));
+  Storage s;
+  s.id = static_cast<StorageId>(ir_.storages.size());
+  s.buffer = buffer;
+  s.dtype = dtype;
+  s.shape = shape;
+  s.origin = where;
+  s.role = role;
+  s.fixed_offset = fixed_offset;
+  s.name = name.empty() ? fmt::format("{}{}", is_on_chip(buffer) ? "t" : "hbm", s.id) : std::move(name);
+  const std::uint64_t elem = numerics::storage_bytes(dtype);
+  if (is_on_chip(buffer)) {
+    const bool sbuf = buffer == Buffer::kSbuf;
+    const auto partitions = static_cast<std::int64_t>(sbuf ? chip_.sbuf.partitions.value : chip_.psum.partitions.value);
+    const auto capacity = static_cast<std::uint64_t>(sbuf ? chip_.sbuf.bytes_per_partition.value
+                                                          : chip_.psum.bytes_per_partition.value);
+    if (shape.size() < 2)
+      throw KernelError(where, fmt::format("on-chip tile '{}' [{}] needs a partition dim and at least "
+                                           "one free dim",
+                                           s.name, fmt::join(shape, ", ")));
+    if (shape[0] > partitions)
+      throw KernelError(where, fmt::format("tile '{}' has {} partitions; {} has {}", s.name, shape[0],
+                                           buffer_name(buffer), partitions));
+    s.partitions = static_cast<std::uint32_t>(shape[0]);
+    s.bytes = product(shape, 1) * elem;
+    if (s.bytes > capacity)
+      throw KernelError(where, fmt::format("tile '{}' needs {} bytes per partition; {} has {} per "
+                                           "partition on {}",
+                                           s.name, s.bytes, buffer_name(buffer), capacity, chip_.name));
+    if (fixed_offset && *fixed_offset + s.bytes > capacity)
+      throw KernelError(where, fmt::format("tile '{}' placed at byte {} runs past the {} bytes per "
+                                           "partition of {}",
+                                           s.name, *fixed_offset, capacity, buffer_name(buffer)));
+  } else {
+    s.bytes = product(shape, 0) * elem;
+  }
+  ir_.storages.push_back(s);
+  return view_of(s.id);
+}
+
+Tensor Tracer::view_of(StorageId id) const {
+  const Storage& s = ir_.storages.at(id);
+  Tensor t;
+  t.valid_ = true;
+  t.storage_ = id;
+  t.buffer_ = s.buffer;
+  t.dtype_ = s.dtype;
+  t.shape_ = s.shape;
+  t.strides_.assign(s.shape.size(), 0);
+  std::int64_t stride = 1;
+  const std::size_t first = is_on_chip(s.buffer) ? 1 : 0;
+  for (std::size_t d = s.shape.size(); d-- > first;) {
+    t.strides_[d] = stride;
+    stride *= s.shape[d];
+  }
+  return t;
+}
+
+void Tracer::record(isa::Operation op, const Placement& placement, const Loc& loc) {
+  const isa::Origin where = origin_of(loc);
+  std::uint8_t engines = isa::op_engines(op);
+  if (placement.engine) {
+    if ((engines & isa::engine_bit(*placement.engine)) == 0)
+      throw KernelError(where, fmt::format("{} cannot run on the {} engine", isa::op_name(op),
+                                           isa::engine_name(*placement.engine)));
+    engines = isa::engine_bit(*placement.engine);
+  }
+  // Operands must lie inside their storage; then check the ISA rules with the operands
+  // rebased into their storage (a tile is placed later, so only its own bounds matter now).
+  isa::Instruction probe;
+  probe.op = op;
+  probe.rounding = placement.rounding;
+  probe.origin = where;
+  for_each_access_pattern(probe.op, [&](std::string_view name, isa::AccessPattern& ap, isa::Role) {
+    const StorageId id = storage_of_offset(ap.offset);
+    if (id >= ir_.storages.size())
+      throw KernelError(where, fmt::format("operand '{}' is not a tensor of this kernel", name));
+    const Storage& s = ir_.storages[id];
+    ap.offset = offset_in_storage(ap.offset);
+    const auto [lo, hi] = ap.byte_span();
+    const bool beyond = lo < 0 || static_cast<std::uint64_t>(hi) > s.bytes ||
+                        (is_on_chip(s.buffer) && ap.start_partition + ap.partitions > s.partitions);
+    if (beyond)
+      throw KernelError(where, fmt::format("operand '{}' reaches outside '{}' (bytes [{}, {}) of {}{})",
+                                           name, s.name, lo, hi, s.bytes,
+                                           is_on_chip(s.buffer) ? " per partition" : ""));
+  });
+  std::uint8_t valid = 0;
+  std::vector<isa::Violation> first_violations;
+  for (int e = 0; e < isa::kNumEngines; ++e) {
+    const auto engine = static_cast<isa::Engine>(e);
+    if ((engines & isa::engine_bit(engine)) == 0) continue;
+    probe.queue = isa::QueueId{engine, 0};
+    auto violations = isa::check_instruction(probe, ir_.instructions.size(), chip_);
+    if (violations.empty()) {
+      valid |= isa::engine_bit(engine);
+    } else if (first_violations.empty()) {
+      first_violations = std::move(violations);
+    }
+  }
+  if (valid == 0) {
+    std::string why = fmt::format("{} is not valid on {}:", isa::op_name(op), chip_.name);
+    for (const auto& v : first_violations)
+      why += fmt::format("\n  {}{}", v.operand.empty() ? "" : "operand '" + v.operand + "': ", v.message);
+    throw KernelError(where, why);
+  }
+  IrInstruction ir_inst;
+  ir_inst.inst.op = std::move(op);
+  ir_inst.inst.rounding = placement.rounding;
+  ir_inst.inst.name = placement.name;
+  ir_inst.inst.origin = where;
+  for (int e = 0; e < isa::kNumEngines; ++e)
+    if (valid & isa::engine_bit(static_cast<isa::Engine>(e))) {
+      ir_inst.inst.queue = isa::QueueId{static_cast<isa::Engine>(e), 0};
+      break;
+    }
+  ir_inst.engines = valid;
+  ir_inst.engine_fixed = placement.engine.has_value();
+  ir_inst.dma_queue = placement.dma_queue;
+  ir_.instructions.push_back(std::move(ir_inst));
+}
+
+std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inputs,
+                            const arch::ChipConfig& chip, const TraceOptions& options) {
+  const int n = options.num_programs;
+  if (n != 1 && std::find(chip.lnc_options.begin(), chip.lnc_options.end(), n) == chip.lnc_options.end())
+    throw KernelError({}, fmt::format("kernel '{}' launched on {} cores, but {} allows logical core "
+                                      "sizes [{}]",
+                                      options.name, n, chip.name, fmt::join(chip.lnc_options, ", ")));
+  std::vector<KernelIr> programs;
+  for (int p = 0; p < n; ++p) {
+    Tracer tracer(chip, options.name, p, n);
+    TraceScope scope(tracer);
+    std::vector<Tensor> args;
+    for (const TensorSpec& spec : inputs) {
+      Tensor t = tracer.declare(spec.shape, spec.dtype, Buffer::kSharedHbm, spec.name, Loc::current(),
+                                TensorRole::kInput);
+      tracer.ir().inputs.push_back(t.storage());
+      args.push_back(t);
+    }
+    std::vector<Tensor> outputs = fn(args);
+    for (const Tensor& out : outputs) {
+      if (!out.valid()) throw KernelError({}, fmt::format("kernel '{}' returned an invalid tensor", options.name));
+      Storage& s = tracer.ir().storages[out.storage()];
+      if (s.buffer != Buffer::kSharedHbm)
+        throw KernelError(s.origin, fmt::format("kernel output '{}' is in {}; outputs must be declared "
+                                                "in nl::shared_hbm",
+                                                s.name, buffer_name(s.buffer)));
+      if (s.role == TensorRole::kInput)
+        throw KernelError(s.origin, fmt::format("kernel output '{}' is one of its inputs", s.name));
+      s.role = TensorRole::kOutput;
+      tracer.ir().outputs.push_back(out.storage());
+    }
+    programs.push_back(std::move(tracer.ir()));
+  }
+  return programs;
+}
+
+}  // namespace trnsim::kernel

@@ -1,0 +1,59 @@
+// Internal to the kernel layer: the per-thread recorder behind the nl/nisa calls.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "kernel/kernel.h"
+
+namespace trnsim::kernel {
+
+isa::Origin origin_of(const Loc& loc);
+
+class Tracer {
+ public:
+  Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs);
+
+  // The tracer of this thread's kernel; KernelError at `loc` when nothing is being traced.
+  static Tracer& current(const Loc& loc);
+
+  KernelIr& ir() { return ir_; }
+  const arch::ChipConfig& chip() const { return chip_; }
+
+  Tensor declare(Shape shape, DType dtype, Buffer buffer, std::string name, const Loc& loc,
+                 TensorRole role = TensorRole::kScratch,
+                 std::optional<std::uint64_t> fixed_offset = std::nullopt);
+  // A full view of an existing storage.
+  Tensor view_of(StorageId id) const;
+
+  struct Placement {
+    std::optional<isa::Engine> engine;       // fixed by the kernel
+    std::optional<std::uint8_t> dma_queue;   // fixed by the kernel
+    isa::RoundingMode rounding = isa::RoundingMode::kNearestEven;
+    std::string name;
+  };
+  // Checks `op` against the ISA rules on every engine that could run it (keeping those
+  // where it is valid) and appends it; KernelError at `loc` when no engine can.
+  void record(isa::Operation op, const Placement& placement, const Loc& loc);
+
+  std::uint32_t next_barrier_id() { return barriers_++; }
+
+ private:
+  const arch::ChipConfig& chip_;
+  KernelIr ir_;
+  std::uint32_t barriers_ = 0;
+};
+
+// Installs a tracer as this thread's current one for its lifetime.
+class TraceScope {
+ public:
+  explicit TraceScope(Tracer& tracer);
+  ~TraceScope();
+  TraceScope(const TraceScope&) = delete;
+  TraceScope& operator=(const TraceScope&) = delete;
+
+ private:
+  Tracer* previous_;
+};
+
+}  // namespace trnsim::kernel
