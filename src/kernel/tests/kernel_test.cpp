@@ -1,0 +1,228 @@
+// Tracing, views and the checks made when an operation is recorded.
+#include <gtest/gtest.h>
+
+#include "arch/arch.h"
+#include "kernel/kernel.h"
+
+namespace trnsim::kernel {
+namespace {
+
+using numerics::DType;
+
+const arch::ChipConfig& trn3() {
+  static const arch::ChipConfig chip = arch::load_preset("trn3");
+  return chip;
+}
+
+std::vector<KernelIr> trace_one(const KernelFn& fn, std::vector<TensorSpec> inputs = {}) {
+  return trace(fn, inputs, trn3(), {.name = "test"});
+}
+
+TEST(KernelTrace, LoadComputeStoreRecordsThreeInstructions) {
+  auto ir = trace_one(
+      [](std::span<const Tensor> in) {
+        Tensor out = nl::ndarray({128, 64}, DType::kFloat32, nl::shared_hbm, "out");
+        Tensor t = nl::load(in[0]);
+        nisa::tensor_scalar(t, t, isa::AluOp::kAdd, 1.0f);
+        nl::store(out, t);
+        return std::vector<Tensor>{out};
+      },
+      {{"x", DType::kFloat32, {128, 64}}});
+  ASSERT_EQ(ir.size(), 1u);
+  const KernelIr& k = ir[0];
+  ASSERT_EQ(k.instructions.size(), 3u);
+  EXPECT_EQ(isa::op_name(k.instructions[0].inst.op), "dma_copy");
+  EXPECT_EQ(isa::op_name(k.instructions[1].inst.op), "tensor_scalar");
+  EXPECT_EQ(isa::op_name(k.instructions[2].inst.op), "dma_copy");
+  // tensor_scalar may run on vector, scalar or gpsimd: the compiler chooses.
+  EXPECT_EQ(k.instructions[1].engines, isa::kComputeEngines);
+  EXPECT_FALSE(k.instructions[1].engine_fixed);
+  ASSERT_EQ(k.inputs.size(), 1u);
+  ASSERT_EQ(k.outputs.size(), 1u);
+  EXPECT_EQ(k.storages[k.outputs[0]].role, TensorRole::kOutput);
+  EXPECT_EQ(k.storages[k.inputs[0]].role, TensorRole::kInput);
+  // Every instruction points at this file.
+  for (const auto& inst : k.instructions)
+    EXPECT_NE(inst.inst.origin.file.find("kernel_test.cpp"), std::string::npos);
+}
+
+TEST(KernelViews, SlicesLowerToAccessPatternsInTheStorageWindow) {
+  trace_one([](std::span<const Tensor>) {
+    Tensor t = nl::ndarray({128, 4, 512}, DType::kBFloat16, nl::sbuf, "t");
+    const isa::AccessPattern full = t.ap();
+    EXPECT_EQ(full.memory, isa::Memory::kSbuf);
+    EXPECT_EQ(storage_of_offset(full.offset), t.storage());
+    EXPECT_EQ(offset_in_storage(full.offset), 0u);
+    EXPECT_EQ(full.partitions, 128u);
+    EXPECT_EQ(full.num_dims, 1);  // [4, 512] contiguous merges into one dim
+    EXPECT_EQ(full.dims[0].count, 2048u);
+
+    Tensor v = t(nl::ds(32, 32), 2, nl::ds(256, 128));
+    const isa::AccessPattern ap = v.ap();
+    EXPECT_EQ(ap.start_partition, 32u);
+    EXPECT_EQ(ap.partitions, 32u);
+    EXPECT_EQ(offset_in_storage(ap.offset), (2 * 512 + 256) * 2u);
+    EXPECT_EQ(ap.num_dims, 1);
+    EXPECT_EQ(ap.dims[0].count, 128u);
+
+    // Every other element of all 4 rows is one stride-2 walk...
+    const isa::AccessPattern every_other = t(nl::all, nl::all, Slice{0, 512, 2}).ap();
+    EXPECT_EQ(every_other.num_dims, 1);
+    EXPECT_EQ(every_other.dims[0].step, 2);
+    EXPECT_EQ(every_other.dims[0].count, 1024u);
+    // ...but every other element of each row's first half is not.
+    Tensor strided = t(nl::all, nl::all, Slice{0, 256, 2});
+    const isa::AccessPattern sp = strided.ap();
+    EXPECT_EQ(sp.num_dims, 2);
+    EXPECT_EQ(sp.dims[0].step, 512);
+    EXPECT_EQ(sp.dims[0].count, 4u);
+    EXPECT_EQ(sp.dims[1].step, 2);
+    EXPECT_EQ(sp.dims[1].count, 128u);
+    // ap_exact keeps one dim per free dim (tensor_reduce's axes count them).
+    EXPECT_EQ(t.ap_exact().num_dims, 2);
+    return std::vector<Tensor>{};
+  });
+}
+
+TEST(KernelViews, IntegerIndexKeepsTwoDimsOnChipAndDropsInHbm) {
+  trace_one(
+      [](std::span<const Tensor> in) {
+        Tensor t = nl::ndarray({128, 512}, DType::kFloat32, nl::sbuf);
+        EXPECT_EQ(t(3).shape(), (Shape{1, 512}));
+        EXPECT_EQ(t(nl::all, 7).shape(), (Shape{128, 1}));
+        EXPECT_EQ(in[0](5).shape(), (Shape{64}));
+        EXPECT_EQ(in[0](5, 6).shape(), (Shape{}));
+        EXPECT_EQ(in[0].permute({1, 0}).shape(), (Shape{64, 256}));
+        EXPECT_FALSE(in[0].permute({1, 0}).is_contiguous());
+        EXPECT_EQ(in[0].reshape({128, 128}).shape(), (Shape{128, 128}));
+        return std::vector<Tensor>{};
+      },
+      {{"x", DType::kFloat32, {256, 64}}});
+}
+
+TEST(KernelErrors, OutOfRangeSliceNamesTheKernelLine) {
+  try {
+    trace_one([](std::span<const Tensor>) {
+      Tensor t = nl::ndarray({128, 512}, DType::kFloat32, nl::sbuf, "tile");
+      const int line = __LINE__ + 1;
+      Tensor bad = t(nl::all, nl::ds(256, 512));
+      ADD_FAILURE() << "no error for line " << line << bad.shape().size();
+      return std::vector<Tensor>{};
+    });
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_NE(e.where().file.find("kernel_test.cpp"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("slice 256:768 is out of range for dim 1 (size 512) of 'tile'"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(KernelErrors, MatmulIntoSbufIsRejectedWithTheRule) {
+  int line = 0;
+  try {
+    trace_one([&](std::span<const Tensor>) {
+      Tensor a = nl::ndarray({128, 128}, DType::kBFloat16, nl::sbuf);
+      Tensor b = nl::ndarray({128, 512}, DType::kBFloat16, nl::sbuf);
+      Tensor c = nl::ndarray({128, 512}, DType::kFloat32, nl::sbuf);
+      line = __LINE__ + 1;
+      nisa::nc_matmul(c, a, b);
+      return std::vector<Tensor>{};
+    });
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line));
+    EXPECT_NE(std::string(e.what()).find("psum"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KernelErrors, EngineNarrowingAndImpossibleEngine) {
+  auto ir = trace_one([](std::span<const Tensor>) {
+    Tensor t = nl::ndarray({128, 64}, DType::kFloat32, nl::sbuf);
+    nisa::memset(t, 0.0f);
+    // An explicit engine that cannot run the operation is an error at this line.
+    EXPECT_THROW(nisa::tensor_copy(t, t, {.engine = isa::Engine::kTensor}), KernelError);
+    return std::vector<Tensor>{};
+  });
+  EXPECT_EQ(ir[0].instructions.size(), 1u);
+}
+
+TEST(KernelErrors, TileLargerThanSbufPartition) {
+  EXPECT_THROW(trace_one([](std::span<const Tensor>) {
+                 nl::ndarray({128, 1 << 20}, DType::kFloat32, nl::sbuf, "huge");
+                 return std::vector<Tensor>{};
+               }),
+               KernelError);
+  EXPECT_THROW(trace_one([](std::span<const Tensor>) {
+                 nl::ndarray({256, 4}, DType::kFloat32, nl::sbuf);
+                 return std::vector<Tensor>{};
+               }),
+               KernelError);
+}
+
+TEST(KernelErrors, OutputsMustLiveInSharedHbm) {
+  EXPECT_THROW(trace_one([](std::span<const Tensor>) {
+                 Tensor t = nl::ndarray({128, 4}, DType::kFloat32, nl::private_hbm);
+                 return std::vector<Tensor>{t};
+               }),
+               KernelError);
+}
+
+TEST(KernelErrors, CallsOutsideATraceAreReported) {
+  EXPECT_FALSE(tracing());
+  EXPECT_THROW(nl::ndarray({128, 4}, DType::kFloat32), KernelError);
+}
+
+TEST(KernelLnc, TracesOncePerProgramWithItsId) {
+  std::vector<int> ids;
+  auto ir = trace(
+      [&](std::span<const Tensor> in) {
+        ids.push_back(nl::program_id());
+        EXPECT_EQ(nl::num_programs(), 2);
+        Tensor out = nl::ndarray({256, 8}, DType::kFloat32, nl::shared_hbm, "out");
+        const std::int64_t p = nl::program_id();
+        Tensor t = nl::load(in[0](nl::ds(p * 128, 128), nl::all));
+        nisa::core_barrier();
+        nl::store(out(nl::ds(p * 128, 128), nl::all), t);
+        return std::vector<Tensor>{out};
+      },
+      std::vector<TensorSpec>{{"x", DType::kFloat32, {256, 8}}}, trn3(), {.name = "lnc", .num_programs = 2});
+  ASSERT_EQ(ir.size(), 2u);
+  EXPECT_EQ(ids, (std::vector<int>{0, 1}));
+  EXPECT_EQ(ir[1].program_id, 1);
+  // The LNC size is checked against the chip.
+  EXPECT_THROW(trace([](std::span<const Tensor>) { return std::vector<Tensor>{}; }, {}, trn3(),
+                     {.name = "x", .num_programs = 3}),
+               KernelError);
+}
+
+TEST(KernelIrText, ListsStoragesAndOperandsByName) {
+  auto ir = trace_one(
+      [](std::span<const Tensor> in) {
+        Tensor out = nl::ndarray({128, 64}, DType::kFloat32, nl::shared_hbm, "out");
+        Tensor t = nl::load(in[0]);
+        nl::store(out, nl::exp(t));
+        return std::vector<Tensor>{out};
+      },
+      {{"x", DType::kFloat32, {128, 64}}});
+  const std::string text = format_ir(ir[0]);
+  EXPECT_NE(text.find("%x = shared_hbm float32[128, 64] input"), std::string::npos) << text;
+  EXPECT_NE(text.find("activation"), std::string::npos) << text;
+  EXPECT_NE(text.find("dst=%out"), std::string::npos) << text;
+}
+
+TEST(KernelHelpers, SoftmaxExpandsToReduceExpReciprocalMultiply) {
+  auto ir = trace_one([](std::span<const Tensor>) {
+    Tensor x = nl::ndarray({128, 256}, DType::kFloat32, nl::sbuf);
+    nisa::memset(x, 0.0f);
+    nl::softmax(x);
+    return std::vector<Tensor>{};
+  });
+  std::vector<std::string> ops;
+  for (const auto& i : ir[0].instructions) ops.emplace_back(isa::op_name(i.inst.op));
+  EXPECT_EQ(ops, (std::vector<std::string>{"memset", "tensor_reduce", "activation", "reciprocal",
+                                           "tensor_scalar"}));
+}
+
+}  // namespace
+}  // namespace trnsim::kernel
