@@ -46,6 +46,14 @@ SimError::SimError(std::size_t index, std::string op, isa::Origin origin, std::s
       origin_(std::move(origin)),
       why_(std::move(why)) {}
 
+SimError::SimError(int core, const SimError& inner)
+    : std::runtime_error("core " + std::to_string(core) + ": " + inner.what()),
+      index_(inner.index_),
+      core_(core),
+      op_(inner.op_),
+      origin_(inner.origin_),
+      why_(inner.why_) {}
+
 std::string_view hazard_kind_name(HazardKind kind) {
   switch (kind) {
     case HazardKind::kReadAfterWrite:

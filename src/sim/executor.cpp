@@ -5,13 +5,16 @@
 // occupancy has passed. An instruction starts as soon as its queue is free and every wait
 // holds (semaphore >= value); its signals fire when its latency has passed. Semantics run
 // atomically at the start, so for a race-free program the data does not depend on the
-// costs. Events are ordered by (time, queue number, instruction index), which makes runs
-// reproducible bit for bit.
+// costs. Several cores (run_cores) share one event loop: queues are numbered core by core,
+// and events are ordered by (time, queue number = core then queue, instruction index), which
+// makes runs reproducible bit for bit. core_barrier holds its queue until every participant
+// of its generation has arrived.
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <bit>
-#include <queue>
+#include <limits>
+#include <map>
 
 #include "isa/validate.h"
 #include "sim/core_io.h"
@@ -26,15 +29,6 @@ static_assert(std::endian::native == std::endian::little,
               "the simulated memories are little-endian and are accessed with memcpy");
 
 namespace {
-
-struct QueueState {
-  isa::QueueId id;
-  std::vector<std::size_t> instructions;  // program indices, in order
-  std::size_t next = 0;                   // position of the next instruction to start
-  bool busy = false;                      // occupied by its last started instruction
-  VectorClock clock;                      // happens-before knowledge of this queue
-  bool finished() const { return next == instructions.size() && !busy; }
-};
 
 // One signal's effect on a semaphore, for the hazard detector: the value it produced and
 // the join of the clocks of every signal up to and including it.
@@ -101,7 +95,7 @@ void run_custom_op(const isa::CustomOp& op, CoreOperandIO& io) {
 }
 
 // Runs the data semantics of one instruction.
-void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device& device) {
+void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
   std::visit(
       [&](const auto& op) {
         using Op = std::decay_t<decltype(op)>;
@@ -124,13 +118,7 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device& devi
         } else if constexpr (std::is_same_v<Op, isa::SemaphoreOp>) {
           // Only its waits and signals matter.
         } else if constexpr (std::is_same_v<Op, isa::CoreBarrier>) {
-          // One core per run: a barrier among 1 core is trivially passed; more cores need the
-          // multi-core launch (logical cores), which this executor does not drive yet.
-          if (op.num_cores > 1)
-            io.fail(
-                fmt::format("core_barrier among {} cores, but this run drives 1 core of a "
-                            "{}-core device (multi-core launch is not supported yet)",
-                            op.num_cores, device.num_cores()));
+          // Synchronisation only: the event loop holds the queue until the barrier completes.
         } else if constexpr (std::is_same_v<Op, isa::CustomOp>) {
           run_custom_op(op, io);
         } else {
@@ -140,138 +128,311 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device& devi
       inst.op);
 }
 
+// One launched core: its program, cost model and run state.
+struct CoreRun {
+  int physical = 0;
+  Core* core = nullptr;
+  const isa::Program* program = nullptr;
+  CostModel* cost = nullptr;
+  std::uint32_t seed = 0;
+  std::uint32_t first_queue = 0, end_queue = 0;  // its queues in the run's numbering
+  RunResult result;
+  std::vector<VectorClock> in_flight_clock;
+  std::map<std::uint16_t, std::vector<SignalRecord>> signals;
+  std::map<std::uint32_t, std::uint32_t> barrier_arrivals;  // barrier id -> arrivals so far
+};
+
+// One generation of a barrier id: the k-th arrival of every participating core.
+struct BarrierArrival {
+  std::uint32_t core;  // launch
+  std::uint32_t queue;
+  std::size_t index;
+  InstructionCost cost;
+};
+struct BarrierGeneration {
+  std::uint32_t num_cores = 0;
+  std::vector<BarrierArrival> arrivals;
+};
+
 class Executor {
  public:
-  Executor(Device& device, const isa::Program& program, const RunOptions& options)
-      : device_(device), program_(program), options_(options) {
-    if (options.core < 0 || options.core >= device.num_cores())
-      throw SimError(fmt::format("run: core {} requested on a {}-core device", options.core,
-                                 device.num_cores()));
-    core_ = &device.core(options.core);
-    cost_ = options.cost_model != nullptr ? options.cost_model : &unit_cost_;
-    seed_ = options.seed.value_or(program.seed);
+  Executor(Device& device, std::span<const CoreProgram> launches, const RunOptions& options,
+           bool multi_core)
+      : device_(device), options_(options), multi_core_(multi_core) {
+    if (launches.empty()) throw SimError("run_cores: no program launched");
+    for (std::size_t i = 0; i < launches.size(); ++i) {
+      const CoreProgram& l = launches[i];
+      if (l.core < 0 || l.core >= device.num_cores())
+        throw SimError(fmt::format("{}: core {} requested on a {}-core device",
+                                   multi_core ? "run_cores" : "run", l.core, device.num_cores()));
+      if (l.program == nullptr)
+        throw SimError(fmt::format("run_cores: launch {} (core {}) has no program", i, l.core));
+      for (std::size_t j = 0; j < i; ++j)
+        if (launches[j].core == l.core)
+          throw SimError(fmt::format("run_cores: core {} is launched twice (launches {} and {})",
+                                     l.core, j, i));
+      CoreRun run;
+      run.physical = l.core;
+      run.core = &device.core(l.core);
+      run.program = l.program;
+      run.cost = l.cost_model != nullptr ? l.cost_model : &unit_cost_;
+      run.seed = options.seed.value_or(l.program->seed);
+      cores_.push_back(std::move(run));
+    }
   }
 
-  RunResult run() {
-    validate(program_, device_.chip());
+  MultiRunResult run() {
+    for (CoreRun& c : cores_) {
+      attributed(c, [&] { validate(*c.program, device_.chip()); });
+      check_barriers(c);
+    }
     build_queues();
-    core_->semaphores().fill(0);
-    core_->seed_rng(seed_);
-    result_.times.assign(program_.instructions.size(), {});
-    if (options_.check_hazards) hazards_.emplace(queues_.size());
+    for (CoreRun& c : cores_) {
+      c.core->semaphores().fill(0);
+      c.core->seed_rng(c.seed);
+      c.result.times.assign(c.program->instructions.size(), {});
+    }
+    if (options_.check_hazards) {
+      std::vector<HazardCore> hc;
+      for (const CoreRun& c : cores_) hc.push_back({c.program, c.physical});
+      hazards_.emplace(queues_.size(), std::move(hc), multi_core_);
+    }
 
-    start_ready(0);
+    for (std::uint32_t q = 0; q < queues_.size(); ++q) try_start(q, 0);
     while (!events_.empty()) {
-      const Event event = events_.top();
-      events_.pop();
+      std::pop_heap(events_.begin(), events_.end());
+      const Event event = events_.back();
+      events_.pop_back();
       now_ = event.time;
+      CoreRun& c = cores_[queues_[event.queue].core];
+      c.result.end_time = now_;
       if (event.kind == EventKind::kComplete) {
-        complete(event.index);
+        complete(c, event.index);
+        // Semaphores of this core changed: any of its queues may start now, in queue order.
+        for (std::uint32_t q = c.first_queue; q < c.end_queue; ++q) try_start(q, now_);
       } else {
         queues_[event.queue].busy = false;
+        try_start(event.queue, now_);
       }
-      start_ready(now_);
     }
     for (const auto& q : queues_)
       if (!q.finished()) report_deadlock();
 
-    result_.semaphores = core_->semaphores();
-    result_.end_time = now_;
-    for (const auto& q : queues_) result_.queues.push_back({q.id, q.next});
-    return std::move(result_);
+    MultiRunResult out;
+    for (CoreRun& c : cores_) {
+      c.result.semaphores = c.core->semaphores();
+      for (std::uint32_t q = c.first_queue; q < c.end_queue; ++q)
+        c.result.queues.push_back({queues_[q].id, queues_[q].next});
+      out.end_time = std::max(out.end_time, c.result.end_time);
+      out.cores.push_back(std::move(c.result));
+    }
+    return out;
   }
 
  private:
+  struct Queue {
+    isa::QueueId id;
+    std::uint32_t core = 0;                 // launch
+    std::vector<std::size_t> instructions;  // program indices, in order
+    std::size_t next = 0;                   // position of the next instruction to start
+    bool busy = false;                      // occupied by its last started instruction
+    VectorClock clock;                      // happens-before knowledge of this queue
+    bool finished() const { return next == instructions.size() && !busy; }
+  };
+
+  // Runs `f`, attributing a SimError to the core in multi-core runs.
+  template <class F>
+  void attributed(const CoreRun& c, F&& f) {
+    if (!multi_core_) return f();
+    try {
+      f();
+    } catch (const SimError& e) {
+      if (e.has_core()) throw;
+      throw SimError(c.physical, e);
+    }
+  }
+
+  [[noreturn]] void fail(const CoreRun& c, std::size_t index, std::string why) {
+    SimError e = instruction_error(*c.program, index, std::move(why));
+    if (multi_core_) throw SimError(c.physical, e);
+    throw e;
+  }
+
+  void check_barriers(const CoreRun& c) {
+    const auto& insts = c.program->instructions;
+    for (std::size_t i = 0; i < insts.size(); ++i) {
+      const auto* b = std::get_if<isa::CoreBarrier>(&insts[i].op);
+      if (b == nullptr || b->num_cores <= 1) continue;
+      if (!multi_core_)
+        fail(c, i,
+             fmt::format("core_barrier among {} cores, but sim::run drives 1 core of a {}-core "
+                         "device: a barrier needs a multi-core launch (sim::run_cores)",
+                         b->num_cores, device_.num_cores()));
+      if (b->num_cores > cores_.size())
+        fail(c, i,
+             fmt::format("core_barrier {} among {} cores, but only {} core{} launched",
+                         b->barrier_id, b->num_cores, cores_.size(),
+                         cores_.size() == 1 ? " is" : "s are"));
+    }
+  }
+
   void build_queues() {
-    for (std::size_t i = 0; i < program_.instructions.size(); ++i) {
-      const isa::QueueId id = program_.instructions[i].queue;
-      auto it = std::find_if(queues_.begin(), queues_.end(),
-                             [&](const QueueState& q) { return q.id == id; });
-      if (it == queues_.end()) {
-        queues_.push_back(QueueState{id, {}, 0, false, {}});
-        it = std::prev(queues_.end());
+    for (std::uint32_t k = 0; k < cores_.size(); ++k) {
+      CoreRun& c = cores_[k];
+      c.first_queue = static_cast<std::uint32_t>(queues_.size());
+      const auto& insts = c.program->instructions;
+      for (std::size_t i = 0; i < insts.size(); ++i) {
+        const isa::QueueId id = insts[i].queue;
+        auto it = std::find_if(queues_.begin() + c.first_queue, queues_.end(),
+                               [&](const Queue& q) { return q.id == id; });
+        if (it == queues_.end()) {
+          queues_.push_back(Queue{id, k, {}, 0, false, {}});
+          it = std::prev(queues_.end());
+        }
+        it->instructions.push_back(i);
       }
-      it->instructions.push_back(i);
+      c.end_queue = static_cast<std::uint32_t>(queues_.size());
+      if (options_.check_hazards) c.in_flight_clock.resize(insts.size());
     }
-    for (auto& q : queues_) q.clock.assign(queues_.size(), 0);
-    in_flight_clock_.resize(program_.instructions.size());
+    if (options_.check_hazards)
+      for (auto& q : queues_) q.clock.assign(queues_.size(), 0);
   }
 
-  bool waits_hold(const isa::Instruction& inst) const {
-    const auto& sems = core_->semaphores();
-    return std::all_of(inst.waits.begin(), inst.waits.end(),
-                       [&](const isa::SemWait& w) { return sems[w.sem] >= w.value; });
+  static bool waits_hold(const isa::Instruction& inst, Core& core) {
+    const auto& sems = core.semaphores();
+    for (const isa::SemWait& w : inst.waits)
+      if (sems[w.sem] < w.value) return false;
+    return true;
   }
 
-  // Starts, in queue order, every queue head that may start at `time`.
-  void start_ready(Duration time) {
-    for (std::uint32_t q = 0; q < queues_.size(); ++q) {
-      QueueState& queue = queues_[q];
-      if (queue.busy || queue.next == queue.instructions.size()) continue;
-      const std::size_t index = queue.instructions[queue.next];
-      if (!waits_hold(program_.instructions[index])) continue;
-      start(q, index, time);
-    }
+  // Starts the head of queue `q` if it is free and its waits hold.
+  void try_start(std::uint32_t q, Duration time) {
+    Queue& queue = queues_[q];
+    if (queue.busy || queue.next == queue.instructions.size()) return;
+    CoreRun& c = cores_[queue.core];
+    const std::size_t index = queue.instructions[queue.next];
+    if (!waits_hold(c.program->instructions[index], *c.core)) return;
+    start(c, q, index, time);
   }
 
-  void start(std::uint32_t q, std::size_t index, Duration time) {
-    if (options_.max_steps != 0 && result_.instructions_executed >= options_.max_steps)
-      throw instruction_error(program_, index,
-                              fmt::format("step limit of {} instructions reached before this "
-                                          "instruction could start",
-                                          options_.max_steps));
-    const isa::Instruction& inst = program_.instructions[index];
-    QueueState& queue = queues_[q];
+  void push_event(Duration time, std::uint32_t q, std::size_t index, EventKind kind) {
+    events_.push_back({time, q, index, kind});
+    std::push_heap(events_.begin(), events_.end());
+  }
+
+  void start(CoreRun& c, std::uint32_t q, std::size_t index, Duration time) {
+    if (options_.max_steps != 0 && steps_ >= options_.max_steps)
+      fail(c, index,
+           fmt::format("step limit of {} instructions reached before this instruction could start",
+                       options_.max_steps));
+    const isa::Instruction& inst = c.program->instructions[index];
+    Queue& queue = queues_[q];
     ++queue.next;
     queue.busy = true;
-    ++result_.instructions_executed;
+    ++steps_;
+    ++c.result.instructions_executed;
 
     if (hazards_) {
       // The waits order us after every signal that brought each semaphore to its value.
       for (const isa::SemWait& w : inst.waits) {
         if (w.value == 0) continue;
-        const auto& history = signals_[w.sem];
+        const auto found = c.signals.find(w.sem);
+        if (found == c.signals.end()) continue;
+        const auto& history = found->second;
         const auto reached =
             std::lower_bound(history.begin(), history.end(), w.value,
                              [](const SignalRecord& r, std::uint32_t v) { return r.value < v; });
         if (reached != history.end()) join_into(queue.clock, reached->clock);
       }
       queue.clock[q] = static_cast<std::uint32_t>(queue.next);
-      in_flight_clock_[index] = queue.clock;
-      hazards_->record(instruction_accesses(inst), q, queue.clock[q], index, queue.clock, result_,
-                       program_);
-      if (result_.instructions_executed % kPruneInterval == 0) prune_hazard_history();
+      c.in_flight_clock[index] = queue.clock;
+      attributed(c, [&] {
+        hazards_->record(instruction_accesses(inst), queue.core, q, queue.clock[q], index,
+                         queue.clock, c.result);
+      });
+      if (steps_ % kPruneInterval == 0) prune_hazard_history();
     }
 
     if (options_.functional) {
-      CoreOperandIO io(device_, *core_, inst, index, seed_, options_.uninitialized);
+      CoreOperandIO io(device_, *c.core, inst, index, c.seed, options_.uninitialized);
       try {
-        execute(inst, io, device_);
+        attributed(c, [&] { execute(inst, io, device_); });
       } catch (const SimError&) {
         throw;
       } catch (const std::exception& e) {
-        throw instruction_error(program_, index, e.what());
+        fail(c, index, e.what());
       }
     }
 
-    const InstructionCost cost = cost_->cost(inst, index, time);
-    result_.times[index] = {time, time + cost.latency, time + cost.occupancy};
-    events_.push({time + cost.latency, q, index, EventKind::kComplete});
-    events_.push({time + cost.occupancy, q, index, EventKind::kQueueFree});
+    const InstructionCost cost = c.cost->cost(inst, index, time);
+    if (const auto* barrier = std::get_if<isa::CoreBarrier>(&inst.op);
+        barrier != nullptr && barrier->num_cores > 1) {
+      arrive(c, *barrier, q, index, time, cost);
+      return;
+    }
+    c.result.times[index] = {time, time + cost.latency, time + cost.occupancy};
+    push_event(time + cost.latency, q, index, EventKind::kComplete);
+    push_event(time + cost.occupancy, q, index, EventKind::kQueueFree);
   }
 
-  void complete(std::size_t index) {
-    const isa::Instruction& inst = program_.instructions[index];
-    auto& sems = core_->semaphores();
+  // A core reaches a barrier: its k-th arrival at this id joins generation k. The queue stays
+  // occupied until the generation is complete; then every participant completes together.
+  void arrive(CoreRun& c, const isa::CoreBarrier& barrier, std::uint32_t q, std::size_t index,
+              Duration time, InstructionCost cost) {
+    const std::uint32_t generation = c.barrier_arrivals[barrier.barrier_id]++;
+    auto& generations = barriers_[barrier.barrier_id];
+    if (generations.size() <= generation) generations.resize(generation + 1);
+    BarrierGeneration& g = generations[generation];
+    if (g.num_cores == 0) g.num_cores = barrier.num_cores;
+    if (g.num_cores != barrier.num_cores) {
+      const BarrierArrival& first = g.arrivals.front();
+      fail(c, index,
+           fmt::format("core_barrier {} generation {} among {} cores, but core {} reached it as a "
+                       "barrier among {} cores ({})",
+                       barrier.barrier_id, generation, barrier.num_cores,
+                       cores_[first.core].physical, g.num_cores,
+                       describe_instruction(cores_[first.core].program->instructions[first.index],
+                                            first.index)));
+    }
+    c.result.times[index] = {time, time, time};
+    g.arrivals.push_back({queues_[q].core, q, index, cost});
+    if (g.arrivals.size() < g.num_cores) return;
+
+    // Release: everyone proceeds from now; with hazard checking, every participant's later
+    // work is ordered after everything the participants did before the barrier.
+    VectorClock joined;
+    if (hazards_) {
+      joined.assign(queues_.size(), 0);
+      for (const BarrierArrival& a : g.arrivals)
+        join_into(joined, cores_[a.core].in_flight_clock[a.index]);
+    }
+    for (const BarrierArrival& a : g.arrivals) {
+      CoreRun& p = cores_[a.core];
+      InstructionTime& t = p.result.times[a.index];
+      t.end = time + a.cost.latency;
+      t.occupied_until = time + a.cost.occupancy;
+      if (hazards_) {
+        p.in_flight_clock[a.index] = joined;
+        join_into(queues_[a.queue].clock, joined);
+      }
+      push_event(t.end, a.queue, a.index, EventKind::kComplete);
+      push_event(t.occupied_until, a.queue, a.index, EventKind::kQueueFree);
+    }
+    g.arrivals.clear();
+  }
+
+  void complete(CoreRun& c, std::size_t index) {
+    const isa::Instruction& inst = c.program->instructions[index];
+    auto& sems = c.core->semaphores();
     for (const isa::SemSignal& s : inst.signals) {
       sems[s.sem] += s.increment;
       if (!hazards_) continue;
-      auto& history = signals_[s.sem];
+      auto& history = c.signals[s.sem];
       VectorClock clock = history.empty() ? VectorClock(queues_.size(), 0) : history.back().clock;
-      join_into(clock, in_flight_clock_[index]);
+      join_into(clock, c.in_flight_clock[index]);
       history.push_back({sems[s.sem], std::move(clock)});
     }
-    if (hazards_) in_flight_clock_[index] = {};
+    if (hazards_) c.in_flight_clock[index] = {};
   }
 
   void prune_hazard_history() {
@@ -286,45 +447,80 @@ class Executor {
 
   [[noreturn]] void report_deadlock() {
     std::string why = "deadlock: no queue can proceed; blocked instructions:";
+    const CoreRun* first_core = nullptr;
     std::size_t first_blocked = 0;
-    bool have_first = false;
-    const auto& sems = core_->semaphores();
     for (const auto& q : queues_) {
-      if (q.next == q.instructions.size()) continue;
+      if (q.finished()) continue;
+      const CoreRun& c = cores_[q.core];
+      const std::string prefix = multi_core_ ? fmt::format("core {}: ", c.physical) : "";
+      if (q.busy) {
+        // Only a barrier keeps a queue busy with no event pending.
+        const std::size_t index = q.instructions[q.next - 1];
+        const auto& barrier = std::get<isa::CoreBarrier>(c.program->instructions[index].op);
+        if (first_core == nullptr) first_core = &c, first_blocked = index;
+        why += fmt::format("\n  {}{} on queue {} waits at core_barrier {}", prefix,
+                           describe_instruction(c.program->instructions[index], index),
+                           queue_name(q.id), barrier.barrier_id);
+        why += barrier_status(barrier, c);
+        continue;
+      }
       const std::size_t index = q.instructions[q.next];
-      if (!have_first) first_blocked = index, have_first = true;
-      const isa::Instruction& inst = program_.instructions[index];
-      why += fmt::format("\n  {} on queue {}", describe_instruction(inst, index), queue_name(q.id));
+      if (first_core == nullptr) first_core = &c, first_blocked = index;
+      const isa::Instruction& inst = c.program->instructions[index];
+      const auto& sems = c.core->semaphores();
+      why += fmt::format("\n  {}{} on queue {}", prefix, describe_instruction(inst, index),
+                         queue_name(q.id));
       for (const isa::SemWait& w : inst.waits)
         if (sems[w.sem] < w.value)
           why +=
               fmt::format(" waits for semaphore {} >= {} (it is {})", w.sem, w.value, sems[w.sem]);
     }
-    throw instruction_error(program_, first_blocked, why);
+    fail(*first_core, first_blocked, why);
+  }
+
+  // "(generation 0: 1 of 2 cores arrived: core 0; not arrived: core 1, core 2)"
+  std::string barrier_status(const isa::CoreBarrier& barrier, const CoreRun& waiting) const {
+    const auto it = barriers_.find(barrier.barrier_id);
+    const std::uint32_t generation = waiting.barrier_arrivals.at(barrier.barrier_id) - 1;
+    const BarrierGeneration& g = it->second[generation];
+    std::string arrived, missing;
+    for (std::size_t k = 0; k < cores_.size(); ++k) {
+      const bool here = std::any_of(g.arrivals.begin(), g.arrivals.end(),
+                                    [&](const BarrierArrival& a) { return a.core == k; });
+      std::string& list = here ? arrived : missing;
+      list += fmt::format("{}core {}", list.empty() ? "" : ", ", cores_[k].physical);
+    }
+    return fmt::format(" (generation {}: {} of {} cores arrived: {}; not arrived: {})", generation,
+                       g.arrivals.size(), g.num_cores, arrived, missing.empty() ? "none" : missing);
   }
 
   static constexpr std::uint64_t kPruneInterval = 256;
 
   Device& device_;
-  const isa::Program& program_;
   const RunOptions& options_;
-  Core* core_ = nullptr;
+  bool multi_core_ = false;
   UnitCostModel unit_cost_;
-  CostModel* cost_ = nullptr;
-  std::uint32_t seed_ = 0;
-  std::vector<QueueState> queues_;
-  std::priority_queue<Event> events_;
+  std::vector<CoreRun> cores_;
+  std::vector<Queue> queues_;
+  std::vector<Event> events_;  // a binary heap (std::push_heap / pop_heap)
   Duration now_ = 0;
-  RunResult result_;
+  std::uint64_t steps_ = 0;
   std::optional<HazardDetector> hazards_;
-  std::vector<VectorClock> in_flight_clock_;
-  std::map<std::uint16_t, std::vector<SignalRecord>> signals_;
+  std::map<std::uint32_t, std::vector<BarrierGeneration>> barriers_;
 };
 
 }  // namespace
 
 RunResult run(Device& device, const isa::Program& program, const RunOptions& options) {
-  return Executor(device, program, options).run();
+  const CoreProgram launch{options.core, &program, options.cost_model};
+  MultiRunResult result =
+      Executor(device, std::span<const CoreProgram>(&launch, 1), options, false).run();
+  return std::move(result.cores.front());
+}
+
+MultiRunResult run_cores(Device& device, std::span<const CoreProgram> launches,
+                         const RunOptions& options) {
+  return Executor(device, launches, options, true).run();
 }
 
 }  // namespace trnsim::sim

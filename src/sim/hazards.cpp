@@ -58,9 +58,18 @@ std::vector<Access> instruction_accesses(const isa::Instruction& inst) {
   return accesses;
 }
 
-void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t queue,
-                            std::uint32_t seq, std::size_t index, const VectorClock& clock,
-                            RunResult& out, const isa::Program& program) {
+std::string HazardDetector::describe(std::uint32_t core, std::size_t index) const {
+  const HazardCore& c = cores_[core];
+  std::string text = describe_instruction(c.program->instructions[index], index);
+  return label_cores_ ? fmt::format("core {}: {}", c.physical, text) : text;
+}
+
+void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t core,
+                            std::uint32_t queue, std::uint32_t seq, std::size_t index,
+                            const VectorClock& clock, RunResult& out) {
+  const auto key = [](std::uint32_t c, std::size_t i) {
+    return (static_cast<std::uint64_t>(c) << 48) | static_cast<std::uint64_t>(i);
+  };
   // `a` happened before the new instruction iff its queue's entry in our clock reaches it.
   const auto ordered_before_us = [&](const Record& a) { return clock[a.queue] >= a.seq; };
 
@@ -68,8 +77,10 @@ void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t q
     auto& records = records_for(access.where.memory);
     for (const Record& a : records) {
       if (!(a.write || access.write) || !a.where.overlaps(access.where)) continue;
+      // SBUF and PSUM are per core: only HBM is shared between cores.
+      if (a.core != core && access.where.memory != isa::Memory::kHbm) continue;
       if (a.queue == queue || ordered_before_us(a)) continue;
-      if (!reported_.emplace(a.index, index).second) continue;  // one report per pair
+      if (!reported_.emplace(key(a.core, a.index), key(core, index)).second) continue;
       if (out.hazards.size() >= RunResult::kMaxHazards) {
         ++out.hazards_suppressed;
         continue;
@@ -78,6 +89,8 @@ void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t q
       h.kind = classify(a.write, access.write);
       h.first = a.index;
       h.second = index;
+      h.first_core = cores_[a.core].physical;
+      h.second_core = cores_[core].physical;
       h.first_operand = a.operand;
       h.second_operand = access.operand;
       h.memory = access.where.memory;
@@ -92,9 +105,8 @@ void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t q
                             h.partition_lo, h.partition_hi, h.byte_lo, h.byte_hi);
       h.message = fmt::format(
           "{} hazard: {} '{}' and {} '{}' touch {} with no semaphore ordering them",
-          hazard_kind_name(h.kind), describe_instruction(program.instructions[a.index], a.index),
-          a.operand, describe_instruction(program.instructions[index], index), access.operand,
-          region);
+          hazard_kind_name(h.kind), describe(a.core, a.index), a.operand, describe(core, index),
+          access.operand, region);
       out.diagnostics.push_back(h.message);
       out.hazards.push_back(std::move(h));
     }
@@ -107,11 +119,12 @@ void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t q
   for (const Access& b : accesses) {
     auto& records = records_for(b.where.memory);
     std::erase_if(records, [&](const Record& a) {
-      return b.where.contains(a.where) && ordered_before_us(a) && (b.write || !a.write);
+      return (a.core == core || b.where.memory == isa::Memory::kHbm) && b.where.contains(a.where) &&
+             ordered_before_us(a) && (b.write || !a.write);
     });
   }
   for (const Access& b : accesses)
-    records_for(b.where.memory).push_back({b.where, b.write, queue, seq, index, b.operand});
+    records_for(b.where.memory).push_back({b.where, b.write, core, queue, seq, index, b.operand});
 }
 
 void HazardDetector::prune(const VectorClock& lower_bound) {

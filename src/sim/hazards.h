@@ -34,16 +34,25 @@ struct Access {
 // readwrite operand is one write access: it conflicts with everything a write does).
 std::vector<Access> instruction_accesses(const isa::Instruction& inst);
 
+// One launched core as the detector sees it: its program (for messages) and physical index.
+struct HazardCore {
+  const isa::Program* program = nullptr;
+  int physical = 0;
+};
+
 class HazardDetector {
  public:
-  explicit HazardDetector(std::size_t num_queues) : num_queues_(num_queues) {}
+  // Queues are numbered over all cores of the run; SBUF/PSUM accesses conflict only within
+  // a core, HBM accesses across cores too. `label_cores` prefixes instructions with their
+  // core in messages (multi-core runs).
+  HazardDetector(std::size_t num_queues, std::vector<HazardCore> cores, bool label_cores)
+      : num_queues_(num_queues), cores_(std::move(cores)), label_cores_(label_cores) {}
 
-  // Records the accesses of instruction `index`, the `seq`-th (1-based) of queue `queue`,
-  // whose vector clock at start is `clock` (clock[queue] == seq), and appends the hazards it
-  // forms with earlier unordered accesses to `out`.
-  void record(const std::vector<Access>& accesses, std::uint32_t queue, std::uint32_t seq,
-              std::size_t index, const VectorClock& clock, RunResult& out,
-              const isa::Program& program);
+  // Records the accesses of instruction `index` of launch `core`, the `seq`-th (1-based) of
+  // queue `queue`, whose vector clock at start is `clock` (clock[queue] == seq), and appends
+  // the hazards it forms with earlier unordered accesses to `out`.
+  void record(const std::vector<Access>& accesses, std::uint32_t core, std::uint32_t queue,
+              std::uint32_t seq, std::size_t index, const VectorClock& clock, RunResult& out);
 
   // Drops accesses ordered before every future instruction: `lower_bound[q]` is the least
   // clock entry for queue q that any instruction still to start can have.
@@ -55,15 +64,20 @@ class HazardDetector {
   struct Record {
     Footprint where;
     bool write;
-    std::uint32_t queue, seq;
+    std::uint32_t core, queue, seq;
     std::size_t index;
     std::string operand;
   };
   std::vector<Record>& records_for(isa::Memory m) { return records_[static_cast<int>(m)]; }
 
+  std::string describe(std::uint32_t core, std::size_t index) const;
+
   std::size_t num_queues_;
+  std::vector<HazardCore> cores_;
+  bool label_cores_ = false;
   std::vector<Record> records_[3];  // HBM, SBUF, PSUM
-  std::set<std::pair<std::size_t, std::size_t>> reported_;
+  // Reported pairs: (core << 48 | index) of both instructions.
+  std::set<std::pair<std::uint64_t, std::uint64_t>> reported_;
 };
 
 }  // namespace trnsim::sim

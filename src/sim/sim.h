@@ -36,7 +36,12 @@ class SimError : public std::runtime_error {
  public:
   explicit SimError(std::string why);  // not tied to an instruction
   SimError(std::size_t index, std::string op, isa::Origin origin, std::string why);
+  // The same error attributed to physical core `core` of a multi-core run (run_cores):
+  // what() is "core 3: " followed by the inner error's what().
+  SimError(int core, const SimError& inner);
   bool has_instruction() const { return index_.has_value(); }
+  bool has_core() const { return core_.has_value(); }
+  int core() const { return core_.value_or(0); }
   std::size_t index() const { return index_.value_or(0); }
   const std::string& op() const { return op_; }
   const isa::Origin& origin() const { return origin_; }
@@ -44,6 +49,7 @@ class SimError : public std::runtime_error {
 
  private:
   std::optional<std::size_t> index_;
+  std::optional<int> core_;
   std::string op_;
   isa::Origin origin_;
   std::string why_;
@@ -178,7 +184,10 @@ std::string_view hazard_kind_name(HazardKind kind);  // "RAW", "WAR", "WAW"
 // with no semaphore path ordering them. `first` ran before `second` in this simulation.
 struct Hazard {
   HazardKind kind = HazardKind::kReadAfterWrite;
-  std::size_t first = 0, second = 0;  // instruction indices
+  std::size_t first = 0, second = 0;  // instruction indices (each in its own core's program)
+  // Physical cores of the two instructions: equal in a single-core run; in run_cores an HBM
+  // race between two cores not ordered by a barrier has different cores.
+  int first_core = 0, second_core = 0;
   std::string first_operand, second_operand;
   isa::Memory memory = isa::Memory::kSbuf;
   std::uint32_t partition_lo = 0, partition_hi = 0;  // overlap (SBUF/PSUM), [lo, hi)
@@ -211,7 +220,32 @@ struct RunResult {
 // Validates every instruction (isa::check_instruction; all violations in one SimError), then
 // runs the program on core options.core. Throws SimError for validation failures, bounds
 // errors, uninitialised reads (kError policy), deadlock, and step-limit exhaustion.
+// A thin wrapper over the engine of run_cores with one launch; a core_barrier among more
+// than one core is an error here ("needs a multi-core launch").
 RunResult run(Device& device, const isa::Program& program, const RunOptions& options = {});
+
+// One program on one physical core of a multi-core launch.
+struct CoreProgram {
+  int core = 0;                        // physical core index on the device
+  const isa::Program* program = nullptr;
+  CostModel* cost_model = nullptr;     // nullptr = unit costs
+};
+
+struct MultiRunResult {
+  std::vector<RunResult> cores;  // same order as the launches
+  Duration end_time = 0;         // max over cores
+};
+
+// Runs several programs, one per physical core, in ONE event loop (deterministic order:
+// time, then core, then queue, then index). Cores share the device's HBM. core_barrier
+// instructions (isa::CoreBarrier{barrier_id, num_cores}) on the participating cores wait
+// until num_cores cores have reached the barrier with that id (k-th arrival of an id across
+// cores forms generation k), then all proceed. RunOptions::core and RunOptions::cost_model
+// are ignored (each launch names its own); max_steps bounds the instructions of all cores.
+// Errors name the core ("core 3: instruction 12 (...): why"); a barrier that can never
+// complete is a deadlock naming the cores that arrived and those missing.
+MultiRunResult run_cores(Device& device, std::span<const CoreProgram> launches,
+                         const RunOptions& options = {});
 
 // ---------------------------------------------------------------------------------------
 // Custom GpSimd operators (isa::CustomOp)

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 
 namespace trnsim::sim {
@@ -64,8 +66,86 @@ double percent(double part, double whole) {
 
 }  // namespace
 
+// ---------------------------------------------------------------------------------------
+// HBM bandwidth timeline
+
+namespace {
+// Most HBM bytes/ns the DMA engines of `cores` cores can ask for: every engine at its rate,
+// each byte crossing HBM twice (HBM -> HBM copies).
+double max_hbm_demand(const arch::ChipConfig& chip, int cores) {
+  return 2.0 * cores * chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps;
+}
+}  // namespace
+
+HbmBandwidth::HbmBandwidth(double bytes_per_ns, double max_demand_bytes_per_ns)
+    : capacity_(bytes_per_ns), limited_(max_demand_bytes_per_ns > bytes_per_ns) {
+  steps_.push_back({0.0, 0.0});
+}
+
+std::size_t HbmBandwidth::split_at(Duration time) {
+  // The step containing `time`: the last one starting at or before it.
+  auto it = std::upper_bound(steps_.begin(), steps_.end(), time,
+                             [](Duration t, const Step& s) { return t < s.time; });
+  if (it == steps_.begin()) {  // before the first step (forgotten past): nothing reserved
+    steps_.insert(it, {time, 0.0});
+    return 0;
+  }
+  const auto i = static_cast<std::size_t>(it - steps_.begin()) - 1;
+  if (steps_[i].time == time) return i;
+  steps_.insert(it, {time, steps_[i].used});
+  return i + 1;
+}
+
+Duration HbmBandwidth::reserve(Duration begin, double bytes, double max_rate, double sides) {
+  if (bytes <= 0.0) return begin;
+  if (!limited_) return begin + bytes / max_rate;
+  // Below this much free bandwidth an interval counts as full (keeps the timeline small).
+  const double epsilon = 1e-9 * capacity_;
+  std::size_t i = split_at(begin);
+  double remaining = bytes;
+  Duration t = begin;
+  for (;; ++i) {
+    const bool last = i + 1 == steps_.size();
+    const Duration end = last ? std::numeric_limits<double>::infinity() : steps_[i + 1].time;
+    const double free = capacity_ - steps_[i].used;
+    const double rate = free > epsilon ? std::min(max_rate, free / sides) : 0.0;
+    if (rate > 0.0) {
+      const Duration done = t + remaining / rate;
+      if (done <= end) {
+        if (done < end) {
+          // The rest of this interval keeps its old use.
+          steps_.insert(steps_.begin() + static_cast<std::ptrdiff_t>(i) + 1,
+                        {done, steps_[i].used});
+        }
+        steps_[i].used += rate * sides;
+        return done;
+      }
+      remaining -= rate * (end - t);
+      steps_[i].used += rate * sides;
+    }
+    t = end;
+  }
+}
+
+void HbmBandwidth::forget_before(Duration time) {
+  // Keep the step containing `time` and everything after it.
+  auto it = std::upper_bound(steps_.begin(), steps_.end(), time,
+                             [](Duration t, const Step& s) { return t < s.time; });
+  if (it - steps_.begin() > 1) steps_.erase(steps_.begin(), std::prev(it));
+}
+
+// ---------------------------------------------------------------------------------------
+// One core
+
 TimingModel::TimingModel(const arch::ChipConfig& chip, TimingOptions options)
-    : formulas_(chip), power_ramp_(options.power_ramp.value_or(chip.tensor.power_ramp)) {
+    : TimingModel(chip, options,
+                  std::make_shared<HbmBandwidth>(chip.hbm.bandwidth_gbps, max_hbm_demand(chip, 1))) {}
+
+TimingModel::TimingModel(const arch::ChipConfig& chip, TimingOptions options,
+                         std::shared_ptr<HbmBandwidth> hbm)
+    : formulas_(chip),
+      hbm_(std::move(hbm)),
+      power_ramp_(options.power_ramp.value_or(chip.tensor.power_ramp)) {
   const auto engines = static_cast<std::uint32_t>(chip.dma.engines_per_core.value);
   dma_engine_free_at_.assign(engines, 0.0);
   for (std::uint32_t e = 0; e < engines; ++e) dma_engines_.push_back({e, 0.0, 0});
@@ -122,25 +202,56 @@ InstructionCost TimingModel::dma_cost(const isa::Instruction& inst, Duration sta
   const timing::DmaPlan plan = formulas_.plan_dma(inst);
   const auto engines = static_cast<std::uint32_t>(dma_engine_free_at_.size());
   const std::uint32_t first = first_dma_engine(inst, engines);
-  const double hbm_rate = hbm_bytes_per_ns_per_engine();
+  // Every later transfer of any core begins at or after `start` (cost hooks are called in
+  // order of start time), so older HBM reservations no longer matter.
+  hbm_->forget_before(start);
   // The descriptors are ready fixed_latency_ns after the queue starts the transfer; each
   // engine then moves its share after the shares queued on it before (all queues).
   const Duration ready = start + plan.fixed_latency_ns;
   Duration done = ready;
-  for (const timing::DmaEngineWork& work : plan.engines) {
-    if (work.bytes == 0) continue;
+  const std::size_t shares = plan.engines.size();
+  for (std::size_t s = 0; s < shares;) {
+    const timing::DmaEngineWork& work = plan.engines[s];
+    if (work.bytes == 0) {
+      ++s;
+      continue;
+    }
     const std::uint32_t engine = (first + work.engine) % engines;
-    // The engine moves data at its own rate unless its share of HBM bandwidth is lower.
-    const double data_ns = std::max(static_cast<double>(work.bytes) / plan.engine_bytes_per_ns,
-                                    static_cast<double>(work.hbm_bytes) / hbm_rate);
-    const double share_ns =
-        data_ns + static_cast<double>(work.descriptors) * plan.per_descriptor_ns;
     const Duration begin = std::max(ready, dma_engine_free_at_[engine]);
-    dma_engine_free_at_[engine] = begin + share_ns;
-    dma_engines_[engine].busy_ns += share_ns;
-    dma_engines_[engine].bytes += work.bytes;
-    hbm_bytes_ += work.hbm_bytes;
+    // Shares identical to this one that begin at the same time on the next engines move
+    // together: one HBM reservation at their combined rate (and an even split between them).
+    std::size_t group = 1;
+    while (s + group < shares) {
+      const timing::DmaEngineWork& next = plan.engines[s + group];
+      const std::uint32_t e = (first + next.engine) % engines;
+      if (next.bytes != work.bytes || next.descriptors != work.descriptors ||
+          next.hbm_bytes != work.hbm_bytes || std::max(ready, dma_engine_free_at_[e]) != begin)
+        break;
+      ++group;
+    }
+    // The engine's own time: its bytes at its rate plus its descriptors' overhead; HBM may
+    // stretch it when other engines (of any core) have reserved the bandwidth.
+    const double bytes = static_cast<double>(work.bytes);
+    const double own_ns =
+        bytes / plan.engine_bytes_per_ns + static_cast<double>(work.descriptors) * plan.per_descriptor_ns;
+    double share_ns = own_ns;
+    if (work.hbm_bytes > 0) {
+      const double sides = static_cast<double>(work.hbm_bytes) / bytes;
+      const double n = static_cast<double>(group);
+      share_ns = hbm_->reserve(begin, n * bytes, n * bytes / own_ns, sides) - begin;
+      share_ns = std::max(share_ns, own_ns);
+    }
+    for (std::size_t g = 0; g < group; ++g) {
+      const timing::DmaEngineWork& w = plan.engines[s + g];
+      const std::uint32_t e = (first + w.engine) % engines;
+      dma_engine_free_at_[e] = begin + share_ns;
+      dma_engines_[e].busy_ns += share_ns;
+      dma_engines_[e].bytes += w.bytes;
+      hbm_bytes_ += w.hbm_bytes;
+      hbm_limited_ns_ += share_ns - own_ns;
+    }
     done = std::max(done, begin + share_ns);
+    s += group;
   }
   dma_bytes_ += plan.total_bytes;
   // A queue has one transfer in flight: it starts the next when this one completed, so
@@ -183,6 +294,8 @@ TimingReport TimingModel::report(const isa::Program& program, const RunResult& r
   r.hbm_bytes = hbm_bytes_;
   r.dma_peak_bytes_per_s = chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
   r.hbm_core_share_bytes_per_s = chip.hbm.bandwidth_gbps * 1e9 / chip.cores_per_chip;
+  r.hbm_chip_bytes_per_s = chip.hbm.bandwidth_gbps * 1e9;
+  r.hbm_limited_ns = hbm_limited_ns_;
   if (r.total_ns > 0) {
     const double seconds = r.total_ns * 1e-9;
     r.achieved_flops_per_s = r.flops / seconds;
@@ -222,7 +335,9 @@ std::string format_timing_report(const TimingReport& r) {
   return out;
 }
 
-std::string timing_report_json(const TimingReport& r) {
+namespace {
+
+nlohmann::json report_json(const TimingReport& r) {
   nlohmann::json j;
   j["chip"] = r.chip;
   j["total_ns"] = r.total_ns;
@@ -247,7 +362,130 @@ std::string timing_report_json(const TimingReport& r) {
               {"peak_bytes_per_s", r.dma_peak_bytes_per_s},
               {"hbm_core_share_bytes_per_s", r.hbm_core_share_bytes_per_s},
               {"achieved_bytes_per_s", r.achieved_dma_bytes_per_s},
-              {"achieved_hbm_bytes_per_s", r.achieved_hbm_bytes_per_s}};
+              {"achieved_hbm_bytes_per_s", r.achieved_hbm_bytes_per_s},
+              {"hbm_chip_bytes_per_s", r.hbm_chip_bytes_per_s},
+              {"hbm_limited_ns", r.hbm_limited_ns}};
+  return j;
+}
+
+}  // namespace
+
+std::string timing_report_json(const TimingReport& r) {
+  return report_json(r).dump(2);
+}
+
+// ---------------------------------------------------------------------------------------
+// The chip
+
+ChipTimingModel::ChipTimingModel(const arch::ChipConfig& chip, int cores, TimingOptions options)
+    : chip_(chip) {
+  if (cores < 1 || cores > chip.cores_per_chip)
+    throw std::invalid_argument(fmt::format("ChipTimingModel: {} cores on a {}-core {}", cores,
+                                            chip.cores_per_chip, chip.name));
+  hbm_ = std::make_shared<HbmBandwidth>(chip.hbm.bandwidth_gbps, max_hbm_demand(chip, cores));
+  for (int i = 0; i < cores; ++i)
+    models_.push_back(std::make_unique<TimingModel>(chip, options, hbm_));
+}
+
+TimingModel& ChipTimingModel::timing(int i) {
+  return *models_.at(static_cast<std::size_t>(i));
+}
+const TimingModel& ChipTimingModel::timing(int i) const {
+  return *models_.at(static_cast<std::size_t>(i));
+}
+
+TimingReport ChipTimingModel::report(int core, const isa::Program& program,
+                                     const RunResult& result) const {
+  return timing(core).report(program, result);
+}
+
+ChipTimingReport ChipTimingModel::chip_report(std::span<const CoreProgram> launches,
+                                              const MultiRunResult& result) const {
+  if (launches.size() != result.cores.size())
+    throw std::invalid_argument(fmt::format("chip_report: {} launches but {} results",
+                                            launches.size(), result.cores.size()));
+  ChipTimingReport r;
+  r.chip = chip_.name;
+  r.total_ns = result.end_time;
+  std::array<double, kTensorModes.size()> flops_by_mode{};
+  for (std::size_t i = 0; i < launches.size(); ++i) {
+    const auto slot = std::find_if(models_.begin(), models_.end(), [&](const auto& m) {
+      return static_cast<const CostModel*>(m.get()) == launches[i].cost_model;
+    });
+    if (slot == models_.end())
+      throw std::invalid_argument(fmt::format(
+          "chip_report: launch {} (core {}) was not timed by this ChipTimingModel", i,
+          launches[i].core));
+    TimingReport core = (*slot)->report(*launches[i].program, result.cores[i]);
+    for (std::size_t m = 0; m < kTensorModes.size(); ++m)
+      flops_by_mode[m] += (*slot)->flops_by_mode_[m];
+    r.flops += core.flops;
+    r.dma_bytes += core.dma_bytes;
+    r.hbm_bytes += core.hbm_bytes;
+    r.hbm_limited_ns += core.hbm_limited_ns;
+    r.core_ids.push_back(launches[i].core);
+    r.cores.push_back(std::move(core));
+  }
+  const auto top = std::max_element(flops_by_mode.begin(), flops_by_mode.end());
+  r.tensor_mode = kTensorModes[static_cast<std::size_t>(top - flops_by_mode.begin())];
+  const timing::CostModel formulas(chip_);
+  const double per_core = formulas.tensor_peak_flops(r.tensor_mode);
+  r.chip_peak_flops_per_s = per_core * chip_.cores_per_chip;
+  r.launched_peak_flops_per_s = per_core * static_cast<double>(launches.size());
+  if (const auto it = chip_.published_chip.find(r.tensor_mode); it != chip_.published_chip.end())
+    r.published_chip_peak_flops_per_s = it->second.value * 1e12;
+  r.hbm_bytes_per_s = chip_.hbm.bandwidth_gbps * 1e9;
+  if (r.total_ns > 0) {
+    const double seconds = r.total_ns * 1e-9;
+    r.achieved_flops_per_s = r.flops / seconds;
+    r.achieved_hbm_bytes_per_s = static_cast<double>(r.hbm_bytes) / seconds;
+  }
+  return r;
+}
+
+std::string format_chip_timing_report(const ChipTimingReport& r) {
+  std::string out = fmt::format("chip timing ({}, {} core{}): total {:.3f} us\n", r.chip,
+                                r.cores.size(), r.cores.size() == 1 ? "" : "s", r.total_ns * 1e-3);
+  out += fmt::format(
+      "  tensor: {:.2f} TFLOP/s achieved, {:.1f}% of the chip's {} peak {:.2f} TFLOP/s "
+      "({:.1f}% of the launched cores' {:.2f})\n",
+      r.achieved_flops_per_s * 1e-12, percent(r.achieved_flops_per_s, r.chip_peak_flops_per_s),
+      r.tensor_mode, r.chip_peak_flops_per_s * 1e-12,
+      percent(r.achieved_flops_per_s, r.launched_peak_flops_per_s),
+      r.launched_peak_flops_per_s * 1e-12);
+  out += fmt::format("  hbm: {:.1f} GB/s, {:.1f}% of the chip's {:.1f} GB/s ({:.3f} us of DMA "
+                     "engine time lost to contention)\n",
+                     r.achieved_hbm_bytes_per_s * 1e-9,
+                     percent(r.achieved_hbm_bytes_per_s, r.hbm_bytes_per_s),
+                     r.hbm_bytes_per_s * 1e-9, r.hbm_limited_ns * 1e-3);
+  for (std::size_t i = 0; i < r.cores.size(); ++i) {
+    out += fmt::format("core {}: ", r.core_ids[i]);
+    out += format_timing_report(r.cores[i]);
+  }
+  return out;
+}
+
+std::string chip_timing_report_json(const ChipTimingReport& r) {
+  nlohmann::json j;
+  j["chip"] = r.chip;
+  j["total_ns"] = r.total_ns;
+  j["cores"] = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.cores.size(); ++i) {
+    nlohmann::json c = report_json(r.cores[i]);
+    c["core"] = r.core_ids[i];
+    j["cores"].push_back(std::move(c));
+  }
+  j["tensor"] = {{"flops", r.flops},
+                 {"mode", r.tensor_mode},
+                 {"chip_peak_flops_per_s", r.chip_peak_flops_per_s},
+                 {"launched_peak_flops_per_s", r.launched_peak_flops_per_s},
+                 {"published_chip_peak_flops_per_s", r.published_chip_peak_flops_per_s},
+                 {"achieved_flops_per_s", r.achieved_flops_per_s}};
+  j["hbm"] = {{"dma_bytes", r.dma_bytes},
+              {"bytes", r.hbm_bytes},
+              {"chip_bytes_per_s", r.hbm_bytes_per_s},
+              {"achieved_bytes_per_s", r.achieved_hbm_bytes_per_s},
+              {"limited_ns", r.hbm_limited_ns}};
   return j.dump(2);
 }
 

@@ -4,12 +4,15 @@
 //
 // Every formula and constant is described in docs/timing-model.md. One TimingModel holds
 // the state of one run (engine busy-until times, the loaded stationary, the ramp): create a
-// fresh one per sim::run.
+// fresh one per sim::run. A ChipTimingModel holds one TimingModel per core of a
+// sim::run_cores launch, all sharing the chip's HBM bandwidth.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -60,14 +63,54 @@ struct TimingReport {
   double hbm_core_share_bytes_per_s = 0;  // hbm.bandwidth_gbps / cores_per_chip
   double achieved_dma_bytes_per_s = 0;    // dma_bytes / total time
   double achieved_hbm_bytes_per_s = 0;    // hbm_bytes / total time
+  double hbm_chip_bytes_per_s = 0;        // hbm.bandwidth_gbps: what all cores share
+  Duration hbm_limited_ns = 0;  // DMA engine time added because HBM bandwidth was taken
+};
+
+// The chip's HBM bandwidth as one resource shared by every DMA engine of every core: a
+// reservation timeline of the bandwidth in use. A DMA engine's share reserves, from the
+// moment it begins, the lower of its own rate and the bandwidth not yet reserved, interval
+// by interval, until its bytes are moved (first come, first served; deterministic because
+// the event loop calls the cost hooks in order of start time). When every engine of every
+// participating core together cannot exceed the bandwidth, it is never the limit and the
+// timeline is skipped.
+class HbmBandwidth {
+ public:
+  // `bytes_per_ns`: the chip's HBM bandwidth; `max_demand_bytes_per_ns`: the most all
+  // participating engines can ask for at once (HBM bytes per ns).
+  HbmBandwidth(double bytes_per_ns, double max_demand_bytes_per_ns);
+  // Moves `bytes` (transfer bytes, each crossing HBM `sides` times, sides > 0) at up to
+  // `max_rate` transfer bytes/ns from `begin`; returns when the last byte is moved.
+  Duration reserve(Duration begin, double bytes, double max_rate, double sides);
+  // Reservations before `time` can no longer matter (every later begin is >= time).
+  void forget_before(Duration time);
+  double bytes_per_ns() const { return capacity_; }
+  bool can_limit() const { return limited_; }
+  std::size_t steps() const { return steps_.size(); }  // size of the timeline (tests)
+
+ private:
+  struct Step {
+    Duration time;
+    double used;  // HBM bytes/ns reserved on [time, next step's time)
+  };
+  std::size_t split_at(Duration time);  // index of the step starting exactly at `time`
+  double capacity_;
+  bool limited_;
+  std::vector<Step> steps_;  // by time; the last one's `used` extends to infinity
 };
 
 // The tensor-engine dtype modes of timing::CostModel::tensor_peak_flops.
 inline constexpr std::array<std::string_view, 4> kTensorModes = {"bf16", "fp32", "fp8", "mx"};
 
+class ChipTimingModel;
+
 class TimingModel final : public CostModel {
  public:
+  // A core with the chip's HBM to itself (one core runs).
   explicit TimingModel(const arch::ChipConfig& chip, TimingOptions options = {});
+  // A core sharing `hbm` with other cores (ChipTimingModel builds these).
+  TimingModel(const arch::ChipConfig& chip, TimingOptions options,
+              std::shared_ptr<HbmBandwidth> hbm);
 
   InstructionCost cost(const isa::Instruction& inst, std::size_t index, Duration start) override;
 
@@ -75,16 +118,19 @@ class TimingModel final : public CostModel {
   TimingReport report(const isa::Program& program, const RunResult& result) const;
 
   bool power_ramp() const { return power_ramp_; }
-  // Rate at which one DMA engine moves bytes that cross HBM: the core's HBM share split
-  // evenly over its engines (bytes/ns).
+  // The core's fair share of HBM split evenly over its engines (bytes/ns): what each engine
+  // gets when every engine of every core streams. Informational: the model itself shares
+  // HBM through HbmBandwidth.
   double hbm_bytes_per_ns_per_engine() const;
 
  private:
+  friend class ChipTimingModel;
   InstructionCost dma_cost(const isa::Instruction& inst, Duration start);
   // Duration of `work_ns` of full-rate TensorE work starting at `start` under the ramp.
   Duration ramped_duration(Duration start, Duration work_ns);
 
   timing::CostModel formulas_;
+  std::shared_ptr<HbmBandwidth> hbm_;
   bool power_ramp_ = false;
   timing::TensorEngineState tensor_state_;
   // Power ramp: when the current stretch of continuous TensorE work began, and when the
@@ -99,10 +145,65 @@ class TimingModel final : public CostModel {
   std::array<double, kTensorModes.size()> flops_by_mode_{};  // indexed like kTensorModes
   Duration throttled_ns_ = 0;
   std::uint64_t dma_bytes_ = 0, hbm_bytes_ = 0;
+  Duration hbm_limited_ns_ = 0;
+};
+
+// A chip-level summary of a run_cores launch.
+struct ChipTimingReport {
+  std::string chip;
+  Duration total_ns = 0;               // the launch's end time (max over cores)
+  std::vector<int> core_ids;           // physical core of each entry of `cores`
+  std::vector<TimingReport> cores;     // per core, in launch order (each with its own total)
+  // TensorE over all cores.
+  double flops = 0;
+  std::string tensor_mode;             // the mode with the most FLOPs over all cores
+  double chip_peak_flops_per_s = 0;    // cores_per_chip x the per-core peak of that mode
+  double launched_peak_flops_per_s = 0;  // launched cores x the per-core peak
+  double published_chip_peak_flops_per_s = 0;  // published_chip figure of the mode, 0 if none
+  double achieved_flops_per_s = 0;     // flops / total time
+  // HBM over all cores.
+  std::uint64_t dma_bytes = 0, hbm_bytes = 0;
+  double hbm_bytes_per_s = 0;          // hbm.bandwidth_gbps (the chip)
+  double achieved_hbm_bytes_per_s = 0; // hbm_bytes / total time
+  Duration hbm_limited_ns = 0;         // sum over cores of TimingReport::hbm_limited_ns
+};
+
+// Timing of a multi-core launch: one TimingModel per participating core, all sharing one
+// HbmBandwidth of the whole chip, each capped by its own DMA engines.
+//
+//   sim::ChipTimingModel timing(chip, 8);
+//   std::vector<sim::CoreProgram> launches;
+//   for (int c = 0; c < 8; ++c) launches.push_back({c, &programs[c], timing.core(c)});
+//   sim::MultiRunResult result = sim::run_cores(device, launches, options);
+//   sim::ChipTimingReport report = timing.chip_report(launches, result);
+//
+// Slot i of the model may be given to any physical core; make a fresh model per launch.
+class ChipTimingModel {
+ public:
+  ChipTimingModel(const arch::ChipConfig& chip, int cores, TimingOptions options = {});
+
+  int cores() const { return static_cast<int>(models_.size()); }
+  CostModel* core(int i) { return &timing(i); }  // slot i, 0 <= i < cores()
+  TimingModel& timing(int i);
+  const TimingModel& timing(int i) const;
+  const HbmBandwidth& hbm() const { return *hbm_; }
+
+  // The TimingReport of slot `core` for the program and result it ran.
+  TimingReport report(int core, const isa::Program& program, const RunResult& result) const;
+  // Every launch (matched to its slot by its cost_model) and the chip totals.
+  ChipTimingReport chip_report(std::span<const CoreProgram> launches,
+                               const MultiRunResult& result) const;
+
+ private:
+  arch::ChipConfig chip_;
+  std::shared_ptr<HbmBandwidth> hbm_;
+  std::vector<std::unique_ptr<TimingModel>> models_;
 };
 
 // Human-readable summary (several lines) and the same as JSON text (docs/timing-model.md).
 std::string format_timing_report(const TimingReport& report);
 std::string timing_report_json(const TimingReport& report);
+std::string format_chip_timing_report(const ChipTimingReport& report);
+std::string chip_timing_report_json(const ChipTimingReport& report);
 
 }  // namespace trnsim::sim
