@@ -239,7 +239,8 @@ InstructionCost TimingModel::dma_cost(const isa::Instruction& inst, Duration sta
       const double sides = static_cast<double>(work.hbm_bytes) / bytes;
       const double n = static_cast<double>(group);
       share_ns = hbm_->reserve(begin, n * bytes, n * bytes / own_ns, sides) - begin;
-      share_ns = std::max(share_ns, own_ns);
+      // Rounding in the timeline must not show as contention.
+      if (share_ns < own_ns * (1.0 + 1e-12)) share_ns = own_ns;
     }
     for (std::size_t g = 0; g < group; ++g) {
       const timing::DmaEngineWork& w = plan.engines[s + g];
@@ -277,7 +278,12 @@ TimingReport TimingModel::report(const isa::Program& program, const RunResult& r
     const auto q = static_cast<std::size_t>(it - r.queues.begin());
     const InstructionTime& t = result.times[i];
     it->stalled_ns += std::max(0.0, t.start - free_at[q]);
-    it->busy_ns += t.occupied_until - t.start;
+    if (std::holds_alternative<isa::CoreBarrier>(program.instructions[i].op)) {
+      // Waiting at a barrier for the other cores is stall time (the barrier itself is free).
+      it->stalled_ns += t.occupied_until - t.start;
+    } else {
+      it->busy_ns += t.occupied_until - t.start;
+    }
     free_at[q] = t.occupied_until;
   }
   for (auto& q : r.queues) q.idle_ns = std::max(0.0, r.total_ns - q.busy_ns - q.stalled_ns);
