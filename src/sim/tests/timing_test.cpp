@@ -236,7 +236,10 @@ isa::Program streaming_copy(int tiles, int pairs, std::uint32_t partitions, std:
   return program;
 }
 
-TEST(TimingDma, ManyQueuesStreamAtTheCoresHbmShare) {
+// One core running alone has the chip's HBM to itself (sim::HbmBandwidth): it is limited by
+// its 16 DMA engines (16 x 38.4 GB/s = 614.4 GB/s), no longer by a static 1/8 share of HBM
+// (612.5 GB/s), which applies only when all 8 cores stream (multicore_test.cpp).
+TEST(TimingDma, ManyQueuesStreamNearTheCoresDmaEnginePeak) {
   const arch::ChipConfig& chip = trn3();
   constexpr std::uint32_t kFree = 8192;  // 16 KiB per partition: saturating transfers
   constexpr std::uint64_t kSlots = 4;
@@ -250,8 +253,11 @@ TEST(TimingDma, ManyQueuesStreamAtTheCoresHbmShare) {
   EXPECT_DOUBLE_EQ(r.hbm_core_share_bytes_per_s, share);
   record("many_queues_hbm_gbps", r.achieved_hbm_bytes_per_s * 1e-9);
   record("many_queues_fraction_of_share", r.achieved_hbm_bytes_per_s / share);
-  EXPECT_GE(r.achieved_hbm_bytes_per_s, 0.90 * share);
-  EXPECT_LE(r.achieved_hbm_bytes_per_s, share);
+  const double engines = chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
+  EXPECT_DOUBLE_EQ(r.dma_peak_bytes_per_s, engines);
+  EXPECT_GE(r.achieved_hbm_bytes_per_s, 0.90 * engines);
+  EXPECT_LE(r.achieved_hbm_bytes_per_s, engines);
+  EXPECT_DOUBLE_EQ(r.hbm_limited_ns, 0.0);
   for (const DmaEngineTiming& e : r.dma_engines) EXPECT_GT(e.busy_ns, 0.9 * r.total_ns);
 }
 
