@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   trnsim::cli::register_config_command(app);
   trnsim::cli::register_numerics_command(app);
   trnsim::cli::register_run_asm_command(app);
+  trnsim::cli::register_run_command(app);
 
   int exit_code = 0;
   auto* demo = app.add_subcommand(

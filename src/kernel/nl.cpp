@@ -2,6 +2,8 @@
 // expand into one or a few nki.isa operations.
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "arch/arch.h"
 #include "kernel/kernel.h"
 #include "kernel/tracer.h"
@@ -34,7 +36,11 @@ const arch::ChipConfig& chip() { return tracer(Loc::current()).chip(); }
 namespace tile_size {
 std::int64_t pmax() { return count(chip().sbuf.partitions); }
 std::int64_t gemm_stationary_fmax() { return count(chip().tensor.cols); }
-std::int64_t gemm_moving_fmax() { return count(chip().tensor.moving_free_max); }
+// NKI's constant is one PSUM bank of fp32 (512): gen4 may stream up to 4096 columns into
+// several banks, but a bank-sized tile is what the accumulation pattern of a kernel needs.
+std::int64_t gemm_moving_fmax() {
+  return std::min(count(chip().tensor.moving_free_max), psum_bank_fmax());
+}
 std::int64_t psum_bank_fmax() { return static_cast<std::int64_t>(arch::psum_bank_bytes(chip())) / 4; }
 std::int64_t psum_num_banks() { return count(chip().psum.banks); }
 std::int64_t bn_stats_fmax() { return 512; }

@@ -1,0 +1,96 @@
+#include "kernels/registry.h"
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <stdexcept>
+
+#include <algorithm>
+
+namespace trnsim::kernels {
+
+namespace {
+
+std::vector<KernelInfo>& registered() {
+  static std::vector<KernelInfo> lib;
+  return lib;
+}
+
+}  // namespace
+
+bool register_kernel(KernelInfo info) {
+  auto& lib = registered();
+  for (const auto& k : lib)
+    if (k.name == info.name) throw std::logic_error("kernel '" + info.name + "' registered twice");
+  lib.push_back(std::move(info));
+  std::sort(lib.begin(), lib.end(), [](const KernelInfo& x, const KernelInfo& y) { return x.name < y.name; });
+  return true;
+}
+
+const std::vector<KernelInfo>& library() { return registered(); }
+
+void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::string_view help) {
+  if (shape.size() != n)
+    throw std::invalid_argument(fmt::format("shape needs {} values ({}), got {}", n, help, shape.size()));
+  for (auto d : shape)
+    if (d <= 0) throw std::invalid_argument(fmt::format("shape values must be positive ({})", help));
+}
+
+double half_ulp(DType t) {
+  switch (t) {
+    case DType::kFloat32: return 0x1p-24;
+    case DType::kTFloat32: return 0x1p-11;
+    case DType::kBFloat16: return 0x1p-8;
+    case DType::kFloat16: return 0x1p-11;
+    case DType::kFloat8E4M3: return 0x1p-4;
+    case DType::kFloat8E5M2: return 0x1p-3;
+    default: return 0x1p-8;
+  }
+}
+
+const KernelInfo* find_kernel(std::string_view name) {
+  for (const auto& k : library())
+    if (k.name == name) return &k;
+  return nullptr;
+}
+
+CheckResult check(const Problem& problem, const std::vector<runtime::HostTensor>& outputs,
+                  std::size_t samples) {
+  std::vector<std::vector<float>> inputs;
+  for (const auto& t : problem.inputs) inputs.push_back(t.to_floats());
+  CheckResult r;
+  for (std::size_t o = 0; o < outputs.size(); ++o) {
+    const std::vector<float> got = outputs[o].to_floats();
+    const auto n = static_cast<std::int64_t>(got.size());
+    std::vector<std::int64_t> idx;
+    if (static_cast<std::size_t>(n) <= samples) {
+      for (std::int64_t i = 0; i < n; ++i) idx.push_back(i);
+    } else {
+      // A fixed stride walk that visits rows and columns of every residue, plus the corners.
+      const std::int64_t step = n / static_cast<std::int64_t>(samples);
+      for (std::size_t s = 0; s < samples; ++s)
+        idx.push_back((static_cast<std::int64_t>(s) * step + static_cast<std::int64_t>(s * 7919) % step) % n);
+      idx.push_back(n - 1);
+    }
+    const std::vector<double> want = problem.reference(inputs, o, idx);
+    for (std::size_t s = 0; s < idx.size(); ++s) {
+      const double g = got[static_cast<std::size_t>(idx[s])], w = want[s];
+      const double err = std::abs(g - w);
+      const double rel = err / std::max(std::abs(w), 1e-30);
+      ++r.checked;
+      const bool bad = !(err <= problem.tolerance.abs + problem.tolerance.rel * std::abs(w));
+      if (bad && r.ok) {
+        r.ok = false;
+        r.worst = fmt::format("output {} element {}: got {} want {}", o, idx[s], g, w);
+      }
+      if (err > r.max_abs_error || std::isnan(err)) {
+        r.max_abs_error = std::isnan(err) ? INFINITY : err;
+        if (r.ok) r.worst = fmt::format("output {} element {}: got {} want {}", o, idx[s], g, w);
+      }
+      r.max_rel_error = std::max(r.max_rel_error, std::abs(w) > 1e-3 ? rel : 0.0);
+    }
+  }
+  return r;
+}
+
+}  // namespace trnsim::kernels

@@ -1,0 +1,88 @@
+// The kernel library as the CLI, the demo and the tests see it: for each kernel, how to
+// build a problem of a given shape and dtype (kernel callable, deterministic inputs), its
+// reference, its tolerance with the reason, and the work it does (for achieved vs peak).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "arch/arch.h"
+#include "kernel/kernel.h"
+#include "runtime/runtime.h"
+
+namespace trnsim::kernels {
+
+using kernel::Tensor;
+using numerics::DType;
+
+// Largest allowed |got - want| <= abs + rel * |want| per element.
+struct Tolerance {
+  double abs = 0;
+  double rel = 0;
+  std::string why;  // what in the dtypes justifies it
+};
+
+// Reference values of output `output` at flat element indices `indices` (row-major), in
+// double, from the decoded inputs. Sampling keeps the check of a 4096^3 matmul affordable.
+using ReferenceFn = std::function<std::vector<double>(
+    const std::vector<std::vector<float>>& inputs, std::size_t output,
+    std::span<const std::int64_t> indices)>;
+
+struct Problem {
+  std::string label;  // e.g. "matmul 4096x4096x4096 bf16"
+  kernel::KernelFn fn;
+  std::vector<runtime::HostTensor> inputs;
+  ReferenceFn reference;
+  Tolerance tolerance;
+  int lnc = 1;
+  double flops = 0;           // useful floating-point operations (tensor engine)
+  double hbm_bytes = 0;       // minimum HBM traffic (inputs read + outputs written)
+  std::string peak_mode;      // tensor mode to compare against: bf16, fp32, fp8, mx; "" = HBM-bound
+};
+
+struct KernelInfo {
+  std::string name;
+  std::string summary;
+  std::string shape_help;            // e.g. "MxNxK"
+  std::vector<std::int64_t> default_shape;
+  DType default_dtype = DType::kBFloat16;
+  std::vector<DType> dtypes;         // accepted input dtypes
+  // Throws std::invalid_argument for a shape/dtype it does not take.
+  std::function<Problem(const std::vector<std::int64_t>& shape, DType dtype,
+                        const arch::ChipConfig& chip)>
+      make;
+};
+
+// Every kernel registers itself from its own source file:
+//   static const bool registered = register_kernel({...});
+// (the library is an object library, so no registration is dropped by the linker).
+// Registering a name twice is a programming error (std::logic_error).
+bool register_kernel(KernelInfo info);
+// All registered kernels, sorted by name.
+const std::vector<KernelInfo>& library();
+const KernelInfo* find_kernel(std::string_view name);
+
+// Helpers for problem definitions.
+// Half an ulp of `t` relative to the value (2^-24 for fp32, 2^-8 for bf16, ...).
+double half_ulp(DType t);
+// Throws std::invalid_argument unless `shape` has n positive values.
+void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::string_view help);
+
+struct CheckResult {
+  bool ok = true;
+  std::size_t checked = 0;  // elements compared
+  double max_abs_error = 0;
+  double max_rel_error = 0;  // |got - want| / max(|want|, tiny)
+  std::string worst;         // description of the worst element
+};
+
+// Compares outputs with the reference on up to `samples` elements per output (all when
+// the output is smaller; the sample positions are deterministic).
+CheckResult check(const Problem& problem, const std::vector<runtime::HostTensor>& outputs,
+                  std::size_t samples = 1 << 14);
+
+}  // namespace trnsim::kernels

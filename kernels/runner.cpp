@@ -1,0 +1,104 @@
+#include "kernels/runner.h"
+
+#include <fmt/core.h>
+
+#include "timing/timing.h"
+
+namespace trnsim::kernels {
+
+namespace {
+std::string queue_label(const isa::QueueId& q) {
+  return q.engine == isa::Engine::kDma ? fmt::format("dma.{}", q.index)
+                                       : std::string(isa::engine_name(q.engine));
+}
+}  // namespace
+
+ProblemReport run_problem(const Problem& problem, const arch::ChipConfig& chip,
+                          const RunProblemOptions& options) {
+  ProblemReport r;
+  r.label = problem.label;
+  r.chip = chip.name;
+  r.cores = problem.lnc;
+  r.tolerance = fmt::format("abs {:.3g} + rel {:.3g} ({})", problem.tolerance.abs, problem.tolerance.rel,
+                            problem.tolerance.why);
+  std::vector<kernel::TensorSpec> specs;
+  for (const auto& t : problem.inputs) specs.push_back(t.spec());
+  runtime::BuildOptions build;
+  build.name = problem.label;
+  build.lnc = problem.lnc;
+  build.compile = options.compile;
+  r.built = runtime::build(problem.fn, specs, chip, build);
+  r.trace_ms = r.built.trace_ms;
+  r.compile_ms = r.built.compile_ms;
+  r.instructions = r.built.compiled.stats.instructions;
+  r.waits = r.built.compiled.stats.waits;
+  r.sbuf_peak_bytes = r.built.compiled.stats.sbuf_peak_bytes;
+  r.psum_peak_bytes = r.built.compiled.stats.psum_peak_bytes;
+
+  runtime::LaunchOptions launch;
+  launch.functional = options.functional;
+  launch.check_hazards = options.check_hazards;
+  launch.power_ramp = options.power_ramp;
+  r.launch = runtime::launch(r.built, chip, problem.inputs, launch);
+  r.host_seconds = r.launch.host_seconds;
+  r.simulated_ns = r.launch.simulated_ns;
+  for (const auto& run : r.launch.runs)
+    if (!run.hazards.empty())
+      throw sim::SimError(fmt::format("{}: the compiled kernel has {} race(s) between queues; first: {}",
+                                      problem.label, run.hazards.size(), run.hazards.front().message));
+  if (options.functional) r.check = check(problem, r.launch.outputs);
+
+  r.flops = problem.flops;
+  r.hbm_bytes = problem.hbm_bytes;
+  r.peak_mode = problem.peak_mode;
+  const timing::CostModel formulas(chip);
+  const double seconds = r.simulated_ns * 1e-9;
+  if (seconds > 0) {
+    r.achieved_flops_per_s = r.flops / seconds;
+    r.achieved_hbm_bytes_per_s = r.hbm_bytes / seconds;
+  }
+  if (!r.peak_mode.empty()) r.peak_flops_per_s = formulas.tensor_peak_flops(r.peak_mode) * r.cores;
+  r.hbm_share_bytes_per_s = chip.hbm.bandwidth_gbps.value * 1e9 / chip.cores_per_chip * r.cores;
+  if (!r.launch.timing.empty()) {
+    const sim::TimingReport& t = r.launch.timing.front();
+    for (const auto& q : t.queues) {
+      const double f = t.total_ns > 0 ? q.busy_ns / t.total_ns : 0;
+      if (f > r.bound_busy_fraction) {
+        r.bound_busy_fraction = f;
+        r.bound_queue = queue_label(q.queue);
+      }
+    }
+  }
+  return r;
+}
+
+std::string format_report(const ProblemReport& r) {
+  std::string out = fmt::format("{} on {} ({} core{})\n", r.label, r.chip, r.cores, r.cores == 1 ? "" : "s");
+  if (r.check) {
+    out += fmt::format("  result:    {} (max abs error {:.3g}, max rel error {:.3g} over {} elements; "
+                       "tolerance {})\n",
+                       r.check->ok ? "correct" : "WRONG", r.check->max_abs_error, r.check->max_rel_error,
+                       r.check->checked, r.tolerance);
+    if (!r.check->ok) out += fmt::format("  first mismatch: {}\n", r.check->worst);
+  } else {
+    out += "  result:    not computed (timing only)\n";
+  }
+  out += fmt::format("  simulated: {:.3f} us\n", r.simulated_ns * 1e-3);
+  if (r.peak_flops_per_s > 0)
+    out += fmt::format("  compute:   {:.2f} TFLOP/s = {:.1f}% of the {} peak ({:.1f} TFLOP/s)\n",
+                       r.achieved_flops_per_s * 1e-12, r.percent_of_peak(), r.peak_mode,
+                       r.peak_flops_per_s * 1e-12);
+  out += fmt::format("  memory:    {:.1f} GB/s of minimum HBM traffic = {:.1f}% of the HBM share ({:.0f} GB/s)\n",
+                     r.achieved_hbm_bytes_per_s * 1e-9, r.percent_of_hbm(), r.hbm_share_bytes_per_s * 1e-9);
+  if (!r.bound_queue.empty())
+    out += fmt::format("  bound by:  {} (busy {:.1f}% of the time)\n", r.bound_queue, 100 * r.bound_busy_fraction);
+  out += fmt::format("  compiled:  {} instructions, {} semaphore waits, SBUF peak {:.1f} KiB/partition, "
+                     "PSUM peak {:.1f} KiB/partition; trace {:.0f} ms + compile {:.0f} ms\n",
+                     r.instructions, r.waits, static_cast<double>(r.sbuf_peak_bytes) / 1024.0,
+                     static_cast<double>(r.psum_peak_bytes) / 1024.0,
+                     r.trace_ms, r.compile_ms);
+  out += fmt::format("  host:      {:.2f} s of simulation\n", r.host_seconds);
+  return out;
+}
+
+}  // namespace trnsim::kernels

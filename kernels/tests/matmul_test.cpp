@@ -1,0 +1,74 @@
+// The library matmul against its double reference, on shapes that exercise every edge.
+#include <gtest/gtest.h>
+
+#include "arch/arch.h"
+#include "kernels/registry.h"
+#include "kernels/runner.h"
+
+namespace trnsim::kernels {
+namespace {
+
+using numerics::DType;
+
+ProblemReport run(const std::string& chip_name, std::vector<std::int64_t> shape, DType dtype) {
+  const arch::ChipConfig chip = arch::load_preset(chip_name);
+  const KernelInfo* info = find_kernel("matmul");
+  EXPECT_NE(info, nullptr);
+  return run_problem(info->make(shape, dtype, chip), chip);
+}
+
+void expect_correct(const ProblemReport& r) {
+  ASSERT_TRUE(r.check.has_value());
+  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
+  EXPECT_GT(r.check->checked, 0u);
+  EXPECT_GT(r.simulated_ns, 0);
+}
+
+TEST(MatmulKernel, FullTilesBf16) { expect_correct(run("trn3", {256, 1024, 512}, DType::kBFloat16)); }
+
+TEST(MatmulKernel, RaggedShapesInEveryDim) {
+  // M, N, K not multiples of 128/512: partial stationary, moving and contraction tiles.
+  expect_correct(run("trn3", {200, 700, 300}, DType::kBFloat16));
+  expect_correct(run("trn3", {1, 1, 1}, DType::kBFloat16));
+  expect_correct(run("trn3", {129, 513, 129}, DType::kFloat16));
+}
+
+TEST(MatmulKernel, Fp32AndFp8Inputs) {
+  expect_correct(run("trn3", {128, 512, 256}, DType::kFloat32));
+  expect_correct(run("trn3", {128, 512, 256}, DType::kFloat8E4M3));
+  expect_correct(run("trn3", {128, 512, 256}, DType::kFloat8E5M2));
+}
+
+TEST(MatmulKernel, OtherGenerations) {
+  expect_correct(run("trn2", {256, 512, 256}, DType::kBFloat16));
+  expect_correct(run("trn1", {256, 512, 256}, DType::kBFloat16));
+}
+
+TEST(MatmulKernel, SchedulingBeatsProgramOrder) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const Problem p = find_kernel("matmul")->make({512, 1024, 1024}, DType::kBFloat16, chip);
+  RunProblemOptions in_order;
+  in_order.compile.schedule = false;
+  in_order.functional = false;
+  RunProblemOptions scheduled;
+  scheduled.functional = false;
+  const ProblemReport a = run_problem(p, chip, in_order);
+  const ProblemReport b = run_problem(p, chip, scheduled);
+  EXPECT_LT(b.simulated_ns, a.simulated_ns) << format_report(a) << format_report(b);
+}
+
+TEST(MatmulKernel, DeterministicBitsAndTime) {
+  const ProblemReport a = run("trn3", {256, 512, 384}, DType::kBFloat16);
+  const ProblemReport b = run("trn3", {256, 512, 384}, DType::kBFloat16);
+  ASSERT_EQ(a.launch.outputs.size(), 1u);
+  EXPECT_EQ(a.launch.outputs[0].bytes, b.launch.outputs[0].bytes);
+  EXPECT_EQ(a.simulated_ns, b.simulated_ns);
+}
+
+TEST(MatmulKernel, RejectsBadShapes) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  EXPECT_THROW(find_kernel("matmul")->make({128, 128}, DType::kBFloat16, chip), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trnsim::kernels

@@ -1,0 +1,89 @@
+// The runtime: host tensors, building a kernel (trace + compile) and launching it on a
+// simulated device, functionally and in time.
+//
+// This is the layer a user (or the CLI, or the Python binding) calls: give it a kernel
+// callable, input specs and host data, get outputs and a timing report back.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "compiler/compiler.h"
+#include "kernel/kernel.h"
+#include "sim/sim.h"
+#include "sim/timing_model.h"
+
+namespace trnsim::runtime {
+
+using numerics::DType;
+
+// A dense row-major host array of storage words (x4-packed types: one word per 4 values).
+struct HostTensor {
+  std::string name;
+  DType dtype = DType::kFloat32;
+  kernel::Shape shape;
+  std::vector<std::uint8_t> bytes;
+
+  std::int64_t words() const;  // product of shape
+  // A tensor of zero bytes.
+  static HostTensor zeros(std::string name, DType dtype, kernel::Shape shape);
+  // Values rounded to nearest even into dtype (not for x4-packed types).
+  static HostTensor from_floats(std::string name, DType dtype, kernel::Shape shape,
+                                std::span<const float> values);
+  // Decoded values (x4-packed types: the raw element values, no MX scale, 4 per word).
+  std::vector<float> to_floats() const;
+  kernel::TensorSpec spec() const { return {name, dtype, shape}; }
+};
+
+// Uniform values in [lo, hi) from a counter-based generator: the same seed gives the same
+// tensor on every machine and thread count.
+HostTensor random_tensor(std::string name, DType dtype, kernel::Shape shape, std::uint32_t seed,
+                         float lo = -1.0f, float hi = 1.0f);
+
+struct BuildOptions {
+  std::string name = "kernel";
+  int lnc = 1;  // logical core size: programs (physical cores) per launch
+  compiler::CompileOptions compile;
+};
+
+struct BuiltKernel {
+  std::vector<kernel::KernelIr> ir;  // one per program id
+  compiler::CompiledKernel compiled;
+  std::vector<kernel::TensorSpec> inputs;
+  double trace_ms = 0;    // host time of tracing
+  double compile_ms = 0;  // host time of compiling
+};
+
+// Traces and compiles; throws kernel::KernelError.
+BuiltKernel build(const kernel::KernelFn& fn, std::span<const kernel::TensorSpec> inputs,
+                  const arch::ChipConfig& chip, const BuildOptions& options = {});
+
+struct LaunchOptions {
+  bool functional = true;     // false: timing only, outputs are not computed
+  bool timing = true;         // time the run with the timing model
+  bool check_hazards = true;
+  std::optional<bool> power_ramp;  // unset = the chip's default
+  sim::UninitializedPolicy uninitialized = sim::UninitializedPolicy::kError;
+  std::optional<std::uint32_t> seed;
+  int first_core = 0;  // physical core that runs program 0
+};
+
+struct LaunchResult {
+  std::vector<HostTensor> outputs;        // kernel return order (empty in timing-only runs)
+  std::vector<sim::RunResult> runs;       // per program id
+  std::vector<sim::TimingReport> timing;  // per program id, when timed
+  double simulated_ns = 0;                // end of the last core (timed runs)
+  double host_seconds = 0;                // wall time of the simulation
+};
+
+// Runs a built kernel on a fresh device of `chip`. Inputs must match the kernel's input
+// specs (name order, dtype, shape). Throws sim::SimError for run-time errors and
+// std::invalid_argument for mismatched inputs.
+LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
+                    std::span<const HostTensor> inputs, const LaunchOptions& options = {});
+
+}  // namespace trnsim::runtime
