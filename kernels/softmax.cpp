@@ -1,0 +1,119 @@
+// Row softmax: per tile of 128 partitions x g rows x C columns,
+//
+//   -max  = tensor_reduce(max, negate) over C      VectorE, one instruction per tile
+//   e     = exp(x - max), sums in reduce_res       ScalarE, one activation per row group
+//   inv   = 1 / sums                               VectorE
+//   e    *= inv                                    VectorE (in place), then one DMA out
+//
+// BF16 inputs keep e in BF16 so ScalarE and VectorE run their 16-bit paths; the row sums
+// are the fp32 values before the cast. The kernel is HBM-bound on trn2/trn3 for both
+// dtypes (ScalarE exp runs at >= 2x the rate HBM delivers rows).
+#include "kernels/softmax.h"
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "kernels/registry.h"
+
+namespace trnsim::kernels {
+
+using kernel::KernelError;
+using kernel::Tensor;
+
+std::vector<Tensor> softmax(std::span<const Tensor> in, const SoftmaxOptions& o) {
+  if (in.size() != 1 || in[0].ndim() != 2) throw KernelError({}, "softmax takes one [R, C] input");
+  const Tensor& x = in[0];
+  const std::int64_t rows = x.dim(0), cols = x.dim(1);
+  const DType dt = x.dtype();
+  if (dt != DType::kFloat32 && dt != DType::kBFloat16)
+    throw KernelError({}, fmt::format("softmax takes float32 or bfloat16, not {}", numerics::name(dt)));
+  const std::int64_t bytes = static_cast<std::int64_t>(numerics::storage_bytes(dt));
+  if (cols * bytes * 4 > nl::tile_size::sbuf_bytes_per_partition() || cols > 65535)
+    throw KernelError({}, fmt::format("softmax: {} columns of {} do not fit SBUF twice over (limit {} bytes "
+                                      "per partition for the input and exp tiles of two rows in flight)",
+                                      cols, numerics::name(dt), nl::tile_size::sbuf_bytes_per_partition()));
+  const std::int64_t pmax = nl::tile_size::pmax();
+  Tensor out = nl::ndarray({rows, cols}, dt, nl::shared_hbm, "out");
+
+  const std::int64_t g_max = std::max<std::int64_t>(1, std::min(o.tile_elements / cols, rows / pmax));
+  auto tile = [&](std::int64_t r0, std::int64_t parts, std::int64_t g) {
+    const std::int64_t n = parts * g;
+    Tensor xt = nl::ndarray({parts, g, cols}, dt, nl::sbuf, "x_tile");
+    nisa::dma_copy(xt, x(nl::ds(r0, n), nl::all).reshape({parts, g, cols}));
+    Tensor neg_max = nl::ndarray({parts, g}, DType::kFloat32, nl::sbuf, "neg_max");
+    nisa::tensor_reduce(neg_max, xt, isa::AluOp::kMaximum, {.axes = 1, .negate = true});
+    Tensor e = nl::ndarray({parts, g, cols}, dt, nl::sbuf, "e");
+    Tensor sums = nl::ndarray({parts, g}, DType::kFloat32, nl::sbuf, "sums");
+    for (std::int64_t j = 0; j < g; ++j)
+      nisa::activation(e(nl::all, j, nl::all), isa::ActivationFunc::kExp, xt(nl::all, j, nl::all),
+                       {.bias = neg_max(nl::all, nl::ds(j, 1)), .reduce_res = sums(nl::all, nl::ds(j, 1))});
+    Tensor inv = nl::ndarray({parts, g}, DType::kFloat32, nl::sbuf, "inv");
+    nisa::reciprocal(inv, sums);
+    for (std::int64_t j = 0; j < g; ++j)
+      nisa::tensor_scalar(e(nl::all, j, nl::all), e(nl::all, j, nl::all), isa::AluOp::kMultiply,
+                          inv(nl::all, nl::ds(j, 1)), {.common = {.engine = isa::Engine::kVector}});
+    nisa::dma_copy(out(nl::ds(r0, n), nl::all).reshape({parts, g, cols}), e);
+  };
+
+  const std::int64_t big = pmax * g_max;
+  const std::int64_t main_rows = g_max > 1 ? rows / big * big : 0;
+  for (std::int64_t r0 = 0; r0 < main_rows; r0 += big) tile(r0, pmax, g_max);
+  for (std::int64_t r0 = main_rows; r0 < rows; r0 += pmax) tile(r0, std::min(pmax, rows - r0), 1);
+  return {out};
+}
+
+namespace {
+
+Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
+  require_dims(shape, 2, "RxC");
+  if (dtype != DType::kFloat32 && dtype != DType::kBFloat16)
+    throw std::invalid_argument("softmax takes float32 or bfloat16");
+  const std::int64_t rows = shape[0], cols = shape[1];
+  Problem p;
+  p.label = fmt::format("softmax {}x{} {}", rows, cols, numerics::name(dtype));
+  p.fn = [](std::span<const Tensor> in) { return softmax(in); };
+  // [-4, 4): exp spans e^8, so a missing max subtraction or a wrong sum shows.
+  p.inputs.push_back(runtime::random_tensor("x", dtype, {rows, cols}, 21, -4.0f, 4.0f));
+  p.reference = [cols](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+    std::map<std::int64_t, std::pair<double, double>> row_stats;  // row -> (max, sum)
+    std::vector<double> r;
+    r.reserve(idx.size());
+    for (std::int64_t flat : idx) {
+      const std::int64_t i = flat / cols;
+      auto it = row_stats.find(i);
+      if (it == row_stats.end()) {
+        const float* row = in[0].data() + i * cols;
+        double mx = -INFINITY, sum = 0;
+        for (std::int64_t c = 0; c < cols; ++c) mx = std::max(mx, double(row[c]));
+        for (std::int64_t c = 0; c < cols; ++c) sum += std::exp(double(row[c]) - mx);
+        it = row_stats.emplace(i, std::make_pair(mx, sum)).first;
+      }
+      r.push_back(std::exp(double(in[0][static_cast<std::size_t>(flat)]) - it->second.first) / it->second.second);
+    }
+    return r;
+  };
+  // exp(x - max) with |x - max| <= 8: argument and result rounding (<= 9 x 2^-24), a
+  // sequential fp32 sum of C positive terms (<= C x 2^-24), reciprocal and multiply
+  // (2 x 2^-24); BF16 adds the cast of e and of the output (2 x 2^-8).
+  const double fp32_part = static_cast<double>(cols + 16) * 0x1p-24;
+  const double rel = dtype == DType::kBFloat16 ? 2 * 0x1p-8 + fp32_part : fp32_part;
+  p.tolerance = {1e-30, rel,
+                 dtype == DType::kBFloat16
+                     ? fmt::format("BF16 exp values and output (2 x 2^-8 relative) plus an fp32 sum of {} terms", cols)
+                     : fmt::format("fp32 exp (argument <= 8) and a sequential fp32 sum of {} terms ((C+16) x 2^-24 relative)", cols)};
+  p.flops = 0;
+  p.hbm_bytes = 2.0 * double(rows) * double(cols) * double(numerics::storage_bytes(dtype));
+  p.peak_mode = "";
+  return p;
+}
+
+const bool registered = register_kernel(
+    {"softmax", "row-wise numerically stable softmax of x [R,C] (rows on partitions)", "RxC", {8192, 2048},
+     DType::kBFloat16, {DType::kBFloat16, DType::kFloat32}, make_softmax});
+
+}  // namespace
+
+}  // namespace trnsim::kernels
