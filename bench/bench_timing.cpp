@@ -94,8 +94,9 @@ void allocate_tiles(sim::Device& device) {
   device.write(0, std::vector<std::uint8_t>(2 * kTileBytes, 0x3f));  // bf16 0.74
 }
 
-// Timing only, 2^18 tiles = 1,048,576 instructions; with unit costs the event loop alone.
-void run_timing_only(benchmark::State& state, bool timed) {
+// Timing only, 2^18 tiles = 1,048,576 instructions; with unit costs the event loop alone;
+// `validate` = false skips isa::check_instruction (a program validated once, timed again).
+void run_timing_only(benchmark::State& state, bool timed, bool validate = true) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   const isa::Program program = pipeline(1u << 18);
   sim::Device device(chip);
@@ -106,6 +107,7 @@ void run_timing_only(benchmark::State& state, bool timed) {
     sim::RunOptions options;
     options.functional = false;
     options.check_hazards = false;
+    options.validate = validate;
     if (timed) options.cost_model = &model;
     const sim::RunResult result = sim::run(device, program, options);
     simulated_ns = result.end_time;
@@ -121,8 +123,16 @@ void BM_TimingOnly(benchmark::State& state) {
 void BM_EventLoopUnitCosts(benchmark::State& state) {
   run_timing_only(state, false);
 }
+void BM_TimingOnlyPrevalidated(benchmark::State& state) {
+  run_timing_only(state, true, false);
+}
+void BM_EventLoopUnitCostsPrevalidated(benchmark::State& state) {
+  run_timing_only(state, false, false);
+}
 BENCHMARK(BM_TimingOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 BENCHMARK(BM_EventLoopUnitCosts)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_TimingOnlyPrevalidated)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+BENCHMARK(BM_EventLoopUnitCostsPrevalidated)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 // Functional runs of 4096 tiles (16,384 instructions), with unit costs or timed.
 void run_functional(benchmark::State& state, bool timed) {

@@ -138,7 +138,17 @@ struct CoreRun {
   std::uint32_t first_queue = 0, end_queue = 0;  // its queues in the run's numbering
   RunResult result;
   std::vector<VectorClock> in_flight_clock;
-  std::map<std::uint16_t, std::vector<SignalRecord>> signals;
+  std::vector<std::vector<SignalRecord>> signals;  // per semaphore (hazard checking)
+  // What the event loop needs of each instruction, packed (the Instructions themselves are
+  // large: touching them for every readiness check would miss the cache every time).
+  struct Info {
+    std::uint32_t first_wait = 0, first_signal = 0;
+    std::uint16_t waits = 0, signals = 0;
+    bool barrier = false;  // a core_barrier among more than one core
+  };
+  std::vector<Info> info;
+  std::vector<isa::SemWait> waits;
+  std::vector<isa::SemSignal> signal_list;
   std::map<std::uint32_t, std::uint32_t> barrier_arrivals;  // barrier id -> arrivals so far
 };
 
@@ -167,6 +177,9 @@ class Executor {
                                    multi_core ? "run_cores" : "run", l.core, device.num_cores()));
       if (l.program == nullptr)
         throw SimError(fmt::format("run_cores: launch {} (core {}) has no program", i, l.core));
+      if (l.program->instructions.size() > std::numeric_limits<std::uint32_t>::max())
+        throw SimError(fmt::format("core {}: a program has at most 2^32 - 1 instructions",
+                                   l.core));
       for (std::size_t j = 0; j < i; ++j)
         if (launches[j].core == l.core)
           throw SimError(fmt::format("run_cores: core {} is launched twice (launches {} and {})",
@@ -183,8 +196,9 @@ class Executor {
 
   MultiRunResult run() {
     for (CoreRun& c : cores_) {
-      attributed(c, [&] { validate(*c.program, device_.chip()); });
-      check_barriers(c);
+      // Timing-only runs may skip validation when the caller vouches for the program.
+      if (options_.validate || options_.functional)
+        attributed(c, [&] { validate(*c.program, device_.chip()); });
     }
     build_queues();
     for (CoreRun& c : cores_) {
@@ -233,7 +247,7 @@ class Executor {
   struct Queue {
     isa::QueueId id;
     std::uint32_t core = 0;                 // launch
-    std::vector<std::size_t> instructions;  // program indices, in order
+    std::vector<std::uint32_t> instructions;  // program indices, in order
     std::size_t next = 0;                   // position of the next instruction to start
     bool busy = false;                      // occupied by its last started instruction
     VectorClock clock;                      // happens-before knowledge of this queue
@@ -258,50 +272,78 @@ class Executor {
     throw e;
   }
 
-  void check_barriers(const CoreRun& c) {
-    const auto& insts = c.program->instructions;
-    for (std::size_t i = 0; i < insts.size(); ++i) {
-      const auto* b = std::get_if<isa::CoreBarrier>(&insts[i].op);
-      if (b == nullptr || b->num_cores <= 1) continue;
-      if (!multi_core_)
-        fail(c, i,
-             fmt::format("core_barrier among {} cores, but sim::run drives 1 core of a {}-core "
-                         "device: a barrier needs a multi-core launch (sim::run_cores)",
-                         b->num_cores, device_.num_cores()));
-      if (b->num_cores > cores_.size())
-        fail(c, i,
-             fmt::format("core_barrier {} among {} cores, but only {} core{} launched",
-                         b->barrier_id, b->num_cores, cores_.size(),
-                         cores_.size() == 1 ? " is" : "s are"));
-    }
+  // A barrier among `b.num_cores` cores must be able to complete in this launch.
+  void check_barrier(const CoreRun& c, std::size_t i, const isa::CoreBarrier& b) {
+    if (b.num_cores <= 1) return;
+    if (!multi_core_)
+      fail(c, i,
+           fmt::format("core_barrier among {} cores, but sim::run drives 1 core of a {}-core "
+                       "device: a barrier needs a multi-core launch (sim::run_cores)",
+                       b.num_cores, device_.num_cores()));
+    if (b.num_cores > cores_.size())
+      fail(c, i,
+           fmt::format("core_barrier {} among {} cores, but only {} core{} launched", b.barrier_id,
+                       b.num_cores, cores_.size(), cores_.size() == 1 ? " is" : "s are"));
   }
 
+  // One pass over each program: queues, the packed waits and signals, and the cost model's
+  // preparation, so the run itself touches the instructions only to execute them.
   void build_queues() {
     for (std::uint32_t k = 0; k < cores_.size(); ++k) {
       CoreRun& c = cores_[k];
       c.first_queue = static_cast<std::uint32_t>(queues_.size());
       const auto& insts = c.program->instructions;
+      c.info.resize(insts.size());
+      c.cost->begin_program(insts.size());
+      std::uint32_t last = c.first_queue;  // programs tend to repeat a queue: try it first
       for (std::size_t i = 0; i < insts.size(); ++i) {
-        const isa::QueueId id = insts[i].queue;
-        auto it = std::find_if(queues_.begin() + c.first_queue, queues_.end(),
-                               [&](const Queue& q) { return q.id == id; });
-        if (it == queues_.end()) {
-          queues_.push_back(Queue{id, k, {}, 0, false, {}});
-          it = std::prev(queues_.end());
+        const isa::Instruction& inst = insts[i];
+        if (!(last < queues_.size() && queues_[last].id == inst.queue)) {
+          last = c.first_queue;
+          while (last < queues_.size() && !(queues_[last].id == inst.queue)) ++last;
+          if (last == queues_.size()) queues_.push_back(Queue{inst.queue, k, {}, 0, false, {}});
         }
-        it->instructions.push_back(i);
+        queues_[last].instructions.push_back(static_cast<std::uint32_t>(i));
+
+        CoreRun::Info& info = c.info[i];
+        if (inst.waits.size() > 0xFFFF || inst.signals.size() > 0xFFFF)
+          fail(c, i, "more than 65535 semaphore waits or signals");
+        info.first_wait = static_cast<std::uint32_t>(c.waits.size());
+        info.waits = static_cast<std::uint16_t>(inst.waits.size());
+        info.first_signal = static_cast<std::uint32_t>(c.signal_list.size());
+        info.signals = static_cast<std::uint16_t>(inst.signals.size());
+        for (const isa::SemWait& w : inst.waits) {
+          if (w.sem >= isa::kNumSemaphores)
+            fail(c, i, fmt::format("semaphore {} does not exist", w.sem));
+          c.waits.push_back(w);
+        }
+        for (const isa::SemSignal& sig : inst.signals) {
+          if (sig.sem >= isa::kNumSemaphores)
+            fail(c, i, fmt::format("semaphore {} does not exist", sig.sem));
+          c.signal_list.push_back(sig);
+        }
+        if (const auto* b = std::get_if<isa::CoreBarrier>(&inst.op)) {
+          check_barrier(c, i, *b);
+          info.barrier = b->num_cores > 1;
+        }
+        c.cost->prepare(inst, i);
       }
       c.end_queue = static_cast<std::uint32_t>(queues_.size());
-      if (options_.check_hazards) c.in_flight_clock.resize(insts.size());
+      if (options_.check_hazards) {
+        c.in_flight_clock.resize(insts.size());
+        c.signals.resize(isa::kNumSemaphores);
+      }
     }
     if (options_.check_hazards)
       for (auto& q : queues_) q.clock.assign(queues_.size(), 0);
   }
 
-  static bool waits_hold(const isa::Instruction& inst, Core& core) {
-    const auto& sems = core.semaphores();
-    for (const isa::SemWait& w : inst.waits)
-      if (sems[w.sem] < w.value) return false;
+  static bool waits_hold(const CoreRun& c, std::size_t index) {
+    const CoreRun::Info& info = c.info[index];
+    const auto& sems = c.core->semaphores();
+    const isa::SemWait* w = c.waits.data() + info.first_wait;
+    for (std::uint32_t k = 0; k < info.waits; ++k)
+      if (sems[w[k].sem] < w[k].value) return false;
     return true;
   }
 
@@ -311,7 +353,7 @@ class Executor {
     if (queue.busy || queue.next == queue.instructions.size()) return;
     CoreRun& c = cores_[queue.core];
     const std::size_t index = queue.instructions[queue.next];
-    if (!waits_hold(c.program->instructions[index], *c.core)) return;
+    if (!waits_hold(c, index)) return;
     start(c, q, index, time);
   }
 
@@ -336,9 +378,7 @@ class Executor {
       // The waits order us after every signal that brought each semaphore to its value.
       for (const isa::SemWait& w : inst.waits) {
         if (w.value == 0) continue;
-        const auto found = c.signals.find(w.sem);
-        if (found == c.signals.end()) continue;
-        const auto& history = found->second;
+        const auto& history = c.signals[w.sem];
         const auto reached =
             std::lower_bound(history.begin(), history.end(), w.value,
                              [](const SignalRecord& r, std::uint32_t v) { return r.value < v; });
@@ -365,9 +405,8 @@ class Executor {
     }
 
     const InstructionCost cost = c.cost->cost(inst, index, time);
-    if (const auto* barrier = std::get_if<isa::CoreBarrier>(&inst.op);
-        barrier != nullptr && barrier->num_cores > 1) {
-      arrive(c, *barrier, q, index, time, cost);
+    if (c.info[index].barrier) {
+      arrive(c, std::get<isa::CoreBarrier>(inst.op), q, index, time, cost);
       return;
     }
     c.result.times[index] = {time, time + cost.latency, time + cost.occupancy};
@@ -422,9 +461,10 @@ class Executor {
   }
 
   void complete(CoreRun& c, std::size_t index) {
-    const isa::Instruction& inst = c.program->instructions[index];
     auto& sems = c.core->semaphores();
-    for (const isa::SemSignal& s : inst.signals) {
+    const CoreRun::Info& info = c.info[index];
+    for (std::uint32_t k = 0; k < info.signals; ++k) {
+      const isa::SemSignal& s = c.signal_list[info.first_signal + k];
       sems[s.sem] += s.increment;
       if (!hazards_) continue;
       auto& history = c.signals[s.sem];

@@ -150,6 +150,12 @@ class CostModel {
   // position in the program and `start` the simulated time it starts at (a model of shared
   // resources, such as the DMA engines, reserves them from then on).
   virtual InstructionCost cost(const isa::Instruction& inst, std::size_t index, Duration start) = 0;
+  // Optional preparation during the event loop's one pass over the program before it runs:
+  // begin_program(size), then prepare(inst, index) for every instruction in program order.
+  // A model may precompute there what cost() needs, so that the run does not read the
+  // (large) instructions again. The defaults do nothing.
+  virtual void begin_program(std::size_t /*instructions*/) {}
+  virtual void prepare(const isa::Instruction& /*inst*/, std::size_t /*index*/) {}
 };
 
 // Every instruction occupies its queue for one unit and completes after one unit.
@@ -175,6 +181,10 @@ struct RunOptions {
   std::uint64_t max_steps = 0;        // instructions to start before giving up; 0 = no limit
   CostModel* cost_model = nullptr;    // nullptr = UnitCostModel
   int core = 0;                       // which core of the device runs the program
+  // false: skip isa::check_instruction in timing-only runs (functional = false), for a
+  // program the caller already validated against this chip (e.g. compiled once, timed many
+  // times). Semaphore indices are still checked; functional runs always validate.
+  bool validate = true;
 };
 
 enum class HazardKind : std::uint8_t { kReadAfterWrite, kWriteAfterRead, kWriteAfterWrite };

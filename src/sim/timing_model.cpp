@@ -156,22 +156,104 @@ double TimingModel::hbm_bytes_per_ns_per_engine() const {
   return chip.hbm.bandwidth_gbps / chip.cores_per_chip / chip.dma.engines_per_core;
 }
 
-InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t, Duration start) {
-  if (is_dma_transfer(inst)) return dma_cost(inst, start);
-  const timing::ComputeCost c = formulas_.compute(inst, tensor_state_);
-  InstructionCost cost{c.occupancy_ns, c.latency_ns};
-  if (inst.queue.engine == Engine::kTensor) {
-    if (c.flops > 0) flops_by_mode_[tensor_mode(inst)] += c.flops;
-    if (c.occupancy_ns > 0) {
-      const Duration occupancy =
-          power_ramp_ ? ramped_duration(start, c.occupancy_ns) : c.occupancy_ns;
-      throttled_ns_ += occupancy - c.occupancy_ns;
-      // The pipeline drain after the last cycle (latency - occupancy) is not throttled.
-      cost = {occupancy, occupancy + (c.latency_ns - c.occupancy_ns)};
-      tensor_busy_until_ = start + occupancy;
+InstructionCost TimingModel::tensor_cost(const isa::Instruction& inst, double flops,
+                                         std::size_t mode, double occupancy, double latency,
+                                         Duration start) {
+  (void)inst;
+  if (flops > 0) flops_by_mode_[mode] += flops;
+  if (occupancy <= 0) return {occupancy, latency};
+  const Duration ramped = power_ramp_ ? ramped_duration(start, occupancy) : occupancy;
+  throttled_ns_ += ramped - occupancy;
+  // The pipeline drain after the last cycle (latency - occupancy) is not throttled.
+  tensor_busy_until_ = start + ramped;
+  return {ramped, ramped + (latency - occupancy)};
+}
+
+InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t index, Duration start) {
+  if (index < prepared_.size()) {
+    // Prepared: the instruction itself is not read again.
+    const Prepared& p = prepared_[index];
+    switch (p.kind) {
+      case Kind::kDma:
+        return dma_cost(dma_jobs_[p.dma], start);
+      case Kind::kMatmul: {
+        const bool reused = loaded_stationary_ == p.stationary;
+        loaded_stationary_ = p.stationary;
+        return tensor_cost(inst, p.flops, p.mode, reused ? p.occupancy : p.load_occupancy,
+                           reused ? p.latency : p.load_latency, start);
+      }
+      case Kind::kTensorTranspose:
+        loaded_stationary_ = 0;  // the data was loaded as the stationary
+        return tensor_cost(inst, 0, 0, p.occupancy, p.latency, start);
+      case Kind::kFixed:
+        if (p.tensor_queue) return tensor_cost(inst, 0, 0, p.occupancy, p.latency, start);
+        return {p.occupancy, p.latency};
     }
   }
-  return cost;
+  if (is_dma_transfer(inst)) return dma_cost(dma_job(inst), start);
+  const timing::ComputeCost c = formulas_.compute(inst, tensor_state_);
+  if (inst.queue.engine == Engine::kTensor)
+    return tensor_cost(inst, c.flops, tensor_mode(inst), c.occupancy_ns, c.latency_ns, start);
+  return {c.occupancy_ns, c.latency_ns};
+}
+
+void TimingModel::begin_program(std::size_t instructions) {
+  prepared_.assign(instructions, Prepared{});
+  dma_jobs_.clear();
+  loaded_stationary_ = 0;
+}
+
+std::uint32_t TimingModel::intern_stationary(const isa::AccessPattern& ap) {
+  // A coarse hash of fields operator== always compares; equal operands hash equally.
+  std::uint64_t h = 0xcbf29ce484222325ull;
+  for (const std::uint64_t v :
+       {static_cast<std::uint64_t>(ap.memory), static_cast<std::uint64_t>(ap.dtype), ap.offset,
+        static_cast<std::uint64_t>(ap.start_partition), static_cast<std::uint64_t>(ap.partitions)})
+    h = (h ^ v) * 0x100000001b3ull;
+  auto it = std::lower_bound(stationary_index_.begin(), stationary_index_.end(),
+                             std::pair<std::uint64_t, std::uint32_t>{h, 0});
+  for (; it != stationary_index_.end() && it->first == h; ++it)
+    if (stationaries_[it->second - 1] == ap) return it->second;
+  stationaries_.push_back(ap);
+  const auto id = static_cast<std::uint32_t>(stationaries_.size());
+  stationary_index_.insert(it, {h, id});
+  return id;
+}
+
+void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
+  if (index >= prepared_.size()) return;
+  Prepared& p = prepared_[index];
+  p.tensor_queue = inst.queue.engine == Engine::kTensor;
+  if (is_dma_transfer(inst)) {
+    p.kind = Kind::kDma;
+    p.dma = static_cast<std::uint32_t>(dma_jobs_.size());
+    dma_jobs_.push_back(dma_job(inst));
+    return;
+  }
+  const isa::AccessPattern* stationary = nullptr;
+  if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) stationary = &mm->stationary;
+  if (const auto* mx = std::get_if<isa::NcMatmulMx>(&inst.op)) stationary = &mx->stationary;
+  if (stationary != nullptr) {
+    // Both outcomes of the stationary check: loaded already, or to be loaded.
+    p.kind = Kind::kMatmul;
+    p.mode = static_cast<std::uint8_t>(tensor_mode(inst));
+    p.stationary = intern_stationary(*stationary);
+    timing::TensorEngineState state;
+    const timing::ComputeCost load = formulas_.compute(inst, state);  // state: none loaded
+    const timing::ComputeCost reuse = formulas_.compute(inst, state);  // now it is loaded
+    p.flops = load.flops;
+    p.load_occupancy = load.occupancy_ns;
+    p.load_latency = load.latency_ns;
+    p.occupancy = reuse.occupancy_ns;
+    p.latency = reuse.latency_ns;
+    return;
+  }
+  timing::TensorEngineState state;
+  const timing::ComputeCost c = formulas_.compute(inst, state);
+  p.occupancy = c.occupancy_ns;
+  p.latency = c.latency_ns;
+  if (p.tensor_queue && std::holds_alternative<isa::NcTranspose>(inst.op))
+    p.kind = Kind::kTensorTranspose;
 }
 
 Duration TimingModel::ramped_duration(Duration start, Duration work_ns) {
@@ -198,63 +280,77 @@ Duration TimingModel::ramped_duration(Duration start, Duration work_ns) {
   return tau1 - tau0;
 }
 
-InstructionCost TimingModel::dma_cost(const isa::Instruction& inst, Duration start) {
-  const timing::DmaPlan plan = formulas_.plan_dma(inst);
+TimingModel::DmaJob TimingModel::dma_job(const isa::Instruction& inst) {
+  formulas_.plan_dma(inst, plan_);
+  DmaJob job;
+  job.bytes = plan_.total_bytes;
+  job.descriptors = plan_.descriptors;
+  job.hbm_sides = plan_.hbm_sides;
+  job.engines_used = static_cast<std::uint32_t>(plan_.engines.size());
+  job.first_engine = first_dma_engine(inst, static_cast<std::uint32_t>(dma_engine_free_at_.size()));
+  job.fixed_latency_ns = plan_.fixed_latency_ns;
+  job.engine_bytes_per_ns = plan_.engine_bytes_per_ns;
+  job.per_descriptor_ns = plan_.per_descriptor_ns;
+  return job;
+}
+
+InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
   const auto engines = static_cast<std::uint32_t>(dma_engine_free_at_.size());
-  const std::uint32_t first = first_dma_engine(inst, engines);
   // Every later transfer of any core begins at or after `start` (cost hooks are called in
   // order of start time), so older HBM reservations no longer matter.
   hbm_->forget_before(start);
   // The descriptors are ready fixed_latency_ns after the queue starts the transfer; each
   // engine then moves its share after the shares queued on it before (all queues).
-  const Duration ready = start + plan.fixed_latency_ns;
+  const Duration ready = start + job.fixed_latency_ns;
   Duration done = ready;
-  const std::size_t shares = plan.engines.size();
-  for (std::size_t s = 0; s < shares;) {
-    const timing::DmaEngineWork& work = plan.engines[s];
+  const auto share = [&](std::uint32_t s) {
+    return timing::even_dma_share(job.bytes, job.descriptors, job.hbm_sides, job.engines_used, s);
+  };
+  for (std::uint32_t s = 0; s < job.engines_used;) {
+    const timing::DmaEngineWork work = share(s);
     if (work.bytes == 0) {
       ++s;
       continue;
     }
-    const std::uint32_t engine = (first + work.engine) % engines;
+    const std::uint32_t engine = (job.first_engine + s) % engines;
     const Duration begin = std::max(ready, dma_engine_free_at_[engine]);
     // Shares identical to this one that begin at the same time on the next engines move
     // together: one HBM reservation at their combined rate (and an even split between them).
-    std::size_t group = 1;
-    while (s + group < shares) {
-      const timing::DmaEngineWork& next = plan.engines[s + group];
-      const std::uint32_t e = (first + next.engine) % engines;
+    std::uint32_t group = 1;
+    while (s + group < job.engines_used) {
+      const timing::DmaEngineWork next = share(s + group);
+      const std::uint32_t e = (job.first_engine + s + group) % engines;
       if (next.bytes != work.bytes || next.descriptors != work.descriptors ||
-          next.hbm_bytes != work.hbm_bytes || std::max(ready, dma_engine_free_at_[e]) != begin)
+          std::max(ready, dma_engine_free_at_[e]) != begin)
         break;
       ++group;
     }
     // The engine's own time: its bytes at its rate plus its descriptors' overhead; HBM may
     // stretch it when other engines (of any core) have reserved the bandwidth.
     const double bytes = static_cast<double>(work.bytes);
-    const double own_ns =
-        bytes / plan.engine_bytes_per_ns + static_cast<double>(work.descriptors) * plan.per_descriptor_ns;
+    const double own_ns = bytes / job.engine_bytes_per_ns +
+                          static_cast<double>(work.descriptors) * job.per_descriptor_ns;
     double share_ns = own_ns;
     if (work.hbm_bytes > 0) {
-      const double sides = static_cast<double>(work.hbm_bytes) / bytes;
       const double n = static_cast<double>(group);
-      share_ns = hbm_->reserve(begin, n * bytes, n * bytes / own_ns, sides) - begin;
+      share_ns = hbm_->reserve(begin, n * bytes, n * bytes / own_ns,
+                               static_cast<double>(job.hbm_sides)) -
+                 begin;
       // Rounding in the timeline must not show as contention.
       if (share_ns < own_ns * (1.0 + 1e-12)) share_ns = own_ns;
     }
-    for (std::size_t g = 0; g < group; ++g) {
-      const timing::DmaEngineWork& w = plan.engines[s + g];
-      const std::uint32_t e = (first + w.engine) % engines;
+    for (std::uint32_t g = 0; g < group; ++g) {
+      const std::uint32_t e = (job.first_engine + s + g) % engines;
       dma_engine_free_at_[e] = begin + share_ns;
       dma_engines_[e].busy_ns += share_ns;
-      dma_engines_[e].bytes += w.bytes;
-      hbm_bytes_ += w.hbm_bytes;
+      dma_engines_[e].bytes += work.bytes;
+      hbm_bytes_ += work.hbm_bytes;
       hbm_limited_ns_ += share_ns - own_ns;
     }
     done = std::max(done, begin + share_ns);
     s += group;
   }
-  dma_bytes_ += plan.total_bytes;
+  dma_bytes_ += job.bytes;
   // A queue has one transfer in flight: it starts the next when this one completed, so
   // overlapping the fixed latency takes several queues (as the bandwidth guide advises).
   const Duration latency = done - start;

@@ -316,8 +316,16 @@ ComputeCost CostModel::compute(const isa::Instruction& inst, TensorEngineState& 
 }
 
 DmaPlan CostModel::plan_dma(const isa::Instruction& inst) const {
-  const auto& d = chip_.dma;
   DmaPlan plan;
+  plan_dma(inst, plan);
+  return plan;
+}
+
+void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan) const {
+  const auto& d = chip_.dma;
+  plan.engines.clear();
+  plan.min_contiguous_bytes = 0;
+  plan.total_bytes = 0;
   plan.fixed_latency_ns = d.fixed_latency_ns;
   plan.engine_bytes_per_ns = d.engine_bandwidth_gbps;
   plan.per_descriptor_ns = d.per_descriptor_ns;
@@ -337,7 +345,7 @@ DmaPlan CostModel::plan_dma(const isa::Instruction& inst) const {
     dst = &g->dst;
     src = &g->src;
   } else {
-    return plan;
+    return;
   }
   plan.engine_bytes_per_ns *= efficiency;
 
@@ -367,16 +375,12 @@ DmaPlan CostModel::plan_dma(const isa::Instruction& inst) const {
                                  ? std::min(engines_per_core, (partitions + 7) / 8)
                                  : engines_per_core;
   const std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
+  plan.descriptors = descriptors;
+  plan.hbm_sides = hbm_sides;
   for (std::uint32_t e = 0; e < used; ++e) {
-    DmaEngineWork w;
-    w.engine = e;
-    // Even split with the remainder spread over the first engines: deterministic.
-    w.bytes = bytes / used + (e < bytes % used ? 1 : 0);
-    w.descriptors = descriptors / used + (e < descriptors % used ? 1 : 0);
-    w.hbm_bytes = w.bytes * hbm_sides;
+    const DmaEngineWork w = even_dma_share(bytes, descriptors, hbm_sides, used, e);
     plan.engines.push_back(w);
   }
-  return plan;
 }
 
 }  // namespace trnsim::timing

@@ -53,6 +53,19 @@ struct DmaEngineWork {
   std::uint64_t hbm_bytes = 0;     // bytes of this share that cross HBM (read + write)
 };
 
+// Share `engine` of `used` engines of a transfer of `bytes` in `descriptors` buffers, each
+// byte crossing HBM `hbm_sides` times: an even split, remainders to the first engines.
+inline DmaEngineWork even_dma_share(std::uint64_t bytes, std::uint64_t descriptors,
+                                    std::uint64_t hbm_sides, std::uint32_t used,
+                                    std::uint32_t engine) {
+  DmaEngineWork w;
+  w.engine = engine;
+  w.bytes = bytes / used + (engine < bytes % used ? 1 : 0);
+  w.descriptors = descriptors / used + (engine < descriptors % used ? 1 : 0);
+  w.hbm_bytes = w.bytes * hbm_sides;
+  return w;
+}
+
 struct DmaPlan {
   std::vector<DmaEngineWork> engines;
   double fixed_latency_ns = 0;        // descriptor setup + semaphore-to-start, once per transfer
@@ -62,6 +75,10 @@ struct DmaPlan {
   double engine_time_ns(const DmaEngineWork& w) const;
   double engine_bytes_per_ns = 0;
   double per_descriptor_ns = 0;
+  // The split's inputs (engines[e] == even_dma_share(total_bytes, descriptors, hbm_sides,
+  // engines.size(), e)).
+  std::uint64_t descriptors = 0;
+  std::uint64_t hbm_sides = 0;
 };
 
 class CostModel {
@@ -73,6 +90,8 @@ class CostModel {
   ComputeCost compute(const isa::Instruction& inst, TensorEngineState& tensor_state) const;
   // How a DMA instruction (dma_copy, dma_transpose, dma_indirect) splits over DMA engines.
   DmaPlan plan_dma(const isa::Instruction& inst) const;
+  // The same into `plan`, reusing its storage (no allocation once its capacity suffices).
+  void plan_dma(const isa::Instruction& inst, DmaPlan& plan) const;
 
   // Peak useful FLOP/s of the tensor engine of one core for a dtype mode (for reports).
   double tensor_peak_flops(std::string_view mode) const;
