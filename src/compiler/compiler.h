@@ -22,8 +22,9 @@
 namespace trnsim::compiler {
 
 struct CompileOptions {
-  bool schedule = true;   // false: keep the kernel's program order on each queue
-  int dma_queues = 16;    // DMA queues per core the compiler may use
+  bool schedule = true;   // false: keep the kernel's program order on each queue (first
+                          // allowed engine, DMA queues round-robin)
+  int dma_queues = 16;    // DMA queues per core the compiler may use (1..queues_per_engine)
 };
 
 // Where the compiler placed an HBM tensor of the kernel (the runtime allocates exactly these
@@ -53,11 +54,16 @@ struct OnChipPlacement {
 struct CompileStats {
   double total_ms = 0;
   std::vector<std::pair<std::string, double>> pass_ms;  // in pass order
-  std::uint64_t sbuf_peak_bytes = 0;  // per partition, at the busiest point
+  std::uint64_t sbuf_peak_bytes = 0;  // per partition, at the busiest point (sum of live tiles)
   std::uint64_t psum_peak_bytes = 0;
+  // Highest byte per partition any tile reached (>= peak: the allocator rotates tiles of
+  // consecutive loop iterations through different buffers while memory allows).
+  std::uint64_t sbuf_extent_bytes = 0;
+  std::uint64_t psum_extent_bytes = 0;
   std::size_t instructions = 0;       // over all programs
   std::size_t waits = 0, signals = 0;
   std::size_t dependencies = 0;       // cross-queue edges before redundancy elimination
+  double estimated_ns = 0;  // the scheduler's estimate of the longest program (0 unscheduled)
 };
 
 struct CompiledKernel {
