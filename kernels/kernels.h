@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "kernel/kernel.h"
+#include "kernels/registry.h"
 
 namespace trnsim::kernels {
 
@@ -27,5 +28,10 @@ struct MatmulOptions {
   int block_n = 2;
 };
 std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& options = {});
+
+// The problem of any kernel computing c = a_t^T @ b with the inputs above: deterministic
+// inputs (a_t seed 1, b seed 2), the double reference, the accumulation tolerance, FLOPs.
+Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>& shape, DType dtype,
+                       DType out, kernel::KernelFn fn);
 
 }  // namespace trnsim::kernels

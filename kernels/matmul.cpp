@@ -88,12 +88,20 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
 namespace {
 
 Problem make_matmul(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
+  const DType out = dtype == DType::kFloat32 ? DType::kFloat32 : DType::kBFloat16;
+  return matmul_problem("matmul", shape, dtype, out,
+                        [out](std::span<const Tensor> in) { return matmul(in, {.out_dtype = out}); });
+}
+
+}  // namespace
+
+Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>& shape, DType dtype,
+                       DType out, kernel::KernelFn fn) {
   require_dims(shape, 3, "MxNxK");
   const std::int64_t m = shape[0], n = shape[1], k = shape[2];
   Problem p;
-  p.label = fmt::format("matmul {}x{}x{} {}", m, n, k, numerics::name(dtype));
-  const DType out = dtype == DType::kFloat32 ? DType::kFloat32 : DType::kBFloat16;
-  p.fn = [out](std::span<const Tensor> in) { return matmul(in, {.out_dtype = out}); };
+  p.label = fmt::format("{} {}x{}x{} {}", name, m, n, k, numerics::name(dtype));
+  p.fn = std::move(fn);
   p.inputs.push_back(runtime::random_tensor("a_t", dtype, {k, m}, 1));
   p.inputs.push_back(runtime::random_tensor("b", dtype, {k, n}, 2));
   p.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::size_t,
@@ -125,6 +133,8 @@ Problem make_matmul(const std::vector<std::int64_t>& shape, DType dtype, const a
                                                                                : "bf16";
   return p;
 }
+
+namespace {
 
 const bool registered = register_kernel(
     {"matmul", "c[M,N] = a[M,K] @ b[K,N] with a given as a_t [K,M]; blocked, PSUM accumulation",
