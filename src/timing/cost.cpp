@@ -349,16 +349,26 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan) const {
   }
   plan.engine_bytes_per_ns *= efficiency;
 
-  // Bytes moved: the wider side (casts go through fp32 inside the engine).
-  const std::uint64_t bytes = std::max(bytes_of(*src), bytes_of(*dst));
+  // Bytes moved: the wider side (casts go through fp32 inside the engine). A gather or
+  // scatter moves only the indexed rows: as many as the non-indexed side holds.
+  std::uint64_t bytes = std::max(bytes_of(*src), bytes_of(*dst));
+  std::uint64_t elements = src->total_elements();
+  if (const auto* g = std::get_if<isa::DmaIndirect>(&inst.op)) {
+    const AccessPattern& moved = g->mode == isa::IndirectMode::kGather ? *dst : *src;
+    bytes = bytes_of(moved);
+    elements = moved.total_elements();
+  }
   plan.total_bytes = bytes;
-  const std::uint64_t elements = src->total_elements();
   const std::uint64_t run_elems =
       std::max<std::uint64_t>(1, std::min(contiguous_run_elements(*src), contiguous_run_elements(*dst)));
-  // A contiguous buffer never spans two partitions of SBUF.
+  // A contiguous buffer never spans two partitions of SBUF; in a gather or scatter every
+  // indexed row is its own buffer too (consecutive rows of the table are not consecutive
+  // in the transfer), so no run is longer than a row on either side.
+  const bool indirect = std::holds_alternative<isa::DmaIndirect>(inst.op);
   std::uint64_t run = run_elems;
   for (const AccessPattern* ap : {src, dst}) {
-    if (ap->memory != Memory::kHbm) run = std::min<std::uint64_t>(run, ap->free_elements());
+    if (ap->memory != Memory::kHbm || indirect)
+      run = std::min<std::uint64_t>(run, ap->free_elements());
   }
   const std::uint64_t descriptors = (elements + run - 1) / run;
   plan.min_contiguous_bytes =
