@@ -549,10 +549,18 @@ std::vector<std::vector<std::uint32_t>> dependencies(const KernelIr& ir,
         Access range{idx, 0, std::numeric_limits<std::uint32_t>::max(),
                      static_cast<std::int64_t>(p.offset),
                      static_cast<std::int64_t>(p.offset + p.size)};
+        // Entries are clipped to the new tile's range: only that part can matter to it, and
+        // its first full write then prunes them all.
+        auto clip = [&](Access a) {
+          a.lo = std::max(a.lo, range.lo);
+          a.hi = std::min(a.hi, range.hi);
+          return a;
+        };
         for (StorageId d : p.inherits) {
-          logs[d].reads.for_overlapping(range, [&](const Access& a) { logs[f.storage].reads.add(a); });
-          logs[d].writes.for_overlapping(range,
-                                         [&](const Access& a) { logs[f.storage].writes.add(a); });
+          logs[d].reads.for_overlapping(range,
+                                        [&](const Access& a) { logs[f.storage].reads.add(clip(a)); });
+          logs[d].writes.for_overlapping(
+              range, [&](const Access& a) { logs[f.storage].writes.add(clip(a)); });
         }
       }
       AccessLog& log = logs[f.storage];
