@@ -7,12 +7,17 @@
 #include "cli/commands.h"
 #include "cli/run_asm.h"
 
+namespace trnsim::cli {
+void register_profile_command(CLI::App& app);  // cmd_profile.cpp: trnsim profile-asm
+}  // namespace trnsim::cli
+
 int main(int argc, char** argv) {
   CLI::App app{"trnsim: a simulator and toolchain for Trainium-class accelerators"};
   app.require_subcommand(1);
   trnsim::cli::register_config_command(app);
   trnsim::cli::register_numerics_command(app);
   trnsim::cli::register_run_asm_command(app);
+  trnsim::cli::register_profile_command(app);
   trnsim::cli::register_run_command(app);
 
   trnsim::cli::register_demo_command(app);

@@ -1,0 +1,143 @@
+// `trnsim profile-asm FILE -o report.html`: time an assembly program exactly as run-asm does
+// (sim::run_asm), then write the profile explorer, optionally a Chrome trace, and optionally
+// a comparison with a second program (docs/profiler.md).
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "profile/profile.h"
+#include "sim/asm_runner.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+struct ProfileAsmArgs {
+  std::string file, compare, html, trace, title;
+  std::string chip = "trn3";
+  std::vector<std::string> hbm, inputs, random;
+  bool no_hazards = false, nan_fill = false, timing_only = false, no_power_ramp = false;
+  std::uint64_t max_steps = 0;
+  std::int64_t seed = -1;
+};
+
+sim::AsmRunRequest make_request(const ProfileAsmArgs& args, const std::string& path) {
+  sim::AsmRunRequest request;
+  request.asm_path = path;
+  request.chip = args.chip;
+  for (const auto& spec : args.hbm) request.extra_tensors.push_back(sim::parse_hbm_tensor(spec));
+  for (const auto& text : args.inputs) {
+    const auto eq = text.find('=');
+    if (eq == std::string::npos)
+      throw sim::SimError(fmt::format("--input expects NAME=FILE, got '{}'", text));
+    request.inits.push_back({text.substr(0, eq), sim::TensorInit::Kind::kFile, text.substr(eq + 1), {}, 0});
+  }
+  for (const auto& text : args.random) {
+    const auto eq = text.find('=');
+    const std::string seed = eq == std::string::npos ? "" : text.substr(eq + 1);
+    request.inits.push_back({text.substr(0, eq), sim::TensorInit::Kind::kRandom, "", {},
+                             seed.empty() ? 0 : std::stoull(seed, nullptr, 0)});
+  }
+  request.options.check_hazards = !args.no_hazards;
+  request.options.functional = !args.timing_only;
+  request.options.max_steps = args.max_steps;
+  if (args.nan_fill) request.options.uninitialized = sim::UninitializedPolicy::kNanFill;
+  if (args.seed >= 0) request.options.seed = static_cast<std::uint32_t>(args.seed);
+  request.timed = true;
+  if (args.no_power_ramp) request.timing.power_ramp = false;
+  return request;
+}
+
+profile::ProfileInput make_input(const arch::ChipConfig& chip, const sim::AsmRunOutcome& outcome,
+                                 const std::string& title) {
+  profile::ProfileInput input;
+  input.chip = &chip;
+  input.title = title;
+  input.cores.push_back({0, &outcome.program, &outcome.result,
+                         outcome.timing ? &*outcome.timing : nullptr});
+  return input;
+}
+
+arch::ChipConfig load_chip(const std::string& name) {
+  for (const auto& preset : arch::preset_names())
+    if (preset == name) return arch::load_preset(name);
+  return arch::load_file(name);
+}
+
+int profile_asm_command(const ProfileAsmArgs& args) {
+  const arch::ChipConfig chip = load_chip(args.chip);
+  const sim::AsmRunOutcome outcome = sim::run_asm(make_request(args, args.file));
+  const profile::ProfileInput input =
+      make_input(chip, outcome, args.title.empty() ? args.file : args.title);
+
+  std::unique_ptr<sim::AsmRunOutcome> other;
+  profile::ProfileInput other_input;
+  profile::ReportFiles files{args.html, args.trace, nullptr};
+  if (!args.compare.empty()) {
+    other = std::make_unique<sim::AsmRunOutcome>(sim::run_asm(make_request(args, args.compare)));
+    other_input = make_input(chip, *other, args.compare);
+    files.compare = &other_input;
+  }
+  const profile::Analysis a = profile::write_profile(input, files);
+  const profile::Metrics& m = a.cores.front().metrics;
+  fmt::print("{}: {} instructions, {:.1f} ns on {}\n", args.file, outcome.program.instructions.size(),
+             m.total_ns, chip.name);
+  fmt::print("  MFU {:.2f}%  HFU {:.2f}%  MBU {:.2f}%  bounding engine {} ({:.1f}% active)\n",
+             m.mfu_percent, m.hfu_percent, m.mbu_percent, m.bounding_engine,
+             m.bounding_active_percent);
+  fmt::print("  dma_active_time_percent {:.1f}%  average_dma_size {:.0f} B  mm_arithmetic_intensity {:.1f}\n",
+             m.dma_active_time_percent, m.average_dma_size, m.mm_arithmetic_intensity);
+  for (const auto& s : a.suggestions)
+    fmt::print("  suggestion: {}{}\n", s.title, s.source.empty() ? "" : " (" + s.source + ")");
+  if (!args.html.empty())
+    fmt::print("  {} written to {}\n", files.compare ? "comparison" : "report", args.html);
+  if (!args.trace.empty()) fmt::print("  Chrome trace written to {}\n", args.trace);
+  for (const auto& d : outcome.result.diagnostics) fmt::print(stderr, "{}\n", d);
+  return 0;
+}
+
+}  // namespace
+
+void register_profile_command(CLI::App& app) {
+  auto args = std::make_shared<ProfileAsmArgs>();
+  CLI::App* cmd = app.add_subcommand(
+      "profile-asm",
+      "Time an assembly program and write the profile explorer (HTML) and a Chrome trace "
+      "(docs/profiler.md)");
+  cmd->add_option("file", args->file, "Assembly file (.s)")->required();
+  cmd->add_option("-o,--output", args->html, "Explorer report to write (HTML)")->required();
+  cmd->add_option("--trace", args->trace, "Chrome trace-event JSON to write (Perfetto)")
+      ->type_name("FILE");
+  cmd->add_option("--compare", args->compare,
+                  "A second assembly file run with the same options: the report compares them")
+      ->type_name("OTHER.s");
+  cmd->add_option("--title", args->title, "Report title (default: the file name)");
+  cmd->add_option("--chip", args->chip, "Chip preset (trn1, trn2, trn3) or JSON config file")
+      ->capture_default_str();
+  cmd->add_option("--hbm", args->hbm, "Declare an HBM tensor NAME@ADDRESS:DTYPE[D0,D1,...]");
+  cmd->add_option("--input", args->inputs, "Fill tensor NAME from raw little-endian FILE")
+      ->type_name("NAME=FILE");
+  cmd->add_option("--random", args->random,
+                  "Fill tensor NAME with uniform values in [-1, 1) from SEED (default 0)")
+      ->type_name("NAME[=SEED]");
+  cmd->add_flag("--no-hazards", args->no_hazards, "Do not check for races between queues");
+  cmd->add_flag("--nan-fill", args->nan_fill, "Read never-written memory as NaN / 4");
+  cmd->add_flag("--timing-only", args->timing_only, "Time the run without computing data");
+  cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");
+  cmd->add_option("--max-steps", args->max_steps, "Stop after this many instructions (0 = no limit)");
+  cmd->add_option("--seed", args->seed, "Override the program's .seed");
+  cmd->callback([args] {
+    try {
+      profile_asm_command(*args);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "trnsim profile-asm: error: {}\n", e.what());
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+}  // namespace trnsim::cli

@@ -1,0 +1,593 @@
+// Post-hoc analysis of timed core runs: per-instruction costs, stall attribution,
+// dependencies, metrics and counters (docs/profiler.md).
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+#include "isa/asm.h"
+#include "profile/detail.h"
+#include "profile/profile.h"
+
+namespace trnsim::profile {
+
+namespace detail {
+
+std::string queue_name(const isa::QueueId& q) {
+  if (q.engine == isa::Engine::kDma) return fmt::format("dma.{}", q.index);
+  return std::string(isa::engine_name(q.engine));
+}
+
+bool is_dma_transfer(const isa::Instruction& inst) {
+  return std::holds_alternative<isa::DmaCopy>(inst.op) ||
+         std::holds_alternative<isa::DmaTranspose>(inst.op) ||
+         std::holds_alternative<isa::DmaIndirect>(inst.op);
+}
+
+namespace {
+int queue_key(const isa::QueueId& q) { return static_cast<int>(q.engine) * 256 + q.index; }
+}  // namespace
+
+Tracks assign_tracks(const isa::Program& program) {
+  Tracks t;
+  std::vector<int> slot(isa::kNumEngines * 256, -1);
+  std::vector<int> keys;
+  for (const auto& inst : program.instructions) {
+    const int k = queue_key(inst.queue);
+    if (slot[static_cast<std::size_t>(k)] < 0) {
+      slot[static_cast<std::size_t>(k)] = 0;
+      keys.push_back(k);
+    }
+  }
+  std::sort(keys.begin(), keys.end());  // engine order, then DMA queue number
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    slot[static_cast<std::size_t>(keys[i])] = static_cast<int>(i);
+    t.queues.push_back({static_cast<isa::Engine>(keys[i] / 256),
+                        static_cast<std::uint8_t>(keys[i] % 256)});
+  }
+  t.of_instruction.reserve(program.instructions.size());
+  for (const auto& inst : program.instructions)
+    t.of_instruction.push_back(
+        static_cast<std::uint16_t>(slot[static_cast<std::size_t>(queue_key(inst.queue))]));
+  return t;
+}
+
+Attribution attribute_stalls(const isa::Program& program, const sim::RunResult& result,
+                             const Tracks& tracks) {
+  const std::size_t n = program.instructions.size();
+  if (result.times.size() != n)
+    throw std::invalid_argument(fmt::format(
+        "profile: the run has {} instruction times for a program of {} instructions",
+        result.times.size(), n));
+  Attribution a;
+  a.queue_free.assign(n, 0.0);
+  a.released_by.assign(n, -1);
+  a.wait_sem.assign(n, -1);
+  a.wait_offsets.assign(n + 1, 0);
+
+  // When each queue became free for each instruction: the previous one's occupied_until.
+  std::vector<double> free_at(tracks.queues.size(), 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto t = tracks.of_instruction[i];
+    a.queue_free[i] = free_at[t];
+    free_at[t] = result.times[i].occupied_until;
+  }
+
+  // Replay the signals in the order they fired: (end time, queue, index).
+  std::vector<std::uint32_t> order;
+  for (std::size_t i = 0; i < n; ++i)
+    if (!program.instructions[i].signals.empty()) order.push_back(static_cast<std::uint32_t>(i));
+  std::sort(order.begin(), order.end(), [&](std::uint32_t x, std::uint32_t y) {
+    return std::tuple(result.times[x].end, tracks.of_instruction[x], x) <
+           std::tuple(result.times[y].end, tracks.of_instruction[y], y);
+  });
+  struct Release {
+    std::uint64_t value;  // semaphore value after this signal
+    std::uint32_t by;
+  };
+  std::vector<std::vector<Release>> releases(isa::kNumSemaphores);
+  std::vector<std::uint64_t> value(isa::kNumSemaphores, 0);
+  for (std::uint32_t i : order)
+    for (const auto& s : program.instructions[i].signals) {
+      value[s.sem] += s.increment;
+      releases[s.sem].push_back({value[s.sem], i});
+    }
+
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto& inst = program.instructions[i];
+    double last = -1.0;
+    for (const auto& w : inst.waits) {
+      std::int64_t by = -1;
+      double at = 0.0;
+      if (w.value > 0) {
+        const auto& list = releases[w.sem];
+        const auto it = std::lower_bound(list.begin(), list.end(), std::uint64_t{w.value},
+                                         [](const Release& r, std::uint64_t v) { return r.value < v; });
+        if (it != list.end()) {
+          by = it->by;
+          at = result.times[it->by].end;
+        }
+      }
+      a.wait_releasers.push_back(by);
+      a.wait_sems.push_back(static_cast<std::int16_t>(w.sem));
+      if (by >= 0 && at > last) {
+        last = at;
+        a.released_by[i] = by;
+        a.wait_sem[i] = static_cast<std::int16_t>(w.sem);
+      }
+    }
+    a.wait_offsets[i + 1] = static_cast<std::uint32_t>(a.wait_releasers.size());
+  }
+  return a;
+}
+
+namespace {
+
+std::uint64_t bytes_of(const isa::AccessPattern& ap) {
+  return ap.total_elements() * ap.element_bytes();
+}
+
+}  // namespace
+
+Costs CostReplay::next(const isa::Instruction& inst) {
+  Costs c;
+  // Operand sizes and memory traffic from the access patterns.
+  std::uint64_t largest = 0;
+  isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap,
+                                            isa::Role role) {
+    const std::uint64_t b = bytes_of(ap);
+    const bool reads = role == isa::Role::kRead || role == isa::Role::kReadWrite;
+    const bool writes = role == isa::Role::kWrite || role == isa::Role::kReadWrite;
+    if (ap.memory == isa::Memory::kSbuf) {
+      if (reads) c.sbuf_read += b;
+      if (writes) c.sbuf_write += b;
+    } else if (ap.memory == isa::Memory::kPsum) {
+      if (reads) c.psum_read += b;
+      if (writes) c.psum_write += b;
+    }
+    // The largest operand sizes the instruction; an on-chip one names the partitions used.
+    const std::uint64_t size = ap.total_elements() + (ap.memory == isa::Memory::kHbm ? 0 : (1ull << 62));
+    if (size > largest) {
+      largest = size;
+      c.elements = ap.total_elements();
+      c.partitions = ap.partitions;
+    }
+  });
+  if (is_dma_transfer(inst)) {
+    const timing::DmaPlan plan = model_.plan_dma(inst);
+    c.dma = true;
+    c.bytes = plan.total_bytes;
+    for (const auto& w : plan.engines) {
+      c.hbm_bytes += w.hbm_bytes;
+      c.descriptors += w.descriptors;
+    }
+    c.min_contiguous_bytes = plan.min_contiguous_bytes;
+    // plan_dma counts HBM bytes per engine share; DMA has no compute-style bound.
+    return c;
+  }
+  timing::TensorEngineState scratch;
+  timing::TensorEngineState& state = inst.queue.engine == isa::Engine::kTensor ? tensor_ : scratch;
+  const timing::ComputeCost cost = model_.compute(inst, state);
+  c.flops = cost.flops;
+  c.bytes = cost.bytes_read + cost.bytes_written;
+  c.bound = cost.bound;
+  if (inst.queue.engine == isa::Engine::kTensor) {
+    if (const auto* tr = std::get_if<isa::NcTranspose>(&inst.op)) {
+      // data [P, F] (stationary) against a P x P identity (moving): 2 x P x F x P.
+      const double p = tr->data.partitions;
+      c.transpose_flops = 2.0 * p * static_cast<double>(tr->data.free_elements()) * p;
+    } else if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op); mm && mm->is_transpose) {
+      c.transpose_flops = 2.0 * mm->moving.partitions *
+                          static_cast<double>(mm->stationary.free_elements()) *
+                          static_cast<double>(mm->moving.free_elements());
+    }
+  }
+  return c;
+}
+
+std::string tensor_mode(const sim::TimingReport* report) {
+  if (report && !report->tensor_mode.empty()) return report->tensor_mode;
+  return "bf16";
+}
+
+void json_string(std::string& out, std::string_view s) {
+  out += '"';
+  for (const char ch : s) {
+    const auto u = static_cast<unsigned char>(ch);
+    switch (ch) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      case '\r': out += "\\r"; break;
+      case '<': out += "\\u003c"; break;  // never "</script>" inside an HTML report
+      default:
+        if (u < 0x20) {
+          out += fmt::format("\\u{:04x}", u);
+        } else {
+          out += ch;
+        }
+    }
+  }
+  out += '"';
+}
+
+}  // namespace detail
+
+std::string_view stall_cause_name(StallCause c) {
+  switch (c) {
+    case StallCause::kNone: return "none";
+    case StallCause::kDma: return "dma";
+    case StallCause::kEngine: return "engine";
+    case StallCause::kBarrier: return "barrier";
+    case StallCause::kUnresolved: return "unresolved";
+  }
+  return "?";
+}
+
+std::string dependency_name(std::uint8_t bits) {
+  std::string s;
+  auto add = [&](std::uint8_t bit, const char* name) {
+    if (!(bits & bit)) return;
+    if (!s.empty()) s += '+';
+    s += name;
+  };
+  add(kDepFlow, "flow");
+  add(kDepAnti, "anti");
+  add(kDepOutput, "output");
+  return s.empty() ? "order" : s;
+}
+
+namespace {
+
+struct Footprint {
+  isa::Memory memory;
+  std::uint32_t p_lo, p_hi;
+  std::int64_t b_lo, b_hi;
+  bool reads, writes;
+};
+
+std::vector<Footprint> footprints(const isa::Instruction& inst) {
+  std::vector<Footprint> fs;
+  isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap,
+                                            isa::Role role) {
+    const auto [lo, hi] = ap.byte_span();
+    Footprint f{ap.memory, 0, 1, lo, hi, role == isa::Role::kRead || role == isa::Role::kReadWrite,
+                role == isa::Role::kWrite || role == isa::Role::kReadWrite};
+    if (ap.memory != isa::Memory::kHbm) {
+      f.p_lo = ap.start_partition;
+      f.p_hi = ap.start_partition + ap.partitions;
+    }
+    fs.push_back(f);
+  });
+  return fs;
+}
+
+bool overlaps(const Footprint& a, const Footprint& b) {
+  return a.memory == b.memory && a.p_lo < b.p_hi && b.p_lo < a.p_hi && a.b_lo < b.b_hi &&
+         b.b_lo < a.b_hi;
+}
+
+std::uint8_t dependency_kinds(const std::vector<Footprint>& pred, const std::vector<Footprint>& succ) {
+  std::uint8_t kinds = 0;
+  for (const auto& p : pred)
+    for (const auto& s : succ) {
+      if (!overlaps(p, s)) continue;
+      if (p.writes && s.reads) kinds |= kDepFlow;
+      if (p.reads && s.writes) kinds |= kDepAnti;
+      if (p.writes && s.writes) kinds |= kDepOutput;
+    }
+  return kinds;
+}
+
+// Adds `amount` spread uniformly over [lo, hi) to buckets of width `w` (a point when lo == hi).
+void spread(std::vector<double>& buckets, double w, double lo, double hi, double amount) {
+  if (buckets.empty() || w <= 0 || amount == 0) return;
+  const auto last = static_cast<std::ptrdiff_t>(buckets.size()) - 1;
+  auto clamp_index = [&](double t) {
+    return std::clamp(static_cast<std::ptrdiff_t>(std::floor(t / w)), std::ptrdiff_t{0}, last);
+  };
+  if (hi <= lo) {
+    buckets[static_cast<std::size_t>(clamp_index(lo))] += amount;
+    return;
+  }
+  const double rate = amount / (hi - lo);
+  for (std::ptrdiff_t b = clamp_index(lo); b <= clamp_index(hi); ++b) {
+    const double b_lo = static_cast<double>(b) * w, b_hi = b_lo + w;
+    const double o = std::min(hi, b_hi) - std::max(lo, b_lo);
+    if (o > 0) buckets[static_cast<std::size_t>(b)] += rate * o;
+  }
+}
+
+double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+
+}  // namespace
+
+Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
+  if (!input.chip) throw std::invalid_argument("profile: ProfileInput::chip is null");
+  const arch::ChipConfig& chip = *input.chip;
+  Analysis a;
+  a.title = input.title;
+  a.chip = chip.name;
+  a.sources.push_back({});
+  std::map<std::pair<std::string, std::uint32_t>, std::uint32_t> source_index;
+  std::map<std::string, std::uint16_t, std::less<>> op_index;
+  constexpr double kEps = 1e-6;
+
+  for (const CoreRun& run : input.cores) {
+    if (!run.program || !run.result)
+      throw std::invalid_argument("profile: a CoreRun has no program or result");
+    const isa::Program& program = *run.program;
+    const sim::RunResult& result = *run.result;
+    const detail::Tracks tracks = detail::assign_tracks(program);
+    const detail::Attribution attr = detail::attribute_stalls(program, result, tracks);
+    detail::CostReplay replay(chip);
+    const std::size_t n = program.instructions.size();
+
+    CoreProfile cp;
+    cp.core = run.core;
+    Metrics& m = cp.metrics;
+    m.total_ns = run.timing ? run.timing->total_ns : result.end_time;
+    for (const auto& t : result.times) m.total_ns = std::max(m.total_ns, t.end);
+    m.tensor_mode = detail::tensor_mode(run.timing);
+    m.peak_flops_per_s = replay.model().tensor_peak_flops(m.tensor_mode);
+    m.hbm_bandwidth_bytes_per_s = chip.hbm.bandwidth_gbps * 1e9 / std::max(1, chip.cores_per_chip);
+    if (run.timing) {
+      m.throttled_ns = run.timing->throttled_ns;
+      m.hbm_limited_ns = run.timing->hbm_limited_ns;
+    }
+    for (const auto& q : tracks.queues) {
+      TrackProfile tp;
+      tp.queue = q;
+      tp.name = detail::queue_name(q);
+      cp.tracks.push_back(tp);
+    }
+
+    const int nb = std::max(1, options.counter_buckets);
+    Counters& ctr = cp.counters;
+    ctr.bucket_ns = m.total_ns > 0 ? m.total_ns / nb : 1.0;
+    ctr.hbm_bytes_per_s.assign(static_cast<std::size_t>(nb), 0.0);
+    ctr.sbuf_bytes.assign(static_cast<std::size_t>(nb), 0.0);
+    ctr.psum_bytes.assign(static_cast<std::size_t>(nb), 0.0);
+    ctr.track_util.assign(tracks.queues.size(), std::vector<double>(static_cast<std::size_t>(nb), 0.0));
+
+    std::vector<std::pair<double, double>> dma_intervals;
+    std::map<std::string, StallBucket> stall_map;
+    auto add_stall = [&](const std::string& key, const char* group, double ns) {
+      StallBucket& b = stall_map[key];
+      b.key = key;
+      b.group = group;
+      b.ns += ns;
+      ++b.instructions;
+    };
+
+    cp.instructions.resize(n);
+    std::vector<std::string> text;
+    if (options.keep_text) text.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      const isa::Instruction& inst = program.instructions[i];
+      const sim::InstructionTime& time = result.times[i];
+      const detail::Costs c = replay.next(inst);
+      InstructionProfile& ip = cp.instructions[i];
+      ip.index = static_cast<std::uint32_t>(i);
+      ip.track = tracks.of_instruction[i];
+      const std::string_view op = isa::op_name(inst.op);
+      auto oi = op_index.find(op);
+      if (oi == op_index.end()) {
+        oi = op_index.emplace(std::string(op), static_cast<std::uint16_t>(a.op_names.size())).first;
+        a.op_names.emplace_back(op);
+      }
+      ip.op = oi->second;
+      if (!inst.origin.file.empty() || inst.origin.line != 0) {
+        auto key = std::make_pair(inst.origin.file, inst.origin.line);
+        auto si = source_index.find(key);
+        if (si == source_index.end()) {
+          si = source_index.emplace(key, static_cast<std::uint32_t>(a.sources.size())).first;
+          a.sources.push_back({inst.origin.file, inst.origin.line, 0, 0, 0, 0});
+        }
+        ip.source = si->second;
+      }
+      ip.start = time.start;
+      ip.end = time.end;
+      ip.occupied_until = time.occupied_until;
+      ip.flops = c.flops;
+      ip.transpose_flops = c.transpose_flops;
+      ip.bytes = c.bytes;
+      ip.hbm_bytes = c.hbm_bytes;
+      ip.sbuf_bytes = c.sbuf_read + c.sbuf_write;
+      ip.psum_bytes = c.psum_read + c.psum_write;
+      ip.descriptors = c.descriptors;
+      ip.min_contiguous_bytes = c.min_contiguous_bytes;
+      ip.partitions = c.partitions;
+      ip.elements = c.elements;
+      ip.bound = c.bound;
+      ip.is_dma = c.dma;
+
+      // Stall: the gap between the queue becoming free and the start.
+      const double gap = time.start - attr.queue_free[i];
+      ip.wait_sem = attr.wait_sem[i];
+      ip.released_by = attr.released_by[i];
+      if (ip.released_by >= 0) ip.released_track = tracks.of_instruction[static_cast<std::size_t>(ip.released_by)];
+      if (gap > kEps) {
+        ip.stall_ns = gap;
+        if (ip.released_by >= 0 &&
+            result.times[static_cast<std::size_t>(ip.released_by)].end > attr.queue_free[i] + kEps) {
+          const isa::QueueId& rq = tracks.queues[ip.released_track];
+          ip.cause = rq.engine == isa::Engine::kDma ? StallCause::kDma : StallCause::kEngine;
+          add_stall(fmt::format("s{}", ip.wait_sem), "semaphore", gap);
+          add_stall(detail::queue_name(rq), "queue", gap);
+        } else if (std::holds_alternative<isa::CoreBarrier>(inst.op)) {
+          ip.cause = StallCause::kBarrier;
+          add_stall("barrier", "other", gap);
+        } else {
+          ip.cause = StallCause::kUnresolved;
+          add_stall("unresolved", "other", gap);
+        }
+      }
+
+      TrackProfile& tp = cp.tracks[ip.track];
+      const double busy = std::max(0.0, time.occupied_until - time.start);
+      ++tp.instructions;
+      tp.busy_ns += busy;
+      tp.stalled_ns += ip.stall_ns;
+      tp.flops += c.flops;
+      tp.bytes += c.bytes;
+      tp.elements += c.elements;
+      m.model_flops += c.flops;
+      m.transpose_flops += c.transpose_flops;
+      m.sb_read_bytes += c.sbuf_read;
+      m.sb_write_bytes += c.sbuf_write;
+      m.psum_read_bytes += c.psum_read;
+      m.psum_write_bytes += c.psum_write;
+      if (c.dma) {
+        m.dma_bytes += c.bytes;
+        m.hbm_bytes += c.hbm_bytes;
+        ++m.dma_transfers;
+        dma_intervals.emplace_back(time.start, std::max(time.end, time.occupied_until));
+        spread(ctr.hbm_bytes_per_s, ctr.bucket_ns, time.start, std::max(time.end, time.start),
+               static_cast<double>(c.hbm_bytes));
+      }
+      spread(ctr.track_util[ip.track], ctr.bucket_ns, time.start, time.occupied_until, busy);
+      spread(ctr.sbuf_bytes, ctr.bucket_ns, time.start, time.occupied_until,
+             static_cast<double>(c.sbuf_read + c.sbuf_write));
+      spread(ctr.psum_bytes, ctr.bucket_ns, time.start, time.occupied_until,
+             static_cast<double>(c.psum_read + c.psum_write));
+
+      SourceLine& sl = a.sources[ip.source];
+      sl.busy_ns += busy;
+      sl.stall_ns += ip.stall_ns;
+      sl.flops += c.flops;
+      ++sl.instructions;
+      if (options.keep_text) text.push_back(isa::print_instruction(inst));
+    }
+    if (options.keep_text) a.text.push_back(std::move(text));
+    if (ctr.bucket_ns > 0) {
+      for (double& v : ctr.hbm_bytes_per_s) v = v / ctr.bucket_ns * 1e9;
+      for (auto& u : ctr.track_util)
+        for (double& v : u) v = std::min(1.0, v / ctr.bucket_ns);
+    }
+
+    // Dependency edges: queue order and semaphore releases, kinds from the footprints.
+    {
+      std::vector<std::int64_t> prev_in_track(tracks.queues.size(), -1);
+      std::vector<std::vector<Footprint>> fp_cache;  // computed lazily would cost more code
+      fp_cache.reserve(n);
+      for (const auto& inst : program.instructions) fp_cache.push_back(footprints(inst));
+      for (std::size_t i = 0; i < n; ++i) {
+        const auto to = static_cast<std::uint32_t>(i);
+        std::vector<Edge> mine;
+        auto add_edge = [&](std::int64_t from, bool sem_edge, std::int16_t sem) {
+          if (from < 0) return;
+          for (auto& e : mine)
+            if (e.from == from) {
+              if (sem_edge && !e.semaphore) {
+                e.semaphore = true;
+                e.sem = sem;
+              }
+              return;
+            }
+          Edge e;
+          e.from = static_cast<std::uint32_t>(from);
+          e.to = to;
+          e.semaphore = sem_edge;
+          e.sem = sem;
+          e.kinds = dependency_kinds(fp_cache[static_cast<std::size_t>(from)], fp_cache[i]);
+          mine.push_back(e);
+        };
+        add_edge(prev_in_track[tracks.of_instruction[i]], false, -1);
+        for (std::uint32_t w = attr.wait_offsets[i]; w < attr.wait_offsets[i + 1]; ++w)
+          add_edge(attr.wait_releasers[w], true, attr.wait_sems[w]);
+        prev_in_track[tracks.of_instruction[i]] = static_cast<std::int64_t>(i);
+        cp.edges.insert(cp.edges.end(), mine.begin(), mine.end());
+      }
+    }
+
+    // Metrics.
+    const double total = m.total_ns;
+    const double seconds = total * 1e-9;
+    std::sort(dma_intervals.begin(), dma_intervals.end());
+    double dma_active = 0, cur_lo = 0, cur_hi = -1;
+    for (const auto& [lo, hi] : dma_intervals) {
+      if (lo > cur_hi) {
+        if (cur_hi > cur_lo) dma_active += cur_hi - cur_lo;
+        cur_lo = lo;
+        cur_hi = hi;
+      } else {
+        cur_hi = std::max(cur_hi, hi);
+      }
+    }
+    if (cur_hi > cur_lo) dma_active += cur_hi - cur_lo;
+    m.dma_active_time_percent = percent(dma_active, total);
+    m.average_dma_size = m.dma_transfers ? static_cast<double>(m.dma_bytes) / static_cast<double>(m.dma_transfers) : 0;
+    if (seconds > 0) {
+      m.achieved_flops_per_s = m.model_flops / seconds;
+      m.achieved_hbm_bytes_per_s = static_cast<double>(m.hbm_bytes) / seconds;
+      m.mfu_percent = percent(m.model_flops, m.peak_flops_per_s * seconds);
+      m.hfu_percent = percent(m.model_flops + m.transpose_flops, m.peak_flops_per_s * seconds);
+      m.mbu_percent = percent(static_cast<double>(m.hbm_bytes), m.hbm_bandwidth_bytes_per_s * seconds);
+    }
+    m.mm_arithmetic_intensity = m.hbm_bytes ? m.model_flops / static_cast<double>(m.hbm_bytes) : 0;
+    m.peak_flops_bandwidth_ratio =
+        m.hbm_bandwidth_bytes_per_s > 0 ? m.peak_flops_per_s / m.hbm_bandwidth_bytes_per_s : 0;
+    const double dma_peak =
+        chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
+    for (TrackProfile& tp : cp.tracks) {
+      tp.active_percent = percent(tp.busy_ns, total);
+      switch (tp.queue.engine) {
+        case isa::Engine::kTensor:
+          tp.unit = "FLOP/s";
+          tp.peak_per_s = m.peak_flops_per_s;
+          tp.achieved_per_s = seconds > 0 ? tp.flops / seconds : 0;
+          break;
+        case isa::Engine::kVector:
+        case isa::Engine::kScalar: {
+          const auto& e = tp.queue.engine == isa::Engine::kVector ? chip.vector : chip.scalar;
+          tp.unit = "elem/s";
+          tp.peak_per_s = e.elems_per_cycle_16bit * e.clock_ghz * 1e9;
+          tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
+          break;
+        }
+        case isa::Engine::kGpSimd:
+          tp.unit = "elem/s";
+          tp.peak_per_s = chip.gpsimd.cores * chip.gpsimd.lane_bits / 32.0 * chip.gpsimd.clock_ghz * 1e9;
+          tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
+          break;
+        case isa::Engine::kDma:
+          tp.unit = "B/s";
+          tp.peak_per_s = dma_peak;
+          tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.bytes) / seconds : 0;
+          break;
+        case isa::Engine::kSync:
+          break;
+      }
+      if (tp.queue.engine != isa::Engine::kDma && tp.queue.engine != isa::Engine::kSync &&
+          tp.active_percent > m.bounding_active_percent) {
+        m.bounding_active_percent = tp.active_percent;
+        m.bounding_engine = tp.name;
+      }
+    }
+    if (m.dma_active_time_percent > m.bounding_active_percent) {
+      m.bounding_active_percent = m.dma_active_time_percent;
+      m.bounding_engine = "dma";
+    }
+    if (m.hbm_limited_ns > 0) {
+      StallBucket& b = stall_map["hbm"];
+      b.key = "hbm";
+      b.group = "hbm";
+      b.ns += m.hbm_limited_ns;
+    }
+    for (auto& [key, b] : stall_map) cp.stalls.push_back(b);
+    std::sort(cp.stalls.begin(), cp.stalls.end(),
+              [](const StallBucket& x, const StallBucket& y) { return x.ns > y.ns; });
+    a.total_ns = std::max(a.total_ns, total);
+    a.cores.push_back(std::move(cp));
+  }
+  a.suggestions = suggest(a);
+  return a;
+}
+
+}  // namespace trnsim::profile

@@ -1,0 +1,264 @@
+// Analysis on tiny hand-timed programs: utilisation, FLOPs, stall attribution to the right
+// semaphore and queue, dependency kinds, metrics and the suggestion rules.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "profile/tests/helpers.h"
+
+namespace trnsim::profile {
+namespace {
+
+using namespace testing;  // NOLINT
+
+const StallBucket* bucket(const CoreProfile& c, const std::string& key) {
+  for (const auto& b : c.stalls)
+    if (b.key == key) return &b;
+  return nullptr;
+}
+const TrackProfile* track(const CoreProfile& c, const std::string& name) {
+  for (const auto& t : c.tracks)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+const Suggestion* rule(const Analysis& a, const std::string& name) {
+  for (const auto& s : a.suggestions)
+    if (s.rule == name) return &s;
+  return nullptr;
+}
+
+// dma.0 loads a small tile (s1), dma.1 a large one (s2); the matmul waits on both.
+isa::Program two_loads_then_matmul() {
+  isa::Program p;
+  p.instructions.push_back(make(dma_q(0), load(0, 128, 128, 0), {}, {{1, 1}}, 10));
+  p.instructions.push_back(make(dma_q(1), load(0x10000, 128, 4096, 1024), {}, {{2, 1}}, 11));
+  p.instructions.push_back(make(tensor_q(), matmul(128, 128, 512, 0, 1024), {{1, 1}, {2, 1}}, {{3, 1}}, 12));
+  p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kFloat32, 128, 16384, 512),
+                                                 psum(DType::kFloat32, 128, 0, 512)),
+                                {{3, 1}}, {}, 13));
+  return p;
+}
+
+TEST(ProfileAnalysis, MatmulCostsAndUtilisationByHand) {
+  const auto run = run_timed(two_loads_then_matmul());
+  const Analysis a = analyze(run->input());
+  ASSERT_EQ(a.cores.size(), 1u);
+  const CoreProfile& c = a.cores[0];
+  ASSERT_EQ(c.instructions.size(), 4u);
+  const InstructionProfile& mm = c.instructions[2];
+  // trn3: max(min(MII=64, M=128), N=512) = 512 cycles at 2.4 GHz; LoadStationary 32 cycles hidden.
+  EXPECT_NEAR(mm.occupied_until - mm.start, 512 / 2.4, 1e-6);
+  EXPECT_DOUBLE_EQ(mm.flops, 2.0 * 128 * 128 * 512);
+  EXPECT_EQ(mm.partitions, 128u);
+  // Tracks in display order: tensor, vector, dma.0, dma.1.
+  ASSERT_EQ(c.tracks.size(), 4u);
+  EXPECT_EQ(c.tracks[0].name, "tensor");
+  EXPECT_EQ(c.tracks[1].name, "vector");
+  EXPECT_EQ(c.tracks[2].name, "dma.0");
+  EXPECT_EQ(c.tracks[3].name, "dma.1");
+  const double total = c.metrics.total_ns;
+  EXPECT_DOUBLE_EQ(total, run->report.total_ns);
+  EXPECT_NEAR(c.tracks[0].active_percent, 100.0 * (512 / 2.4) / total, 1e-9);
+  // MFU = FLOPs / (peak x time), peak bf16 = 2 x 128 x 128 x 2.4 GHz.
+  const double peak = 2.0 * 128 * 128 * 2.4e9;
+  EXPECT_NEAR(c.metrics.peak_flops_per_s, peak, peak * 1e-12);
+  EXPECT_NEAR(c.metrics.mfu_percent, 100.0 * mm.flops / (peak * total * 1e-9), 1e-9);
+  EXPECT_DOUBLE_EQ(c.metrics.hfu_percent, c.metrics.mfu_percent);  // no transposes
+  // DMA bytes: 128 x 128 + 128 x 4096 bf16, each read from HBM once.
+  const std::uint64_t bytes = 2ull * 128 * 128 + 2ull * 128 * 4096;
+  EXPECT_EQ(c.metrics.dma_bytes, bytes);
+  EXPECT_EQ(c.metrics.hbm_bytes, bytes);
+  EXPECT_EQ(c.metrics.dma_transfers, 2u);
+  EXPECT_DOUBLE_EQ(c.metrics.average_dma_size, bytes / 2.0);
+  EXPECT_NEAR(c.metrics.mbu_percent,
+              100.0 * bytes / (run->chip.hbm.bandwidth_gbps / run->chip.cores_per_chip * total), 1e-9);
+  EXPECT_NEAR(c.metrics.mm_arithmetic_intensity, mm.flops / bytes, 1e-9);
+  // Both loads run at once from t = 0, so DMA is active until the larger one ends.
+  EXPECT_NEAR(c.metrics.dma_active_time_percent, 100.0 * run->result.times[1].end / total, 1e-9);
+}
+
+TEST(ProfileAnalysis, StallIsAttributedToTheSemaphoreSatisfiedLast) {
+  const auto run = run_timed(two_loads_then_matmul());
+  const Analysis a = analyze(run->input());
+  const CoreProfile& c = a.cores[0];
+  const auto& t = run->result.times;
+  ASSERT_LT(t[0].end, t[1].end);  // the small load finishes first
+  const InstructionProfile& mm = c.instructions[2];
+  EXPECT_NEAR(mm.stall_ns, t[2].start, 1e-9);  // the tensor queue was free from 0
+  EXPECT_EQ(mm.cause, StallCause::kDma);
+  EXPECT_EQ(mm.wait_sem, 2);
+  EXPECT_EQ(mm.released_by, 1);
+  EXPECT_EQ(c.tracks[mm.released_track].name, "dma.1");
+  // The vector copy waited on the matmul's s3: an engine stall.
+  const InstructionProfile& cp = c.instructions[3];
+  EXPECT_EQ(cp.cause, StallCause::kEngine);
+  EXPECT_EQ(cp.wait_sem, 3);
+  EXPECT_EQ(cp.released_by, 2);
+  EXPECT_NEAR(cp.stall_ns, t[3].start, 1e-9);
+  // Breakdown: by semaphore and by releasing queue.
+  ASSERT_NE(bucket(c, "s2"), nullptr);
+  EXPECT_NEAR(bucket(c, "s2")->ns, mm.stall_ns, 1e-9);
+  EXPECT_EQ(bucket(c, "s1"), nullptr);  // satisfied earlier, never the last
+  ASSERT_NE(bucket(c, "dma.1"), nullptr);
+  EXPECT_EQ(bucket(c, "vector"), nullptr);  // the vector copy released nothing
+  ASSERT_NE(bucket(c, "tensor"), nullptr);
+  EXPECT_NEAR(bucket(c, "tensor")->ns, cp.stall_ns, 1e-9);
+  // Track stall totals agree with the timing model's statistics.
+  for (const auto& q : run->report.queues) {
+    const std::string name = q.queue.engine == isa::Engine::kDma
+                                 ? "dma." + std::to_string(q.queue.index)
+                                 : std::string(isa::engine_name(q.queue.engine));
+    ASSERT_NE(track(c, name), nullptr) << name;
+    EXPECT_NEAR(track(c, name)->stalled_ns, q.stalled_ns, 1e-6) << name;
+    EXPECT_NEAR(track(c, name)->busy_ns, q.busy_ns, 1e-6) << name;
+  }
+  // Suggestion: TensorE idle waiting on dma.1, with the matmul's source line.
+  const Suggestion* s = rule(a, "dma_wait");
+  ASSERT_NE(s, nullptr);
+  EXPECT_NE(s->title.find("dma.1"), std::string::npos) << s->title;
+  EXPECT_NE(s->title.find("tensor"), std::string::npos) << s->title;
+  EXPECT_EQ(s->source, "k.s:12");
+}
+
+TEST(ProfileAnalysis, BackToBackInstructionsHaveNoStall) {
+  isa::Program p;
+  for (int i = 0; i < 3; ++i)
+    p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kFloat32, 128, 0, 1024),
+                                                   sbuf(DType::kFloat32, 128, 8192, 1024))));
+  const auto run = run_timed(p);
+  const Analysis a = analyze(run->input());
+  for (const auto& ip : a.cores[0].instructions) {
+    EXPECT_EQ(ip.stall_ns, 0.0);
+    EXPECT_EQ(ip.cause, StallCause::kNone);
+  }
+  EXPECT_TRUE(a.cores[0].stalls.empty());
+  // Busy back to back; the run ends when the last one's results are visible, the fixed
+  // overhead (100 cycles at 1.2 GHz) after its occupancy.
+  const auto& t = run->result.times;
+  const double occ = t[0].occupied_until - t[0].start;
+  EXPECT_NEAR(t[2].end - t[2].occupied_until, 100 / 1.2, 1e-9);
+  EXPECT_NEAR(a.cores[0].tracks[0].active_percent, 100.0 * 3 * occ / (3 * occ + 100 / 1.2), 1e-9);
+  EXPECT_EQ(a.cores[0].metrics.bounding_engine, "vector");
+}
+
+TEST(ProfileAnalysis, DependencyKindsFromOperandFootprints) {
+  isa::Program p;
+  // 0: load into [0, 256) of every partition (write); 1: matmul reads it (flow via s1);
+  // 2: vector overwrites the matmul's moving operand after the matmul (anti via s2);
+  // 3: vector writes the same bytes again (output, queue order).
+  p.instructions.push_back(make(dma_q(0), load(0, 128, 128, 0), {}, {{1, 1}}));
+  p.instructions.push_back(make(tensor_q(), matmul(128, 128, 128, 0, 4096), {{1, 1}}, {{2, 1}}));
+  p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kBFloat16, 128, 4096, 128),
+                                                 sbuf(DType::kBFloat16, 128, 8192, 128)),
+                                {{2, 1}}));
+  p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kBFloat16, 128, 4096, 128),
+                                                 sbuf(DType::kBFloat16, 128, 12288, 128))));
+  // The matmul reads [4096, 4352) uninitialised: timing only, fine.
+  const auto run = run_timed(p);
+  const Analysis a = analyze(run->input());
+  auto edge = [&](std::uint32_t from, std::uint32_t to) -> const Edge* {
+    for (const auto& e : a.cores[0].edges)
+      if (e.from == from && e.to == to) return &e;
+    return nullptr;
+  };
+  ASSERT_NE(edge(0, 1), nullptr);
+  EXPECT_EQ(edge(0, 1)->kinds, kDepFlow);
+  EXPECT_TRUE(edge(0, 1)->semaphore);
+  EXPECT_EQ(edge(0, 1)->sem, 1);
+  ASSERT_NE(edge(1, 2), nullptr);
+  EXPECT_EQ(edge(1, 2)->kinds, kDepAnti);
+  ASSERT_NE(edge(2, 3), nullptr);
+  EXPECT_EQ(edge(2, 3)->kinds, kDepOutput);
+  EXPECT_FALSE(edge(2, 3)->semaphore);
+  EXPECT_EQ(dependency_name(kDepFlow | kDepOutput), "flow+output");
+  EXPECT_EQ(dependency_name(0), "order");
+}
+
+TEST(ProfileSuggestions, TinyInstructionsAndUnderusedPartitions) {
+  isa::Program p;
+  // 8 one-element copies: bound by the minimum initiation interval.
+  for (int i = 0; i < 8; ++i)
+    p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kFloat32, 128, 0, 1),
+                                                   sbuf(DType::kFloat32, 128, 64, 1)), {}, {}, 20));
+  // Large copies on 32 partitions on ScalarE.
+  for (int i = 0; i < 4; ++i)
+    p.instructions.push_back(make(scalar_q(), copy(sbuf(DType::kFloat32, 32, 4096, 8192),
+                                                   sbuf(DType::kFloat32, 32, 65536, 8192)), {}, {}, 30));
+  const auto run = run_timed(p);
+  const Analysis a = analyze(run->input());
+  const Suggestion* tiny = rule(a, "tiny_instructions");
+  ASSERT_NE(tiny, nullptr);
+  EXPECT_EQ(tiny->source, "k.s:20");
+  EXPECT_NE(tiny->title.find("8 tiny vector"), std::string::npos) << tiny->title;
+  const Suggestion* parts = rule(a, "partitions");
+  ASSERT_NE(parts, nullptr);
+  EXPECT_EQ(parts->source, "k.s:30");
+  EXPECT_NE(parts->title.find("32 of 128"), std::string::npos) << parts->title;
+  EXPECT_EQ(rule(a, "dma_wait"), nullptr);
+  // Per-source-line time sums the instructions' busy time.
+  double line20 = 0;
+  for (const auto& s : a.sources)
+    if (s.line == 20) line20 = s.busy_ns;
+  double sum = 0;
+  for (const auto& ip : a.cores[0].instructions)
+    if (ip.source && a.sources[ip.source].line == 20) sum += ip.occupied_until - ip.start;
+  EXPECT_NEAR(line20, sum, 1e-9);
+  EXPECT_GT(line20, 0);
+}
+
+TEST(ProfileSuggestions, SmallContiguousDmaRuns) {
+  isa::Program p;
+  // Each partition gathers 64 runs of 8 bf16 (16 B) spread 1 KiB apart in HBM.
+  isa::DmaCopy d;
+  d.dst = sbuf(DType::kBFloat16, 128, 0, 512);
+  d.src = pattern(isa::Memory::kHbm, DType::kBFloat16, 0, 128, 0, {{512, 64}, {1, 8}}, 8);
+  p.instructions.push_back(make(dma_q(0), d, {}, {}, 40));
+  const auto run = run_timed(p);
+  const Analysis a = analyze(run->input());
+  EXPECT_LT(a.cores[0].instructions[0].min_contiguous_bytes, 512);
+  const Suggestion* s = rule(a, "small_dma");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->source, "k.s:40");
+}
+
+TEST(ProfileSuggestions, PowerRampThrottling) {
+  isa::Program p;
+  for (int i = 0; i < 4; ++i)
+    p.instructions.push_back(make(tensor_q(), matmul(128, 128, 512, 0, 1024), {}, {}, 50));
+  const auto run = run_timed(p, /*ramp=*/true);
+  ASSERT_GT(run->report.throttled_ns, 0);
+  const Analysis a = analyze(run->input());
+  EXPECT_DOUBLE_EQ(a.cores[0].metrics.throttled_ns, run->report.throttled_ns);
+  const Suggestion* s = rule(a, "power_ramp");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->source, "k.s:50");
+  // With the ramp off the rule stays silent.
+  const auto flat = run_timed(p, false);
+  EXPECT_EQ(rule(analyze(flat->input()), "power_ramp"), nullptr);
+}
+
+TEST(ProfileAnalysis, SeveralCoresAreProfiledSideBySide) {
+  const auto r0 = run_timed(two_loads_then_matmul());
+  const auto r1 = run_timed(two_loads_then_matmul());
+  ProfileInput in{&r0->chip, {{0, &r0->program, &r0->result, &r0->report},
+                              {3, &r1->program, &r1->result, &r1->report}}, "two"};
+  const Analysis a = analyze(in);
+  ASSERT_EQ(a.cores.size(), 2u);
+  EXPECT_EQ(a.cores[1].core, 3);
+  EXPECT_DOUBLE_EQ(a.cores[0].metrics.mfu_percent, a.cores[1].metrics.mfu_percent);
+  // Source lines are shared: each line counts both cores' instructions.
+  for (const auto& s : a.sources)
+    if (s.line == 12) {
+      EXPECT_EQ(s.instructions, 2u);
+    }
+}
+
+TEST(ProfileAnalysis, RejectsRunsWithoutTimes) {
+  const auto r = run_timed(two_loads_then_matmul());
+  sim::RunResult empty;
+  ProfileInput in{&r->chip, {{0, &r->program, &empty, nullptr}}, ""};
+  EXPECT_THROW(analyze(in), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trnsim::profile

@@ -1,0 +1,131 @@
+// Chrome trace JSON: parsed back with nlohmann_json, required fields, per-track monotonic
+// timestamps, paired flows, metadata names and counters.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "profile/tests/helpers.h"
+#include "sim/asm_runner.h"
+
+namespace trnsim::profile {
+namespace {
+
+using nlohmann::json;
+
+struct AsmRun {
+  arch::ChipConfig chip = arch::load_preset("trn3");
+  sim::AsmRunOutcome outcome;
+};
+std::unique_ptr<AsmRun> run_matmul_example() {
+  auto r = std::make_unique<AsmRun>();
+  sim::AsmRunRequest req;
+  req.asm_path = testing::source_dir() + "/examples/asm/matmul_256_bf16.s";
+  req.inits.push_back({"a_t", sim::TensorInit::Kind::kRandom, "", {}, 1});
+  req.inits.push_back({"b", sim::TensorInit::Kind::kRandom, "", {}, 2});
+  req.timed = true;
+  r->outcome = sim::run_asm(req);
+  return r;
+}
+
+void check_trace(const json& trace, std::size_t expected_slices, std::set<int> pids) {
+  ASSERT_TRUE(trace.contains("traceEvents"));
+  const json& events = trace["traceEvents"];
+  ASSERT_TRUE(events.is_array());
+  std::map<std::pair<int, int>, double> last_ts;
+  std::map<std::pair<int, int>, std::string> names;
+  std::map<std::uint64_t, int> starts, finishes;
+  std::size_t slices = 0, counters = 0;
+  std::set<int> seen_pids;
+  for (const json& e : events) {
+    ASSERT_TRUE(e.contains("ph")) << e.dump();
+    const std::string ph = e["ph"];
+    ASSERT_TRUE(e.contains("pid")) << e.dump();
+    const int pid = e["pid"];
+    if (ph == "M") {
+      if (e["name"] == "thread_name") names[{pid, e["tid"].get<int>()}] = e["args"]["name"];
+      continue;
+    }
+    ASSERT_TRUE(e.contains("ts")) << e.dump();
+    const double ts = e["ts"];
+    if (ph == "C") {
+      ++counters;
+      ASSERT_TRUE(e["args"].is_object());
+      continue;
+    }
+    ASSERT_TRUE(e.contains("tid")) << e.dump();
+    const int tid = e["tid"];
+    seen_pids.insert(pid);
+    auto key = std::make_pair(pid, tid);
+    if (last_ts.count(key)) {
+      EXPECT_GE(ts, last_ts[key]) << "track " << pid << "/" << tid << " goes back";
+    }
+    last_ts[key] = ts;
+    if (ph == "X") {
+      ++slices;
+      for (const char* f : {"name", "dur", "args"}) EXPECT_TRUE(e.contains(f)) << f << " in " << e.dump();
+      EXPECT_GE(e["dur"].get<double>(), 0);
+      const json& args = e["args"];
+      for (const char* f : {"op", "operands", "dtype", "bytes", "flops", "stall_ns"})
+        EXPECT_TRUE(args.contains(f)) << f << " in " << e.dump();
+    } else if (ph == "s") {
+      ++starts[e["id"].get<std::uint64_t>()];
+    } else if (ph == "f") {
+      ++finishes[e["id"].get<std::uint64_t>()];
+      EXPECT_EQ(e["bp"], "e");
+    } else {
+      ADD_FAILURE() << "unexpected phase " << ph;
+    }
+  }
+  EXPECT_EQ(slices, expected_slices);
+  EXPECT_GT(counters, 0u);
+  EXPECT_EQ(seen_pids, pids);
+  EXPECT_FALSE(starts.empty());
+  EXPECT_EQ(starts.size(), finishes.size());
+  for (const auto& [id, n] : starts) {
+    EXPECT_EQ(n, 1) << "flow " << id;
+    EXPECT_EQ(finishes[id], 1) << "flow " << id << " has no finish";
+  }
+  // Every track used has a name.
+  for (const auto& [key, ts] : last_ts) EXPECT_TRUE(names.count(key)) << key.first << "/" << key.second;
+}
+
+TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
+  const auto r = run_matmul_example();
+  ProfileInput in{&r->chip, {{0, &r->outcome.program, &r->outcome.result, &*r->outcome.timing}}, "matmul"};
+  std::stringstream out;
+  write_chrome_trace(in, out);
+  const json trace = json::parse(out.str());
+  check_trace(trace, 12, {0});
+  // Track names: tensor, vector, dma.0, dma.1, dma.2.
+  std::set<std::string> names;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "M" && e["name"] == "thread_name") names.insert(e["args"]["name"].get<std::string>());
+  EXPECT_EQ(names, (std::set<std::string>{"tensor", "vector", "dma.0", "dma.1", "dma.2"}));
+  // The first matmul waits for the 4 loads: its slice says what it waited on and carries
+  // its source line.
+  bool found = false;
+  for (const json& e : trace["traceEvents"])
+    if (e["ph"] == "X" && e["args"]["index"] == 4) {
+      found = true;
+      EXPECT_EQ(e["args"]["waits"], "s1>=4");
+      EXPECT_GT(e["args"]["stall_ns"].get<double>(), 0);
+      EXPECT_NE(e["args"]["source"].get<std::string>().find("matmul_256_bf16.s:"), std::string::npos);
+      EXPECT_EQ(e["args"]["flops"].get<double>(), 2.0 * 128 * 128 * 256);
+    }
+  EXPECT_TRUE(found);
+}
+
+TEST(ProfileTrace, OneProcessPerCore) {
+  const auto r = run_matmul_example();
+  const auto& o = r->outcome;
+  ProfileInput in{&r->chip, {{0, &o.program, &o.result, &*o.timing}, {5, &o.program, &o.result, &*o.timing}}, "2"};
+  std::stringstream out;
+  write_chrome_trace(in, out);
+  check_trace(json::parse(out.str()), 24, {0, 5});
+}
+
+}  // namespace
+}  // namespace trnsim::profile
