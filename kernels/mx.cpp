@@ -171,6 +171,12 @@ std::vector<Tensor> mx_dequantize(std::span<const Tensor> in) {
 // matmul_mx
 
 std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions& o) {
+  const arch::ChipConfig& chip = nl::chip();
+  if (!chip.tensor.has_mx)
+    throw kernel::KernelError({__FILE__, static_cast<std::uint32_t>(__LINE__), 0},
+                              fmt::format("matmul_mx needs the MX tensor engine (nc_matmul_mx, x4-packed "
+                                          "types), which NeuronCore-v4 (trn3) has; {} is {}",
+                                          chip.name, arch::core_name(chip.generation)));
   if (in.size() != 4)
     throw kernel::KernelError({}, "matmul_mx takes a data [K/4, M], a scales [K/32, M], b data [K/4, N], "
                                   "b scales [K/32, N]");
@@ -227,10 +233,24 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
   for (std::int64_t m0 = 0; m0 < m_total; m0 += block_rows) {
     const std::int64_t rows = std::min(block_rows, m_total - m0);
     const std::int64_t m_tiles = ceil_div(rows, tile_m);
+    // The stationary scales serve every block of the row band.
+    const Tensor sa_block = o.hoist_a_scales ? load_scales(as, m0, rows, "a_scales") : Tensor();
+    // So does the stationary data when the band (all K steps) fits the budget: it is then
+    // loaded once instead of once per block (K x M bytes in all instead of N / block_cols
+    // times that).
+    const bool hoist_a = static_cast<std::int64_t>(numerics::storage_bytes(a.dtype())) * k_tiles * rows <=
+                         o.a_band_budget_bytes;
+    std::vector<Tensor> a_band;
+    if (hoist_a)
+      for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
+        const std::int64_t k0 = kt * tile_k, ks = std::min(tile_k, k4 - k0);
+        a_band.push_back(nl::ndarray({ks, rows}, a.dtype(), nl::sbuf, "a_band"));
+        nisa::dma_copy(a_band.back(), a(nl::ds(k0, ks), nl::ds(m0, rows)), {.name = "load a"});
+      }
     for (std::int64_t n0 = 0; n0 < n_total; n0 += block_cols) {
       const std::int64_t cols = std::min(block_cols, n_total - n0);
       const std::int64_t n_tiles = ceil_div(cols, tile_n);
-      const Tensor sa = load_scales(as, m0, rows, "a_scales");
+      const Tensor sa = o.hoist_a_scales ? sa_block : load_scales(as, m0, rows, "a_scales");
       const Tensor sb = load_scales(bs, n0, cols, "b_scales");
       std::vector<Tensor> acc;
       for (std::int64_t i = 0; i < m_tiles; ++i)
@@ -239,9 +259,9 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
                                     DType::kFloat32, nl::psum, "acc"));
       for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
         const std::int64_t k0 = kt * tile_k, ks = std::min(tile_k, k4 - k0);
-        Tensor a_tile = nl::ndarray({ks, rows}, a.dtype(), nl::sbuf, "a_tile");
+        Tensor a_tile = hoist_a ? a_band[static_cast<std::size_t>(kt)] : nl::ndarray({ks, rows}, a.dtype(), nl::sbuf, "a_tile");
         Tensor b_tile = nl::ndarray({ks, cols}, b.dtype(), nl::sbuf, "b_tile");
-        nisa::dma_copy(a_tile, a(nl::ds(k0, ks), nl::ds(m0, rows)), {.name = "load a"});
+        if (!hoist_a) nisa::dma_copy(a_tile, a(nl::ds(k0, ks), nl::ds(m0, rows)), {.name = "load a"});
         nisa::dma_copy(b_tile, b(nl::ds(k0, ks), nl::ds(n0, cols)), {.name = "load b"});
         for (std::int64_t i = 0; i < m_tiles; ++i) {
           const std::int64_t ms = std::min(tile_m, rows - i * tile_m);
@@ -399,7 +419,9 @@ void add_mx_operand(Problem& p, const char* name, DType packed, std::int64_t k, 
 
 }  // namespace
 
-Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType packed, DType out) {
+Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType packed,
+                               const MatmulMxOptions& options) {
+  const DType out = options.out_dtype;
   if (m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("matmul_mx: shape values must be positive");
   if (!numerics::is_mx_packed(packed))
     throw std::invalid_argument("matmul_mx takes float8_e4m3fn_x4, float8_e5m2_x4 or float4_e2m1fn_x4");
@@ -409,7 +431,7 @@ Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, D
     throw std::invalid_argument("matmul_mx writes float32 or bfloat16");
   Problem p;
   p.label = fmt::format("matmul_mx {}x{}x{} {} -> {}", m, n, k, numerics::name(packed), numerics::name(out));
-  p.fn = [out](std::span<const Tensor> in) { return matmul_mx(in, {.out_dtype = out}); };
+  p.fn = [options](std::span<const Tensor> in) { return matmul_mx(in, options); };
   add_mx_operand(p, "a", packed, k, m, 51);
   add_mx_operand(p, "b", packed, k, n, 52);
   p.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
@@ -470,7 +492,7 @@ const bool registered_mm = register_kernel(
      {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4, DType::kFloat4E2M1x4},
      [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
        require_dims(s, 3, "MxNxK");
-       return make_matmul_mx_problem(s[0], s[1], s[2], d, DType::kBFloat16);
+       return make_matmul_mx_problem(s[0], s[1], s[2], d, {.out_dtype = DType::kBFloat16});
      }});
 
 }  // namespace

@@ -41,6 +41,10 @@ struct MatmulMxOptions {
   DType out_dtype = DType::kBFloat16;  // or kFloat32
   int block_m = 4;  // output tiles of 128 rows per block
   int block_n = 2;  // output tiles of 512 columns per block (block_m * block_n <= 8 banks)
+  bool hoist_a_scales = true;  // load the stationary scales once per row band of blocks
+  // Keep the stationary data of a whole row band (all of K) in SBUF when it takes at most
+  // this many bytes per partition (64 KiB: K = 8192 with 512-row bands of MXFP8).
+  std::int64_t a_band_budget_bytes = 64 * 1024;
 };
 // c[M, N] = a_t[K, M]^T @ b[K, N] with both operands MX: inputs {a data [K/4, M], a scales
 // [K/32, M], b data [K/4, N], b scales [K/32, N]} (fp8_e4m3_x4, fp8_e5m2_x4 or fp4_e2m1_x4;
@@ -56,6 +60,7 @@ struct HostMx {
 HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t rows, std::int64_t cols);
 
 // Problems with a choice the registry's (shape, dtype) does not carry.
-Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType packed, DType out);
+Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType packed,
+                               const MatmulMxOptions& options = {});
 
 }  // namespace trnsim::kernels

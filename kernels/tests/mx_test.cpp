@@ -101,9 +101,11 @@ TEST(MxDequantize, SpecialScaleCodes) {
     }
 }
 
-ProblemReport run_mm(std::int64_t m, std::int64_t n, std::int64_t k, DType packed, DType out) {
+ProblemReport run_mm(std::int64_t m, std::int64_t n, std::int64_t k, DType packed, DType out,
+                     MatmulMxOptions o = {}) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  return run_problem(make_matmul_mx_problem(m, n, k, packed, out), chip);
+  o.out_dtype = out;
+  return run_problem(make_matmul_mx_problem(m, n, k, packed, o), chip);
 }
 
 TEST(MxMatmul, Fp8E4M3FullTilesFp32Out) { expect_correct(run_mm(256, 1024, 1024, DType::kFloat8E4M3x4, DType::kFloat32)); }
@@ -114,6 +116,13 @@ TEST(MxMatmul, Fp4RaggedShapes) {
   // M, N ragged; K = 384 is one 96-partition step; K = 640 a full step plus a 32-partition one.
   expect_correct(run_mm(130, 700, 384, DType::kFloat4E2M1x4, DType::kFloat32));
   expect_correct(run_mm(2, 1, 640, DType::kFloat4E2M1x4, DType::kBFloat16));
+}
+
+TEST(MxMatmul, PerStepLoadsAndSmallBlocks) {
+  // The stationary band not kept in SBUF (loaded per K step), scales per block, 1 x 1 blocks.
+  expect_correct(run_mm(300, 600, 1024, DType::kFloat8E4M3x4, DType::kFloat32,
+                        {.block_m = 1, .block_n = 1, .hoist_a_scales = false, .a_band_budget_bytes = 0}));
+  expect_correct(run_mm(256, 1100, 640, DType::kFloat8E5M2x4, DType::kBFloat16, {.a_band_budget_bytes = 0}));
 }
 
 TEST(MxMatmul, RegistryProblemAndCheckCanFail) {
@@ -129,7 +138,7 @@ TEST(MxMatmul, RegistryProblemAndCheckCanFail) {
 
 TEST(MxMatmul, Trn2HasNoMxMatmul) {
   const arch::ChipConfig chip = arch::load_preset("trn2");
-  const Problem p = make_matmul_mx_problem(128, 512, 512, DType::kFloat8E4M3x4, DType::kFloat32);
+  const Problem p = make_matmul_mx_problem(128, 512, 512, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32});
   std::vector<kernel::TensorSpec> specs;
   for (const auto& t : p.inputs) specs.push_back(t.spec());
   try {
@@ -138,15 +147,15 @@ TEST(MxMatmul, Trn2HasNoMxMatmul) {
   } catch (const kernel::KernelError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("mx.cpp"), std::string::npos) << what;  // names the kernel line
-    EXPECT_TRUE(what.find("MX") != std::string::npos || what.find("x4") != std::string::npos ||
-                what.find("mx") != std::string::npos)
-        << what;
+    EXPECT_NE(what.find("nc_matmul_mx"), std::string::npos) << what;
+    EXPECT_NE(what.find("NeuronCore-v4"), std::string::npos) << what;
+    EXPECT_NE(what.find("NeuronCore-v3"), std::string::npos) << what;
   }
 }
 
 TEST(MxMatmul, RejectsBadShapes) {
-  EXPECT_THROW(make_matmul_mx_problem(128, 128, 100, DType::kFloat8E4M3x4, DType::kFloat32), std::invalid_argument);
-  EXPECT_THROW(make_matmul_mx_problem(127, 128, 128, DType::kFloat8E4M3x4, DType::kFloat32), std::invalid_argument);
+  EXPECT_THROW(make_matmul_mx_problem(128, 128, 100, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32}), std::invalid_argument);
+  EXPECT_THROW(make_matmul_mx_problem(127, 128, 128, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32}), std::invalid_argument);
 }
 
 }  // namespace
