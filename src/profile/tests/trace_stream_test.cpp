@@ -121,11 +121,16 @@ TEST(ProfileTraceStream, ExplorerReportOfAHundredThousandInstructions) {
               s->program.instructions.size(), std::chrono::duration<double>(t1 - t0).count(),
               static_cast<double>(html.size()) / 1e6, std::chrono::duration<double>(t2 - t1).count());
   RecordProperty("report_bytes", std::to_string(html.size()));
-  // Every matmul waited on its load for 0 ns (it started when the load ended): the stall
-  // attribution sees the releases, but no gap.
+  // Matmul k starts at 100k + 90 when load k ends; TensorE was free from 100(k-1) + 140:
+  // a 50 ns stall released by the load on dma.0. The copy starts as TensorE's signal fires,
+  // 10 ns after its queue became free.
   const CoreProfile& c = a.cores[0];
   EXPECT_EQ(c.instructions[4].released_by, 3);
-  EXPECT_EQ(c.instructions[4].stall_ns, 0);
+  EXPECT_NEAR(c.instructions[4].stall_ns, 50, 1e-9);
+  EXPECT_EQ(c.instructions[4].cause, StallCause::kDma);
+  EXPECT_EQ(c.instructions[5].released_by, 4);
+  EXPECT_NEAR(c.instructions[5].stall_ns, 70, 1e-9);
+  EXPECT_EQ(c.instructions[5].cause, StallCause::kEngine);
   EXPECT_NE(html.find("data-tracks=\"3\""), std::string::npos);
 }
 
