@@ -303,9 +303,12 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
   // engine then moves its share after the shares queued on it before (all queues).
   const Duration ready = start + job.fixed_latency_ns;
   Duration done = ready;
-  const auto share = [&](std::uint32_t s) {
-    return timing::even_dma_share(job.bytes, job.descriptors, job.hbm_sides, job.engines_used, s);
-  };
+  if (job.engines_used == 0) {
+    dma_bytes_ += job.bytes;
+    return {job.fixed_latency_ns, job.fixed_latency_ns};
+  }
+  const timing::DmaSplit split(job.bytes, job.descriptors, job.hbm_sides, job.engines_used);
+  const auto share = [&](std::uint32_t s) { return split.share(s); };
   for (std::uint32_t s = 0; s < job.engines_used;) {
     const timing::DmaEngineWork work = share(s);
     if (work.bytes == 0) {
@@ -344,9 +347,9 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
       dma_engine_free_at_[e] = begin + share_ns;
       dma_engines_[e].busy_ns += share_ns;
       dma_engines_[e].bytes += work.bytes;
-      hbm_bytes_ += work.hbm_bytes;
-      hbm_limited_ns_ += share_ns - own_ns;
     }
+    hbm_bytes_ += group * work.hbm_bytes;
+    if (share_ns > own_ns) hbm_limited_ns_ += static_cast<double>(group) * (share_ns - own_ns);
     done = std::max(done, begin + share_ns);
     s += group;
   }

@@ -387,10 +387,8 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan) const {
   const std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
   plan.descriptors = descriptors;
   plan.hbm_sides = hbm_sides;
-  for (std::uint32_t e = 0; e < used; ++e) {
-    const DmaEngineWork w = even_dma_share(bytes, descriptors, hbm_sides, used, e);
-    plan.engines.push_back(w);
-  }
+  const DmaSplit split(bytes, descriptors, hbm_sides, used);
+  for (std::uint32_t e = 0; e < used; ++e) plan.engines.push_back(split.share(e));
 }
 
 }  // namespace trnsim::timing

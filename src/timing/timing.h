@@ -53,18 +53,24 @@ struct DmaEngineWork {
   std::uint64_t hbm_bytes = 0;     // bytes of this share that cross HBM (read + write)
 };
 
-// Share `engine` of `used` engines of a transfer of `bytes` in `descriptors` buffers, each
-// byte crossing HBM `hbm_sides` times: an even split, remainders to the first engines.
-inline DmaEngineWork even_dma_share(std::uint64_t bytes, std::uint64_t descriptors,
-                                    std::uint64_t hbm_sides, std::uint32_t used,
-                                    std::uint32_t engine) {
-  DmaEngineWork w;
-  w.engine = engine;
-  w.bytes = bytes / used + (engine < bytes % used ? 1 : 0);
-  w.descriptors = descriptors / used + (engine < descriptors % used ? 1 : 0);
-  w.hbm_bytes = w.bytes * hbm_sides;
-  return w;
-}
+// A transfer of `bytes` in `descriptors` buffers split evenly over `used` engines, the
+// remainders to the first engines; each byte crosses HBM `hbm_sides` times. The divisions
+// are done once, so share(e) is cheap.
+struct DmaSplit {
+  DmaSplit(std::uint64_t bytes, std::uint64_t descriptors, std::uint64_t hbm_sides,
+           std::uint32_t used)
+      : bytes_base(bytes / used), bytes_rem(bytes % used), descriptors_base(descriptors / used),
+        descriptors_rem(descriptors % used), sides(hbm_sides) {}
+  DmaEngineWork share(std::uint32_t engine) const {
+    DmaEngineWork w;
+    w.engine = engine;
+    w.bytes = bytes_base + (engine < bytes_rem ? 1 : 0);
+    w.descriptors = descriptors_base + (engine < descriptors_rem ? 1 : 0);
+    w.hbm_bytes = w.bytes * sides;
+    return w;
+  }
+  std::uint64_t bytes_base, bytes_rem, descriptors_base, descriptors_rem, sides;
+};
 
 struct DmaPlan {
   std::vector<DmaEngineWork> engines;
@@ -75,8 +81,8 @@ struct DmaPlan {
   double engine_time_ns(const DmaEngineWork& w) const;
   double engine_bytes_per_ns = 0;
   double per_descriptor_ns = 0;
-  // The split's inputs (engines[e] == even_dma_share(total_bytes, descriptors, hbm_sides,
-  // engines.size(), e)).
+  // The split's inputs: engines[e] == DmaSplit(total_bytes, descriptors, hbm_sides,
+  // engines.size()).share(e).
   std::uint64_t descriptors = 0;
   std::uint64_t hbm_sides = 0;
 };
