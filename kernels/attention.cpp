@@ -145,32 +145,46 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
       }
       neg_max = new_neg_max;
 
-      // P^T by 128-key chunks on the tensor engine, then P V accumulated in one PSUM bank.
+      // P^T by 128-key chunks: on the tensor engine (grouped into one PSUM tile per bank,
+      // one PSUM -> SBUF copy per group), or for every dma_transpose_period-th chunk by a
+      // DMA transpose SBUF -> SBUF. Then P V accumulated over the block in one PSUM bank.
       Tensor pv = nl::ndarray({r, d}, DType::kFloat32, nl::psum, "pv");
       const std::int64_t chunks = ceil_div(w, pmax);
-      for (std::int64_t g0 = 0; g0 < chunks; g0 += group) {
-        const std::int64_t gn = std::min(group, chunks - g0);
+      std::vector<Tensor> pt_of(static_cast<std::size_t>(chunks));
+      std::vector<std::int64_t> on_tensor;
+      for (std::int64_t c = 0; c < chunks; ++c) {
+        const std::int64_t k0 = c * pmax, kw = std::min(pmax, w - k0);
+        if (o.dma_transpose_period > 0 && c % o.dma_transpose_period == o.dma_transpose_period - 1) {
+          Tensor t = nl::ndarray({kw, r}, DType::kBFloat16, nl::sbuf, "pt_dma");
+          nisa::dma_transpose(t, p(nl::all, nl::ds(k0, kw)));
+          pt_of[static_cast<std::size_t>(c)] = t;
+        } else {
+          on_tensor.push_back(c);
+        }
+      }
+      const auto n_tensor = static_cast<std::int64_t>(on_tensor.size());
+      for (std::int64_t g0 = 0; g0 < n_tensor; g0 += group) {
+        const std::int64_t gn = std::min(group, n_tensor - g0);
         Tensor pt_ps = nl::ndarray({pmax, gn * r}, DType::kBFloat16, nl::psum, "pt_ps");
         Tensor pt = nl::ndarray({pmax, gn * r}, DType::kBFloat16, nl::sbuf, "pt");
         std::int64_t full = 0;  // chunks of 128 keys in this group (a ragged one comes last)
-        for (std::int64_t c = 0; c < gn; ++c) {
-          const std::int64_t k0 = (g0 + c) * pmax, kw = std::min(pmax, w - k0);
-          nisa::nc_transpose(pt_ps(nl::ds(0, kw), nl::ds(c * r, r)), p(nl::all, nl::ds(k0, kw)),
+        for (std::int64_t i = 0; i < gn; ++i) {
+          const std::int64_t c = on_tensor[static_cast<std::size_t>(g0 + i)];
+          const std::int64_t k0 = c * pmax, kw = std::min(pmax, w - k0);
+          nisa::nc_transpose(pt_ps(nl::ds(0, kw), nl::ds(i * r, r)), p(nl::all, nl::ds(k0, kw)),
                              {.engine = isa::Engine::kTensor});
+          pt_of[static_cast<std::size_t>(c)] = pt(nl::ds(0, kw), nl::ds(i * r, r));
           if (kw == pmax) ++full;
         }
         if (full > 0) nisa::tensor_copy(pt(nl::all, nl::ds(0, full * r)), pt_ps(nl::all, nl::ds(0, full * r)));
         if (full < gn) {
-          const std::int64_t kw = w - (g0 + full) * pmax;
+          const std::int64_t kw = pt_of[static_cast<std::size_t>(on_tensor[static_cast<std::size_t>(g0 + full)])].dim(0);
           nisa::tensor_copy(pt(nl::ds(0, kw), nl::ds(full * r, r)), pt_ps(nl::ds(0, kw), nl::ds(full * r, r)));
         }
-        for (std::int64_t c = 0; c < gn; ++c) {
-          const std::int64_t k0 = (g0 + c) * pmax, kw = std::min(pmax, w - k0);
-          nisa::nc_matmul(pv, pt(nl::ds(0, kw), nl::ds(c * r, r)),
-                          v_chunk[static_cast<std::size_t>((b0 + k0) / pmax)],
-                          {.accumulate = g0 + c > 0});
-        }
       }
+      for (std::int64_t c = 0; c < chunks; ++c)
+        nisa::nc_matmul(pv, pt_of[static_cast<std::size_t>(c)],
+                        v_chunk[static_cast<std::size_t>((b0 + c * pmax) / pmax)], {.accumulate = c > 0});
       Tensor new_acc = nl::ndarray({r, d}, DType::kFloat32, nl::sbuf, "acc");
       if (first) {
         nisa::tensor_copy(new_acc, pv);
@@ -230,15 +244,17 @@ ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, dou
   };
 }
 
-Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool causal, DType out_dtype) {
+Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool causal, DType out_dtype,
+                       int dma_transpose_period = AttentionOptions{}.dma_transpose_period) {
   require_dims(shape, 2, "SxD");
   const std::int64_t s = shape[0], d = shape[1];
   if (d > 128) throw std::invalid_argument(fmt::format("attention: head dim {} exceeds 128", d));
   if (dtype != DType::kBFloat16) throw std::invalid_argument("attention takes bfloat16 inputs");
   Problem p;
-  p.label = fmt::format("attention{} {}x{} {}", causal ? "_causal" : "", s, d, numerics::name(dtype));
-  p.fn = [causal, out_dtype](std::span<const Tensor> in) {
-    return attention(in, {.causal = causal, .out_dtype = out_dtype});
+  p.label = fmt::format("attention{}{} {}x{} {}", causal ? "_causal" : "", dma_transpose_period == 0 ? " (PE transposes)" : "",
+                        s, d, numerics::name(dtype));
+  p.fn = [causal, out_dtype, dma_transpose_period](std::span<const Tensor> in) {
+    return attention(in, {.causal = causal, .out_dtype = out_dtype, .dma_transpose_period = dma_transpose_period});
   };
   // Queries in [-3, 3) make the softmax peaked enough (score std ~1.2) that a wrong mask,
   // max or rescale shows far above the tolerance.
@@ -279,6 +295,14 @@ const bool registered_attention_causal = register_kernel(
      "SxD", {4096, 128}, DType::kBFloat16, {DType::kBFloat16},
      [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
        return make_attention(shape, dtype, true, DType::kBFloat16);
+     }});
+
+const bool registered_attention_pe = register_kernel(
+    {"attention_pe",
+     "flash-attention forward as 'attention' with every P^T transpose on the tensor engine (no DMA transposes)",
+     "SxD", {4096, 128}, DType::kBFloat16, {DType::kBFloat16},
+     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
+       return make_attention(shape, dtype, false, DType::kBFloat16, 0);
      }});
 
 const bool registered_attention_fp32_out = register_kernel(

@@ -21,8 +21,12 @@ struct AttentionOptions {
   DType out_dtype = DType::kBFloat16;
   float scale = 0.0f;        // 0 = 1 / sqrt(D)
   // Keys per online-softmax step: one PSUM score block of 128 x kv_block fp32, one max and
-  // one rescale per step. A multiple of 128, at most 2048 (4 of the 8 PSUM banks).
-  int kv_block = 2048;
+  // one rescale per step (512 measures best: small enough for several blocks in flight). A multiple of 128, at most 2048 (4 of the 8 PSUM banks).
+  int kv_block = 512;
+  // 0: every P^T chunk is transposed on the tensor engine. n > 0: every n-th 128-key chunk
+  // is transposed by the DMA engines instead (dma_transpose SBUF -> SBUF), which the
+  // tensor, vector (no PSUM copy) and otherwise idle DMA queues share.
+  int dma_transpose_period = 2;
 };
 
 std::vector<kernel::Tensor> attention(std::span<const kernel::Tensor> in,

@@ -52,6 +52,19 @@ TEST(AttentionKernel, SeveralKeyBlocks) {
   }
 }
 
+TEST(AttentionKernel, TransposePaths) {
+  // All P^T chunks on the tensor engine, all by DMA, and every other one (the default).
+  expect_correct(run("attention_pe", "trn3", {384, 128}));
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  for (int period : {0, 1, 3}) {
+    Problem p = find_kernel("attention_causal")->make({520, 128}, DType::kBFloat16, chip);
+    p.fn = [period](std::span<const kernel::Tensor> in) {
+      return attention(in, {.causal = true, .dma_transpose_period = period});
+    };
+    expect_correct(run_problem(p, chip));
+  }
+}
+
 TEST(AttentionKernel, Fp32Output) { expect_correct(run("attention_f32out", "trn3", {256, 128})); }
 
 TEST(AttentionKernel, Trn2) {
