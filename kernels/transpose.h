@@ -11,8 +11,8 @@ namespace trnsim::kernels {
 
 using kernel::Tensor;
 
-// Tensor engine: 128x128 blocks through PSUM (nc_transpose), 512x512 super-blocks so that
-// loads and stores move 512 contiguous elements per partition.
+// Tensor engine: 128x128 blocks through PSUM (nc_transpose), 1024x1024 super-blocks so that
+// loads and stores move 1024 contiguous elements per partition.
 std::vector<Tensor> transpose_pe(std::span<const Tensor> in);
 // DMA engines: dma_transpose of [rows <= 2048, 128] HBM slabs into SBUF, then a plain store
 // (NeuronCore-v3+).
