@@ -43,7 +43,10 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
   const std::int64_t block_rows = o.block_m * tile_m, block_cols = o.block_n * tile_n;
   const std::int64_t k_tiles = ceil_div(k_total, tile_k);
 
-  for (std::int64_t m0 = 0; m0 < m_total; m0 += block_rows) {
+  // With a logical core of several physical cores (NKI kernel[n]), each program takes every
+  // n-th block of rows; they share the inputs and the output in HBM.
+  const std::int64_t programs = nl::num_programs(), program = nl::program_id();
+  for (std::int64_t m0 = program * block_rows; m0 < m_total; m0 += programs * block_rows) {
     const std::int64_t rows = std::min(block_rows, m_total - m0);
     const std::int64_t m_tiles = ceil_div(rows, tile_m);
     for (std::int64_t n0 = 0; n0 < n_total; n0 += block_cols) {

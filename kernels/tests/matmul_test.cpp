@@ -44,17 +44,18 @@ TEST(MatmulKernel, OtherGenerations) {
   expect_correct(run("trn1", {256, 512, 256}, DType::kBFloat16));
 }
 
-TEST(MatmulKernel, SchedulingBeatsProgramOrder) {
+TEST(MatmulKernel, DmaOverlapsComputeSoTheTensorEngineBounds) {
+  // Simulated time, not host time: the loads of the next K step run ahead on the DMA queues
+  // while the tensor engine works, so a 2048^3 BF16 matmul is tensor bound (issue #5 asks
+  // for >= 85% of peak at 4096^3; BENCHMARKS.md has that figure).
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  const Problem p = find_kernel("matmul")->make({512, 1024, 1024}, DType::kBFloat16, chip);
-  RunProblemOptions in_order;
-  in_order.compile.schedule = false;
-  in_order.functional = false;
-  RunProblemOptions scheduled;
-  scheduled.functional = false;
-  const ProblemReport a = run_problem(p, chip, in_order);
-  const ProblemReport b = run_problem(p, chip, scheduled);
-  EXPECT_LT(b.simulated_ns, a.simulated_ns) << format_report(a) << format_report(b);
+  const Problem p = find_kernel("matmul")->make({2048, 2048, 2048}, DType::kBFloat16, chip);
+  RunProblemOptions timing_only;
+  timing_only.functional = false;
+  const ProblemReport r = run_problem(p, chip, timing_only);
+  EXPECT_EQ(r.bound_queue, "tensor") << format_report(r);
+  EXPECT_GT(r.percent_of_peak(), 85.0) << format_report(r);
+  EXPECT_LE(r.percent_of_peak(), 100.0) << format_report(r);
 }
 
 TEST(MatmulKernel, DeterministicBitsAndTime) {
@@ -68,6 +69,30 @@ TEST(MatmulKernel, DeterministicBitsAndTime) {
 TEST(MatmulKernel, RejectsBadShapes) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   EXPECT_THROW(find_kernel("matmul")->make({128, 128}, DType::kBFloat16, chip), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace trnsim::kernels
+
+namespace trnsim::kernels {
+namespace {
+
+TEST(MatmulKernel, LogicalCoreOfTwoSplitsTheWorkAndAgrees) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  Problem p = find_kernel("matmul")->make({1024, 1024, 512}, DType::kBFloat16, chip);
+  const ProblemReport one = run_problem(p, chip);
+  p.lnc = 2;
+  const ProblemReport two = run_problem(p, chip);
+  ASSERT_TRUE(two.check && one.check);
+  EXPECT_TRUE(two.check->ok) << format_report(two);
+  EXPECT_EQ(two.launch.runs.size(), 2u);
+  EXPECT_EQ(one.launch.outputs[0].bytes, two.launch.outputs[0].bytes);
+  // Half the blocks per core: clearly faster, and no faster than perfect scaling.
+  EXPECT_LT(two.simulated_ns, 0.75 * one.simulated_ns) << format_report(one) << format_report(two);
+  EXPECT_GT(two.simulated_ns, 0.45 * one.simulated_ns);
+  // trn3 allows LNC 1 and 2 only.
+  p.lnc = 3;
+  EXPECT_THROW(run_problem(p, chip), kernel::KernelError);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "isa/asm.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
+#include "profile/profile.h"
 #include "sim/timing_model.h"
 
 namespace trnsim::cli {
@@ -27,6 +28,9 @@ struct RunArgs {
   std::string emit;  // ir | asm
   std::string emit_file;
   std::string json;
+  std::string profile;  // explorer report (HTML)
+  std::string trace;    // Chrome trace (JSON)
+  int lnc = 0;  // 0 = the problem's own
   bool timing_only = false, no_schedule = false, no_power_ramp = false, list = false;
 };
 
@@ -92,7 +96,8 @@ int run_command(const RunArgs& args) {
       throw std::invalid_argument(fmt::format("{} does not take {} inputs", info->name, numerics::name(*parsed)));
     dtype = *parsed;
   }
-  const kernels::Problem problem = info->make(shape, dtype, chip);
+  kernels::Problem problem = info->make(shape, dtype, chip);
+  if (args.lnc > 0) problem.lnc = args.lnc;
 
   kernels::RunProblemOptions options;
   options.functional = !args.timing_only;
@@ -116,14 +121,24 @@ int run_command(const RunArgs& args) {
     for (const auto& t : report.launch.timing) parts.push_back(sim::timing_report_json(t));
     write_text(args.json, fmt::format("[\n{}\n]\n", fmt::join(parts, ",\n")));
   }
+  if (!args.profile.empty() || !args.trace.empty()) {
+    profile::ProfileInput input;
+    input.chip = &chip;
+    input.title = report.label;
+    for (std::size_t p = 0; p < report.launch.runs.size(); ++p)
+      input.cores.push_back({static_cast<int>(p), &report.built.compiled.programs[p], &report.launch.runs[p],
+                             p < report.launch.timing.size() ? &report.launch.timing[p] : nullptr});
+    const profile::Analysis analysis = profile::write_profile(input, {args.profile, args.trace});
+    if (!args.profile.empty()) fmt::print("explorer report: {}\n", args.profile);
+    if (!args.trace.empty()) fmt::print("trace (Perfetto / chrome://tracing): {}\n", args.trace);
+    for (std::size_t i = 0; i < analysis.suggestions.size() && i < 5; ++i)
+      fmt::print("suggestion: {}: {}{}\n", analysis.suggestions[i].title, analysis.suggestions[i].detail,
+                 analysis.suggestions[i].source.empty() ? "" : " (" + analysis.suggestions[i].source + ")");
+  }
   return report.ok() ? 0 : 3;
 }
 
-}  // namespace
-
-void register_run_command(CLI::App& app) {
-  auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Build, run and check a library kernel on a simulated chip");
+void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
   cmd->add_option("kernel", args->kernel, "Library kernel (see --list)");
   cmd->add_option("--shape", args->shape, "Problem shape, e.g. 4096x4096x4096 (see --list)");
   cmd->add_option("--dtype", args->dtype, "Input data type (bf16, fp32, fp8_e4m3, mxfp8, ...)");
@@ -133,20 +148,41 @@ void register_run_command(CLI::App& app) {
       ->check(CLI::IsMember({"ir", "asm"}));
   cmd->add_option("--emit-file", args->emit_file, "Write the --emit output to FILE instead of stdout");
   cmd->add_option("--json", args->json, "Write the timing reports as JSON to FILE");
+  cmd->add_option("--lnc", args->lnc,
+                  "Logical core size: run the kernel on this many physical cores (NKI kernel[n])");
+  cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
   cmd->add_flag("--timing-only", args->timing_only, "Time the run without computing data (no check)");
   cmd->add_flag("--no-schedule", args->no_schedule, "Keep the kernel's program order on each queue");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");
   cmd->add_flag("--list", args->list, "List the library kernels");
-  cmd->callback([args] {
-    int code = 0;
-    try {
-      code = run_command(*args);
-    } catch (const std::exception& e) {
-      fmt::print(stderr, "trnsim run: error: {}\n", e.what());
-      throw CLI::RuntimeError(1);
-    }
-    if (code != 0) throw CLI::RuntimeError(code);
-  });
+}
+
+void run_callback(const std::shared_ptr<RunArgs>& args, const char* name) {
+  int code = 0;
+  try {
+    code = run_command(*args);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "trnsim {}: error: {}\n", name, e.what());
+    throw CLI::RuntimeError(1);
+  }
+  if (code != 0) throw CLI::RuntimeError(code);
+}
+
+}  // namespace
+
+void register_run_command(CLI::App& app) {
+  auto args = std::make_shared<RunArgs>();
+  CLI::App* cmd = app.add_subcommand("run", "Build, run and check a library kernel on a simulated chip");
+  add_run_options(cmd, args);
+  cmd->add_option("--profile", args->profile, "Write the explorer report (self-contained HTML) to FILE");
+  cmd->callback([args] { run_callback(args, "run"); });
+
+  auto pargs = std::make_shared<RunArgs>();
+  CLI::App* prof = app.add_subcommand(
+      "profile", "Run a library kernel and write the explorer report (docs/profiler.md)");
+  add_run_options(prof, pargs);
+  prof->add_option("-o,--output", pargs->profile, "Explorer report (HTML)")->required();
+  prof->callback([pargs] { run_callback(pargs, "profile"); });
 }
 
 }  // namespace trnsim::cli
