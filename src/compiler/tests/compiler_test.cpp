@@ -87,7 +87,7 @@ void check_matmul(const CompiledKernel& k, std::size_t kt, bool timed) {
   EXPECT_EQ(bad, 0u);
 }
 
-TEST(Compiler, SingleTileMatmulEndToEnd) {
+TEST(compiler, SingleTileMatmulEndToEnd) {
   MatmulKernel m(1);
   for (bool sched : {false, true}) {
     CompileOptions o;
@@ -106,7 +106,7 @@ TEST(Compiler, SingleTileMatmulEndToEnd) {
   }
 }
 
-TEST(Compiler, PsumAccumulationOverKTiles) {
+TEST(compiler, PsumAccumulationOverKTiles) {
   MatmulKernel m(4);
   const CompiledKernel k = compile(std::span(&m.b.ir(), 1), trn3());
   check_matmul(k, 4, true);
@@ -192,7 +192,7 @@ LoopRun run_loop(const LoopKernel& lk, CompileOptions o) {
   return lr;
 }
 
-TEST(Compiler, SchedulingOverlapsDmaWithCompute) {
+TEST(compiler, SchedulingOverlapsDmaWithCompute) {
   LoopKernel lk;
   CompileOptions in_order;
   in_order.schedule = false;
@@ -232,7 +232,7 @@ TEST(Compiler, SchedulingOverlapsDmaWithCompute) {
   EXPECT_GT(elementwise.size(), 1u);
 }
 
-TEST(Compiler, AllocationReusesAndRotates) {
+TEST(compiler, AllocationReusesAndRotates) {
   LoopKernel lk;
   const CompiledKernel k = compile(std::span(&lk.b.ir(), 1), trn3());
   std::uint64_t sum = 0;
@@ -251,7 +251,7 @@ TEST(Compiler, AllocationReusesAndRotates) {
 }
 
 // Tiles far larger in total than SBUF: 8 iterations of a 64 KiB-per-partition tile (4 fit).
-TEST(Compiler, ReuseOfDeadTilesIsHazardFree) {
+TEST(compiler, ReuseOfDeadTilesIsHazardFree) {
   IrBuilder b("reuse");
   constexpr int kIters = 8;
   constexpr std::uint32_t kF = 16384;  // fp32: 64 KiB per partition
@@ -284,7 +284,7 @@ TEST(Compiler, ReuseOfDeadTilesIsHazardFree) {
   EXPECT_EQ(bad, 0u);
 }
 
-TEST(Compiler, TileThatDoesNotFitNamesLiveTiles) {
+TEST(compiler, TileThatDoesNotFitNamesLiveTiles) {
   IrBuilder b("too_big");
   const StorageId t0 = b.tile("big0", Buffer::kSbuf, DType::kFloat32, 128, 25600, 3);  // 100 KiB
   const StorageId t1 = b.tile("big1", Buffer::kSbuf, DType::kFloat32, 128, 20480, 4);  // 80 KiB
@@ -303,6 +303,7 @@ TEST(Compiler, TileThatDoesNotFitNamesLiveTiles) {
     compile(std::span(&b.ir(), 1), trn3());
     FAIL() << "expected KernelError";
   } catch (const KernelError& e) {
+    std::printf("%s\n", e.what());
     EXPECT_EQ(e.where().line, 5u);
     const std::string what = e.what();
     EXPECT_NE(what.find("SBUF"), std::string::npos) << what;
@@ -317,7 +318,7 @@ TEST(Compiler, TileThatDoesNotFitNamesLiveTiles) {
   }
 }
 
-TEST(Compiler, OperandOutsideItsTileNamesTheLine) {
+TEST(compiler, OperandOutsideItsTileNamesTheLine) {
   IrBuilder b("oob");
   const StorageId in = b.hbm("in", DType::kFloat32, 128, 512, TensorRole::kInput);
   const StorageId t = b.tile("tile", Buffer::kSbuf, DType::kFloat32, 128, 256, 3);
@@ -349,7 +350,7 @@ TEST(Compiler, OperandOutsideItsTileNamesTheLine) {
       KernelError);
 }
 
-TEST(Compiler, IsaViolationNamesTheLine) {
+TEST(compiler, IsaViolationNamesTheLine) {
   IrBuilder b("bad_matmul");
   const StorageId a = b.tile("a", Buffer::kSbuf, DType::kBFloat16, 128, 128, 2);
   const StorageId m = b.tile("m", Buffer::kSbuf, DType::kBFloat16, 128, 1024, 3);
@@ -372,7 +373,7 @@ TEST(Compiler, IsaViolationNamesTheLine) {
 
 // a (DMA) -> b = copy(a) on vector -> c = copy(b) on scalar -> d = a * c on gpsimd -> store.
 // d depends on a and on c; the wait for a is implied by the wait for c and is not emitted.
-TEST(Compiler, TransitivelyImpliedWaitsAreDropped) {
+TEST(compiler, TransitivelyImpliedWaitsAreDropped) {
   IrBuilder b("chain");
   const StorageId in = b.hbm("in", DType::kFloat32, 128, 64, TensorRole::kInput);
   const StorageId out = b.hbm("out", DType::kFloat32, 128, 64, TensorRole::kOutput);
@@ -409,7 +410,7 @@ TEST(Compiler, TransitivelyImpliedWaitsAreDropped) {
   }
 }
 
-TEST(Compiler, Deterministic) {
+TEST(compiler, Deterministic) {
   LoopKernel lk;
   const CompiledKernel a = compile(std::span(&lk.b.ir(), 1), trn3());
   const CompiledKernel b = compile(std::span(&lk.b.ir(), 1), trn3());
@@ -418,7 +419,7 @@ TEST(Compiler, Deterministic) {
   for (std::size_t i = 0; i < a.hbm.size(); ++i) EXPECT_EQ(a.hbm[i].address, b.hbm[i].address);
 }
 
-TEST(Compiler, FixedOffsetIsHonoured) {
+TEST(compiler, FixedOffsetIsHonoured) {
   IrBuilder b("fixed");
   const StorageId in = b.hbm("in", DType::kFloat32, 128, 64, TensorRole::kInput);
   const StorageId t0 = b.tile("auto", Buffer::kSbuf, DType::kFloat32, 128, 64, 2);
@@ -435,7 +436,7 @@ TEST(Compiler, FixedOffsetIsHonoured) {
 
 // A 4096 x 4096 x 4096 BF16 matmul's instruction stream: 32 x 8 output tiles of [128, 512],
 // each accumulating 32 K tiles (fresh A and B tiles per step): ~25k instructions.
-TEST(Compiler, CompileTimeOfA25kInstructionKernel) {
+TEST(compiler, CompileTimeOfA25kInstructionKernel) {
   IrBuilder b("matmul4096");
   constexpr int kM = 32, kN = 8, kK = 32;
   const StorageId a_t = b.hbm("a_t", DType::kBFloat16, 4096, 4096, TensorRole::kInput);
@@ -468,7 +469,7 @@ TEST(Compiler, CompileTimeOfA25kInstructionKernel) {
   EXPECT_GT(k.stats.instructions, 20000u);
 }
 
-TEST(Compiler, LaunchProgramsMustAgreeOnSharedTensors) {
+TEST(compiler, LaunchProgramsMustAgreeOnSharedTensors) {
   std::vector<kernel::KernelIr> irs;
   for (int p = 0; p < 2; ++p) {
     IrBuilder b("lnc", p, 2);
@@ -486,7 +487,7 @@ TEST(Compiler, LaunchProgramsMustAgreeOnSharedTensors) {
 // Two programs: each loads its half of x, barriers, and stores. Shared tensors are placed
 // once; private ones per program; the barrier waits for the core's earlier work and the
 // instructions after it wait for the barrier.
-TEST(Compiler, TwoProgramsWithCoreBarrier) {
+TEST(compiler, TwoProgramsWithCoreBarrier) {
   std::vector<kernel::KernelIr> irs;
   for (int p = 0; p < 2; ++p) {
     IrBuilder b("lnc", p, 2);
