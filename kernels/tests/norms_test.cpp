@@ -32,6 +32,8 @@ TEST(NormRmsnorm, FullTilesBf16) { expect_correct(run_norm("rmsnorm", "trn3", {2
 TEST(NormRmsnorm, RaggedRowsAndColumns) {
   expect_correct(run_norm("rmsnorm", "trn3", {200, 700}, DType::kBFloat16));
   expect_correct(run_norm("rmsnorm", "trn3", {1, 4}, DType::kBFloat16));
+  // C = 6200: wide rows, not a multiple of 512.
+  expect_correct(run_norm("rmsnorm", "trn3", {130, 6200}, DType::kBFloat16));
 }
 
 TEST(NormRmsnorm, Fp32AndTrn2) {

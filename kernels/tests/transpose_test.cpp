@@ -29,6 +29,7 @@ TEST(TransposePe, SquareAndRaggedBf16) {
   expect_exact(run_t("transpose", "trn3", {512, 1024}, DType::kBFloat16));
   expect_exact(run_t("transpose", "trn3", {300, 700}, DType::kBFloat16));
   expect_exact(run_t("transpose", "trn3", {1, 129}, DType::kBFloat16));
+  expect_exact(run_t("transpose", "trn3", {1100, 1030}, DType::kBFloat16));  // several super-blocks
 }
 
 TEST(TransposePe, Fp32AndTrn2) {
