@@ -6,7 +6,7 @@
 //   e    *= inv                                    VectorE (in place), then one DMA out
 //
 // BF16 inputs keep e in BF16 so ScalarE and VectorE run their 16-bit paths; the row sums
-// are the fp32 values before the cast. The kernel is HBM-bound on trn2/trn3 for both
+// are fp32 (from the activation for FP32, a VectorE reduction of the BF16 values for BF16). The kernel is HBM-bound on trn2/trn3 for both
 // dtypes (ScalarE exp runs at >= 2x the rate HBM delivers rows).
 #include "kernels/softmax.h"
 
@@ -47,9 +47,17 @@ std::vector<Tensor> softmax(std::span<const Tensor> in, const SoftmaxOptions& o)
     nisa::tensor_reduce(neg_max, xt, isa::AluOp::kMaximum, {.axes = 1, .negate = true});
     Tensor e = nl::ndarray({parts, g, cols}, dt, nl::sbuf, "e");
     Tensor sums = nl::ndarray({parts, g}, DType::kFloat32, nl::sbuf, "sums");
-    for (std::int64_t j = 0; j < g; ++j)
-      nisa::activation(e(nl::all, j, nl::all), isa::ActivationFunc::kExp, xt(nl::all, j, nl::all),
-                       {.bias = neg_max(nl::all, nl::ds(j, 1)), .reduce_res = sums(nl::all, nl::ds(j, 1))});
+    // FP32: the activation sums its fp32 results. BF16: the exp writes BF16 only (an fp32
+    // accumulator output keeps ScalarE off its 16-bit path) and one VectorE reduction sums
+    // the BF16 values of all g rows in fp32, so the output is normalised by exactly the
+    // values it divides.
+    const bool wide = dt == DType::kBFloat16;
+    for (std::int64_t j = 0; j < g; ++j) {
+      nisa::ActivationOptions ao{.bias = neg_max(nl::all, nl::ds(j, 1))};
+      if (!wide) ao.reduce_res = sums(nl::all, nl::ds(j, 1));
+      nisa::activation(e(nl::all, j, nl::all), isa::ActivationFunc::kExp, xt(nl::all, j, nl::all), ao);
+    }
+    if (wide) nisa::tensor_reduce(sums, e, isa::AluOp::kAdd, {.axes = 1, .common = {.engine = isa::Engine::kVector}});
     Tensor inv = nl::ndarray({parts, g}, DType::kFloat32, nl::sbuf, "inv");
     nisa::reciprocal(inv, sums);
     for (std::int64_t j = 0; j < g; ++j)
