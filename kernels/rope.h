@@ -19,7 +19,7 @@ namespace trnsim::kernels {
 using numerics::DType;
 
 struct RopeOptions {
-  std::int64_t tile_elements = 4096;  // target elements of x per partition per tile
+  std::int64_t tile_elements = 2048;  // target elements of x per partition per tile
 };
 
 // Inputs: x [S, D], cos [S, D/2], sin [S, D/2]; D even. Returns out [S, D].
