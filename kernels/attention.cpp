@@ -94,7 +94,11 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
                         {.pattern = {{-1, static_cast<std::uint32_t>(pmax)}}, .offset = 0, .channel_multiplier = 1});
   }
 
-  for (std::int64_t q0 = 0; q0 < s; q0 += pmax) {
+  // Causal query tiles run longest first (tile i sees i + 1 key tiles), so the short ones
+  // fill the engines while the last long ones drain.
+  const std::int64_t q_tiles = ceil_div(s, pmax);
+  for (std::int64_t qi = 0; qi < q_tiles; ++qi) {
+    const std::int64_t q0 = (o.causal ? q_tiles - 1 - qi : qi) * pmax;
     const std::int64_t r = std::min(pmax, s - q0);
     Tensor q_tile = nl::ndarray({d, r}, q_t.dtype(), nl::sbuf, "q_tile");
     nisa::dma_copy(q_tile, q_t(nl::all, nl::ds(q0, r)));
