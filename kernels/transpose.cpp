@@ -38,6 +38,18 @@ std::vector<Tensor> transpose_pe(std::span<const Tensor> in) {
   const std::int64_t r_total = x.dim(0), c_total = x.dim(1);
   constexpr std::int64_t kBlock = 128, kGroup = 8, kSuper = kBlock * kGroup;
   Tensor out = nl::ndarray({c_total, r_total}, x.dtype(), nl::shared_hbm, "out");
+  // PSUM bands declared once and used round-robin (as many as PSUM holds, at most 8). Fresh
+  // band tiles per iteration would let the allocator rotate them, but the compiler at
+  // bc2bea4 then misses the WAR edge from a band's PSUM->SBUF copy to the first transpose
+  // into a later tile placed over it (a race the hazard check reports, e.g. at 1100x1030
+  // BF16); on one storage the edge is tracked (docs/kernels-norms-mx-conv.md).
+  const std::int64_t band_bytes = kSuper * static_cast<std::int64_t>(numerics::storage_bytes(x.dtype()));
+  const std::int64_t n_bands = std::clamp<std::int64_t>(
+      static_cast<std::int64_t>(nl::chip().psum.bytes_per_partition.value) / band_bytes, 1, 8);
+  std::vector<Tensor> bands;
+  for (std::int64_t b = 0; b < n_bands; ++b)
+    bands.push_back(nl::ndarray({kBlock, kSuper}, x.dtype(), nl::psum, "band"));
+  std::int64_t next_band = 0;
   for (std::int64_t r0 = 0; r0 < r_total; r0 += kSuper) {
     const std::int64_t rs = std::min(kSuper, r_total - r0);
     for (std::int64_t c0 = 0; c0 < c_total; c0 += kSuper) {
@@ -53,7 +65,7 @@ std::vector<Tensor> transpose_pe(std::span<const Tensor> in) {
       // One output band per 128 columns of x.
       for (std::int64_t j = 0; j * kBlock < cs; ++j) {
         const std::int64_t cp = std::min(kBlock, cs - j * kBlock);
-        Tensor band = nl::ndarray({cp, rs}, x.dtype(), nl::psum, "band");
+        const Tensor band = bands[static_cast<std::size_t>(next_band++ % n_bands)](nl::ds(0, cp), nl::ds(0, rs));
         for (std::size_t i = 0; i < strips.size(); ++i) {
           const std::int64_t rp = strips[i].dim(0);
           nisa::nc_transpose(band(nl::all, nl::ds(static_cast<std::int64_t>(i) * kBlock, rp)),
