@@ -136,6 +136,42 @@ TEST(MxMatmul, RegistryProblemAndCheckCanFail) {
   EXPECT_FALSE(check(wrong, r.launch.outputs).ok);
 }
 
+TEST(MxMatmul, ConsumesWhatMxQuantizeProduces) {
+  // The operands of a matmul problem rebuilt on the simulator: quantise each BF16 source
+  // Y [K/4, 4F] (Y[p, 4f + l] = X[4p + l, f]) with the mx_quantize kernel and feed its
+  // outputs to matmul_mx; the product must pass the problem's check.
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const std::int64_t m = 128, n = 512, k = 1024;
+  Problem mm = make_matmul_mx_problem(m, n, k, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32});
+  for (int op = 0; op < 2; ++op) {
+    const std::int64_t f = op == 0 ? m : n;
+    // Decoded operand values X [K, F] from the problem's inputs, laid out as Y.
+    const std::vector<float> e = mm.inputs[static_cast<std::size_t>(2 * op)].to_floats();
+    const std::vector<float> sc = mm.inputs[static_cast<std::size_t>(2 * op + 1)].to_floats();
+    std::vector<float> y(static_cast<std::size_t>(k * f));
+    for (std::int64_t p = 0; p < k / 4; ++p)
+      for (std::int64_t c = 0; c < f; ++c)
+        for (std::int64_t l = 0; l < 4; ++l) {
+          const std::size_t i = static_cast<std::size_t>((p * f + c) * 4 + l);
+          y[i] = std::ldexp(e[i], static_cast<int>(sc[static_cast<std::size_t>((p / 8) * f + c)]) - 127);
+        }
+    Problem q = find_kernel("mx_quantize")->make({k / 4, 4 * f}, DType::kFloat8E4M3x4, chip);
+    q.inputs[0] = runtime::HostTensor::from_floats("x", DType::kBFloat16, {k / 4, 4 * f}, y);
+    const ProblemReport qr = run_problem(q, chip);
+    expect_correct(qr);
+    ASSERT_EQ(qr.launch.outputs.size(), 2u);
+    // (Not the same bytes as the problem's inputs: a block whose largest element rounded up
+    // to the next power of two re-quantises with a scale one code higher.)
+    for (int t = 0; t < 2; ++t) {
+      runtime::HostTensor h = qr.launch.outputs[static_cast<std::size_t>(t)];
+      h.name = mm.inputs[static_cast<std::size_t>(2 * op + t)].name;
+      h.dtype = mm.inputs[static_cast<std::size_t>(2 * op + t)].dtype;
+      mm.inputs[static_cast<std::size_t>(2 * op + t)] = h;
+    }
+  }
+  expect_correct(run_problem(mm, chip));
+}
+
 TEST(MxMatmul, Trn2HasNoMxMatmul) {
   const arch::ChipConfig chip = arch::load_preset("trn2");
   const Problem p = make_matmul_mx_problem(128, 512, 512, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32});
