@@ -520,12 +520,15 @@ std::vector<Footprint> footprints(const isa::Instruction& phys, const isa::Instr
   return out;
 }
 
-// Predecessors of every instruction (IR indices, sorted, unique).
+// Predecessors of every instruction (IR indices, sorted, unique); `flow` gets the subset
+// that are read-after-write (the instruction reads what the predecessor wrote).
 std::vector<std::vector<std::uint32_t>> dependencies(const KernelIr& ir,
                                                      const std::vector<isa::Instruction>& phys,
-                                                     const Allocation& alloc) {
+                                                     const Allocation& alloc,
+                                                     std::vector<std::vector<std::uint32_t>>& flow) {
   const std::size_t n = ir.instructions.size();
   std::vector<std::vector<std::uint32_t>> preds(n);
+  flow.assign(n, {});
   std::vector<AccessLog> logs(ir.storages.size());
   std::vector<char> seeded(ir.storages.size(), 0);
   std::optional<std::uint32_t> last_barrier;
@@ -567,7 +570,16 @@ std::vector<std::vector<std::uint32_t>> dependencies(const KernelIr& ir,
       auto add = [&](const Access& a) {
         if (a.inst != idx) deps.push_back(a.inst);
       };
-      if (f.reads || f.writes) log.writes.for_overlapping(f.access, add);
+      if (f.reads) {
+        log.writes.for_overlapping(f.access, [&](const Access& a) {
+          if (a.inst != idx) {
+            deps.push_back(a.inst);
+            flow[i].push_back(a.inst);
+          }
+        });
+      } else if (f.writes) {
+        log.writes.for_overlapping(f.access, add);
+      }
       if (f.writes) log.reads.for_overlapping(f.access, add);
     }
     for (const Footprint& f : fps) {
@@ -582,6 +594,8 @@ std::vector<std::vector<std::uint32_t>> dependencies(const KernelIr& ir,
     }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    std::sort(flow[i].begin(), flow[i].end());
+    flow[i].erase(std::unique(flow[i].begin(), flow[i].end()), flow[i].end());
     if (is_barrier) {
       last_barrier = idx;
       since_barrier = i + 1;
@@ -598,8 +612,20 @@ struct SyncResult {
   std::size_t waits = 0, signals = 0, cross_edges = 0;
 };
 
+// True for queues whose instructions read their operands when they start and publish their
+// results only at completion, so a dependent instruction on the same queue must wait for
+// the producer's completion: the Vector, Scalar and GpSimd engines (the NKI cost model's
+// fixed overhead "on dependent chains"). The tensor engine accumulates into PSUM in its own
+// pipeline (back-to-back accumulating matmuls do not wait), and a DMA queue is occupied until
+// its transfer completes, so neither needs it.
+bool waits_for_own_results(int queue_key) {
+  const isa::Engine e = detail::queue_of_key(queue_key).engine;
+  return e == isa::Engine::kVector || e == isa::Engine::kScalar || e == isa::Engine::kGpSimd;
+}
+
 SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedResult& sched,
-                       const std::vector<std::vector<std::uint32_t>>& preds, int num_queues) {
+                       const std::vector<std::vector<std::uint32_t>>& preds,
+                       const std::vector<std::vector<std::uint32_t>>& flow, int num_queues) {
   const std::size_t n = phys.size();
   const auto nq = static_cast<std::size_t>(num_queues);
   std::vector<std::uint32_t> pos(n, 0);                   // 1-based position in its queue
@@ -610,10 +636,18 @@ SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedR
   std::vector<std::vector<std::uint32_t>> wait_on(n);     // producers each instruction waits for
   SyncResult r;
   std::vector<std::uint32_t> needed(nq, 0);
+  // Per queue: the last own position known *completed* (k[q] below is the own position
+  // started, which is what other queues learn when they wait for this one).
+  std::vector<std::uint32_t> own_done(nq, 0);
   for (std::uint32_t i : sched.order) {
     const auto q = static_cast<std::size_t>(sched.queue[i]);
     queue_insts[q].push_back(i);
     pos[i] = static_cast<std::uint32_t>(queue_insts[q].size());
+    // A same-queue flow dependency: wait for the producer's own completion signal.
+    std::uint32_t own_needed = 0;
+    if (waits_for_own_results(sched.queue[i]))
+      for (std::uint32_t j : flow[i])
+        if (static_cast<std::size_t>(sched.queue[j]) == q) own_needed = std::max(own_needed, pos[j]);
     std::fill(needed.begin(), needed.end(), 0);
     for (std::uint32_t j : preds[i]) {
       const auto rq = static_cast<std::size_t>(sched.queue[j]);
@@ -635,6 +669,13 @@ SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedR
       wait_on[i].push_back(t);
       signals[t] = 1;
       for (std::size_t x = 0; x < nq; ++x) k[x] = std::max(k[x], clocks[t * nq + x]);
+      own_done[q] = std::max(own_done[q], clocks[t * nq + q]);
+    }
+    if (own_needed > own_done[q]) {
+      const std::uint32_t t = queue_insts[q][own_needed - 1];
+      wait_on[i].push_back(t);
+      signals[t] = 1;
+      own_done[q] = own_needed;
     }
     k[q] = pos[i];
     std::copy(k.begin(), k.end(), clocks.begin() + static_cast<std::ptrdiff_t>(i * nq));
@@ -830,7 +871,8 @@ CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfi
     std::vector<isa::Instruction> phys = rebase(ir, alloc, hbm_addr[p]);
     timer.done("allocate");
 
-    const auto preds = dependencies(ir, phys, alloc);
+    std::vector<std::vector<std::uint32_t>> flow;
+    const auto preds = dependencies(ir, phys, alloc, flow);
     timer.done("dependencies");
 
     std::vector<int> fixed_queue(ir.instructions.size(), -1);
@@ -855,7 +897,7 @@ CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfi
     out.stats.estimated_ns = std::max(out.stats.estimated_ns, sched.estimated_ns);
     timer.done("schedule");
 
-    SyncResult sync = synchronise(phys, sched, preds, num_queues);
+    SyncResult sync = synchronise(phys, sched, preds, flow, num_queues);
     out.stats.waits += sync.waits;
     out.stats.signals += sync.signals;
     out.stats.dependencies += sync.cross_edges;

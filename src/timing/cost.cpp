@@ -280,7 +280,15 @@ ComputeCost CostModel::elementwise_cost(const isa::Instruction& inst) const {
         c.cycles = std::max(min_ii, work) + p.extra_cycles;
         c.bound = work >= min_ii ? Bound::kElements : Bound::kMinInitiationInterval;
         c.occupancy_ns = c.cycles / e.clock_ghz;
-        c.latency_ns = (c.cycles + e.fixed_overhead_cycles) / e.clock_ghz;
+        // Results are visible after the static instruction overhead and the fixed cost of
+        // each SBUF/PSUM access request (ARCH-v2: ~100 and ~60 cycles); back-to-back
+        // independent instructions overlap these, a dependent one waits for them.
+        double accesses = 0;
+        isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap, isa::Role) {
+          if (ap.memory != isa::Memory::kHbm) accesses += 1;
+        });
+        c.latency_ns =
+            (c.cycles + e.fixed_overhead_cycles + accesses * e.access_overhead_cycles) / e.clock_ghz;
       },
       inst.op);
   return c;
