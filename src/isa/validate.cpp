@@ -107,21 +107,14 @@ constexpr std::initializer_list<AluOp> kComparisonOps = {AluOp::kEqual,   AluOp:
                                                          AluOp::kGreater, AluOp::kGreaterEqual,
                                                          AluOp::kLess,    AluOp::kLessEqual};
 
-// One operand access pattern found by the fields() visitor.
-struct Operand {
-  std::string name;
-  const AccessPattern* ap;
-  Role role;
-};
-
 class Checker {
  public:
   Checker(const Instruction& inst_in, std::size_t index, const arch::ChipConfig& config)
       : inst(inst_in), chip(config), engine(inst_in.queue.engine), index_(index) {}
 
-  void add(std::string operand, std::string message) {
+  void add(std::string_view operand, std::string message) {
     violations_.push_back(Violation{index_, std::string(op_name(inst.op)), inst.origin,
-                                    std::move(operand), std::move(message)});
+                                    std::string(operand), std::move(message)});
   }
   std::vector<Violation> take() { return std::move(violations_); }
 
@@ -132,9 +125,9 @@ class Checker {
   }
 
   // "<what> needs NeuronCore-vN or newer".
-  void require_generation(Generation g, std::string_view what, std::string operand = "") {
+  void require_generation(Generation g, std::string_view what, std::string_view operand = "") {
     if (!at_least(g)) {
-      add(std::move(operand),
+      add(operand,
           fmt::format("{} needs {} or newer (this chip is {})", what, arch::core_name(g), core()));
     }
   }
@@ -236,31 +229,6 @@ class Checker {
   std::vector<Violation> violations_;
 };
 
-// ---------------------------------------------------------------------------------------
-// Operand collection
-
-template <class T>
-void collect(std::vector<Operand>&, std::string_view, const T&, Role) {}
-void collect(std::vector<Operand>& out, std::string_view name, const AccessPattern& ap, Role role) {
-  out.push_back({std::string(name), &ap, role});
-}
-void collect(std::vector<Operand>& out, std::string_view name,
-             const std::optional<AccessPattern>& ap, Role role) {
-  if (ap) out.push_back({std::string(name), &*ap, role});
-}
-void collect(std::vector<Operand>& out, std::string_view name, const ScalarOperand& operand,
-             Role role) {
-  if (const auto* ap = std::get_if<AccessPattern>(&operand)) {
-    out.push_back({std::string(name), ap, role});
-  }
-}
-void collect(std::vector<Operand>& out, std::string_view name,
-             const std::vector<AccessPattern>& aps, Role role) {
-  for (std::size_t i = 0; i < aps.size(); ++i) {
-    out.push_back({fmt::format("{}[{}]", name, i), &aps[i], role});
-  }
-}
-
 // Operands whose dtype may be an x4-packed MX type: MX matmul data, quantize_mx output,
 // memset (of zero) and raw DMA moves. Everywhere else the engines cannot compute on them.
 bool accepts_mx_packed(std::string_view mnemonic, std::string_view operand) {
@@ -277,7 +245,7 @@ bool start_partition_allowed(std::uint32_t start, std::uint32_t partitions) {
   return start % 32 == 0;
 }
 
-void check_pattern_dims(Checker& c, const std::string& name, std::uint8_t num_dims,
+void check_pattern_dims(Checker& c, std::string_view name, std::uint8_t num_dims,
                         const std::array<Dim, kMaxFreeDims>& dims, bool on_chip) {
   if (num_dims < 1 || num_dims > kMaxFreeDims) {
     c.add(name, fmt::format("{} free dimensions; 1 to {} are supported", num_dims, kMaxFreeDims));
@@ -298,9 +266,7 @@ void check_pattern_dims(Checker& c, const std::string& name, std::uint8_t num_di
   }
 }
 
-void check_operand(Checker& c, const Operand& operand) {
-  const AccessPattern& ap = *operand.ap;
-  const std::string& name = operand.name;
+void check_operand(Checker& c, std::string_view name, const AccessPattern& ap) {
   const bool on_chip = ap.memory != Memory::kHbm;
   check_pattern_dims(c, name, ap.num_dims, ap.dims, on_chip);
 
@@ -379,6 +345,23 @@ void check_operand(Checker& c, const Operand& operand) {
                               op_name(c.inst.op)));
     }
   }
+}
+
+// The access patterns among an operation's fields; list operands are named "name[i]".
+template <class T>
+void check_member(Checker&, std::string_view, const T&) {}
+void check_member(Checker& c, std::string_view name, const AccessPattern& ap) {
+  check_operand(c, name, ap);
+}
+void check_member(Checker& c, std::string_view name, const std::optional<AccessPattern>& ap) {
+  if (ap) check_operand(c, name, *ap);
+}
+void check_member(Checker& c, std::string_view name, const ScalarOperand& operand) {
+  if (const auto* ap = std::get_if<AccessPattern>(&operand)) check_operand(c, name, *ap);
+}
+void check_member(Checker& c, std::string_view name, const std::vector<AccessPattern>& aps) {
+  for (std::size_t i = 0; i < aps.size(); ++i)
+    check_operand(c, fmt::format("{}[{}]", name, i), aps[i]);
 }
 
 // PE-array tiling (tile_position / tile_size): sizes 128, 64 or 32 (32 from NeuronCore-v3),
@@ -1072,13 +1055,12 @@ std::vector<Violation> check_instruction(const Instruction& inst, std::size_t in
   check_queue_and_sync(checker, inst);
   std::visit(
       [&](const auto& op) {
-        // fields() is a non-const visitor; a copy keeps the instruction untouched.
-        auto copy = op;
-        std::vector<Operand> operands;
-        copy.fields([&](std::string_view name, const auto& member, Role role) {
-          collect(operands, name, member, role);
+        // fields() is non-const because the parser fills operations through it; this visitor
+        // only reads (no copy of the operation, no allocation: this runs per instruction).
+        using Op = std::decay_t<decltype(op)>;
+        const_cast<Op&>(op).fields([&](std::string_view name, const auto& member, Role) {
+          check_member(checker, name, member);
         });
-        for (const Operand& operand : operands) check_operand(checker, operand);
         check_op(checker, op);
       },
       inst.op);

@@ -58,14 +58,8 @@ SimError instruction_error(const isa::Program& program, std::size_t index, std::
   return SimError(index, std::string(isa::op_name(inst.op)), inst.origin, std::move(why));
 }
 
-void validate(const isa::Program& program, const arch::ChipConfig& chip) {
-  std::vector<isa::Violation> violations;
-  for (std::size_t i = 0; i < program.instructions.size(); ++i) {
-    auto found = isa::check_instruction(program.instructions[i], i, chip);
-    violations.insert(violations.end(), std::make_move_iterator(found.begin()),
-                      std::make_move_iterator(found.end()));
-  }
-  if (violations.empty()) return;
+// Every violation of the ISA rules found in a program, as one error at the first of them.
+[[noreturn]] void throw_violations(const std::vector<isa::Violation>& violations) {
   std::string why = fmt::format("the program breaks {} ISA rule{}:", violations.size(),
                                 violations.size() == 1 ? "" : "s");
   for (const auto& v : violations) why += "\n  " + v.to_string();
@@ -178,8 +172,7 @@ class Executor {
       if (l.program == nullptr)
         throw SimError(fmt::format("run_cores: launch {} (core {}) has no program", i, l.core));
       if (l.program->instructions.size() > std::numeric_limits<std::uint32_t>::max())
-        throw SimError(fmt::format("core {}: a program has at most 2^32 - 1 instructions",
-                                   l.core));
+        throw SimError(fmt::format("core {}: a program has at most 2^32 - 1 instructions", l.core));
       for (std::size_t j = 0; j < i; ++j)
         if (launches[j].core == l.core)
           throw SimError(fmt::format("run_cores: core {} is launched twice (launches {} and {})",
@@ -195,11 +188,6 @@ class Executor {
   }
 
   MultiRunResult run() {
-    for (CoreRun& c : cores_) {
-      // Timing-only runs may skip validation when the caller vouches for the program.
-      if (options_.validate || options_.functional)
-        attributed(c, [&] { validate(*c.program, device_.chip()); });
-    }
     build_queues();
     for (CoreRun& c : cores_) {
       c.core->semaphores().fill(0);
@@ -246,11 +234,11 @@ class Executor {
  private:
   struct Queue {
     isa::QueueId id;
-    std::uint32_t core = 0;                 // launch
+    std::uint32_t core = 0;                   // launch
     std::vector<std::uint32_t> instructions;  // program indices, in order
-    std::size_t next = 0;                   // position of the next instruction to start
-    bool busy = false;                      // occupied by its last started instruction
-    VectorClock clock;                      // happens-before knowledge of this queue
+    std::size_t next = 0;                     // position of the next instruction to start
+    bool busy = false;                        // occupied by its last started instruction
+    VectorClock clock;                        // happens-before knowledge of this queue
     bool finished() const { return next == instructions.size() && !busy; }
   };
 
@@ -286,18 +274,33 @@ class Executor {
                        b.num_cores, cores_.size(), cores_.size() == 1 ? " is" : "s are"));
   }
 
-  // One pass over each program: queues, the packed waits and signals, and the cost model's
-  // preparation, so the run itself touches the instructions only to execute them.
+  // One pass over each program: validation, queues, the packed waits and signals, and the
+  // cost model's preparation, so that each (large) instruction is read from memory once and
+  // the run itself touches the instructions only to execute them.
   void build_queues() {
+    // Timing-only runs may skip validation when the caller vouches for the program.
+    const bool validate = options_.validate || options_.functional;
     for (std::uint32_t k = 0; k < cores_.size(); ++k) {
       CoreRun& c = cores_[k];
       c.first_queue = static_cast<std::uint32_t>(queues_.size());
       const auto& insts = c.program->instructions;
       c.info.resize(insts.size());
+      c.waits.reserve(insts.size());  // most instructions wait and signal at most once
+      c.signal_list.reserve(insts.size());
       c.cost->begin_program(insts.size());
+      std::vector<isa::Violation> violations;
       std::uint32_t last = c.first_queue;  // programs tend to repeat a queue: try it first
       for (std::size_t i = 0; i < insts.size(); ++i) {
         const isa::Instruction& inst = insts[i];
+        if (validate) {
+          std::vector<isa::Violation> found = isa::check_instruction(inst, i, device_.chip());
+          if (!found.empty() || !violations.empty()) {
+            // Collect every violation; nothing is prepared past the first (the run stops).
+            violations.insert(violations.end(), std::make_move_iterator(found.begin()),
+                              std::make_move_iterator(found.end()));
+            continue;
+          }
+        }
         if (!(last < queues_.size() && queues_[last].id == inst.queue)) {
           last = c.first_queue;
           while (last < queues_.size() && !(queues_[last].id == inst.queue)) ++last;
@@ -328,6 +331,7 @@ class Executor {
         }
         c.cost->prepare(inst, i);
       }
+      if (!violations.empty()) attributed(c, [&] { throw_violations(violations); });
       c.end_queue = static_cast<std::uint32_t>(queues_.size());
       if (options_.check_hazards) {
         c.in_flight_clock.resize(insts.size());
