@@ -108,10 +108,11 @@ struct Footprint {
   bool all_contiguous = true;
   bool all_16bit = true;
   std::uint32_t partitions = 0;
+  std::uint32_t on_chip_accesses = 0;  // SBUF/PSUM operands, [P,1] scalars included
 };
 
 template <class Op>
-Footprint footprint_of(Op& op) {
+Footprint footprint_of(const Op& op) {
   Footprint f;
   auto account = [&](const AccessPattern& ap, isa::Role role) {
     f.free_elements = std::max(f.free_elements, ap.free_elements());
@@ -122,16 +123,22 @@ Footprint footprint_of(Op& op) {
     f.touches_psum |= ap.memory == Memory::kPsum;
     f.all_contiguous &= ap.is_contiguous();
     f.all_16bit &= is_16bit_or_narrower(ap.dtype);
+    f.on_chip_accesses += ap.memory != Memory::kHbm;
   };
-  op.fields([&](std::string_view, auto& field, isa::Role role) {
+  // fields() is non-const because the parser fills operations through it; this only reads.
+  const_cast<Op&>(op).fields([&](std::string_view, const auto& field, isa::Role role) {
     using F = std::decay_t<decltype(field)>;
     if constexpr (std::is_same_v<F, AccessPattern>) {
-      // [P,1] scale/bias vectors are broadcast, not streamed; they do not set the size.
       account(field, role);
     } else if constexpr (std::is_same_v<F, std::optional<AccessPattern>>) {
       if (field) account(*field, role);
     } else if constexpr (std::is_same_v<F, std::vector<AccessPattern>>) {
       for (const auto& ap : field) account(ap, role);
+    } else if constexpr (std::is_same_v<F, isa::ScalarOperand>) {
+      // [P,1] scale/bias vectors are broadcast, not streamed: they do not set the size, but
+      // each is one more access request.
+      if (const auto* ap = std::get_if<AccessPattern>(&field))
+        f.on_chip_accesses += ap->memory != Memory::kHbm;
     }
   });
   return f;
@@ -239,8 +246,7 @@ ComputeCost CostModel::elementwise_cost(const isa::Instruction& inst) const {
   const Engine engine = inst.queue.engine;
   ComputeCost c;
   std::visit(
-      [&](const auto& op_const) {
-        auto op = op_const;  // fields() is non-const; the copy is per instruction, not per element
+      [&](const auto& op) {
         const Footprint f = footprint_of(op);
         c.bytes_read = f.bytes_read;
         c.bytes_written = f.bytes_written;
@@ -283,10 +289,7 @@ ComputeCost CostModel::elementwise_cost(const isa::Instruction& inst) const {
         // Results are visible after the static instruction overhead and the fixed cost of
         // each SBUF/PSUM access request (ARCH-v2: ~100 and ~60 cycles); back-to-back
         // independent instructions overlap these, a dependent one waits for them.
-        double accesses = 0;
-        isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap, isa::Role) {
-          if (ap.memory != isa::Memory::kHbm) accesses += 1;
-        });
+        const double accesses = f.on_chip_accesses;
         c.latency_ns =
             (c.cycles + e.fixed_overhead_cycles + accesses * e.access_overhead_cycles) / e.clock_ghz;
       },
