@@ -5,9 +5,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace trnsim::sim {
 namespace {
@@ -138,8 +139,9 @@ void HbmBandwidth::forget_before(Duration time) {
 // One core
 
 TimingModel::TimingModel(const arch::ChipConfig& chip, TimingOptions options)
-    : TimingModel(chip, options,
-                  std::make_shared<HbmBandwidth>(chip.hbm.bandwidth_gbps, max_hbm_demand(chip, 1))) {}
+    : TimingModel(
+          chip, options,
+          std::make_shared<HbmBandwidth>(chip.hbm.bandwidth_gbps, max_hbm_demand(chip, 1))) {}
 
 TimingModel::TimingModel(const arch::ChipConfig& chip, TimingOptions options,
                          std::shared_ptr<HbmBandwidth> hbm)
@@ -175,19 +177,24 @@ InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t inde
     const Prepared& p = prepared_[index];
     switch (p.kind) {
       case Kind::kDma:
-        return dma_cost(dma_jobs_[p.dma], start);
+        return dma_cost(dma_jobs_.values[p.cost], start);
       case Kind::kMatmul: {
+        const PreparedCost& c = costs_.values[p.cost];
         const bool reused = loaded_stationary_ == p.stationary;
         loaded_stationary_ = p.stationary;
-        return tensor_cost(inst, p.flops, p.mode, reused ? p.occupancy : p.load_occupancy,
-                           reused ? p.latency : p.load_latency, start);
+        return tensor_cost(inst, c.flops, p.mode, reused ? c.occupancy : c.load_occupancy,
+                           reused ? c.latency : c.load_latency, start);
       }
-      case Kind::kTensorTranspose:
+      case Kind::kTensorTranspose: {
+        const PreparedCost& c = costs_.values[p.cost];
         loaded_stationary_ = 0;  // the data was loaded as the stationary
-        return tensor_cost(inst, 0, 0, p.occupancy, p.latency, start);
-      case Kind::kFixed:
-        if (p.tensor_queue) return tensor_cost(inst, 0, 0, p.occupancy, p.latency, start);
-        return {p.occupancy, p.latency};
+        return tensor_cost(inst, 0, 0, c.occupancy, c.latency, start);
+      }
+      case Kind::kFixed: {
+        const PreparedCost& c = costs_.values[p.cost];
+        if (p.tensor_queue) return tensor_cost(inst, 0, 0, c.occupancy, c.latency, start);
+        return {c.occupancy, c.latency};
+      }
     }
   }
   if (is_dma_transfer(inst)) return dma_cost(dma_job(inst), start);
@@ -199,25 +206,63 @@ InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t inde
 
 void TimingModel::begin_program(std::size_t instructions) {
   prepared_.assign(instructions, Prepared{});
-  dma_jobs_.clear();
+  dma_jobs_ = {};
+  costs_ = {};
   loaded_stationary_ = 0;
 }
 
-std::uint32_t TimingModel::intern_stationary(const isa::AccessPattern& ap) {
-  // A coarse hash of fields operator== always compares; equal operands hash equally.
+namespace {
+// FNV-1a over the 8-byte words of a record without padding. Equal records have equal bytes
+// (up to -0.0 == 0.0, which at worst interns the same cost twice).
+template <class T>
+std::uint64_t hash_words(const T& value) {
+  static_assert(sizeof(T) % sizeof(std::uint64_t) == 0 && std::is_trivially_copyable_v<T>);
+  std::array<std::uint64_t, sizeof(T) / sizeof(std::uint64_t)> words;
+  std::memcpy(words.data(), &value, sizeof(T));
   std::uint64_t h = 0xcbf29ce484222325ull;
-  for (const std::uint64_t v :
-       {static_cast<std::uint64_t>(ap.memory), static_cast<std::uint64_t>(ap.dtype), ap.offset,
-        static_cast<std::uint64_t>(ap.start_partition), static_cast<std::uint64_t>(ap.partitions)})
-    h = (h ^ v) * 0x100000001b3ull;
-  auto it = std::lower_bound(stationary_index_.begin(), stationary_index_.end(),
-                             std::pair<std::uint64_t, std::uint32_t>{h, 0});
-  for (; it != stationary_index_.end() && it->first == h; ++it)
-    if (stationaries_[it->second - 1] == ap) return it->second;
-  stationaries_.push_back(ap);
-  const auto id = static_cast<std::uint32_t>(stationaries_.size());
-  stationary_index_.insert(it, {h, id});
-  return id;
+  for (const std::uint64_t w : words) h = (h ^ w) * 0x100000001b3ull;
+  return h;
+}
+}  // namespace
+
+template <class T, class Hash>
+std::uint32_t TimingModel::intern(InternTable<T>& table, const T& value, Hash hash) {
+  // Instructions of one queue repeat the same shape: try the last one found first.
+  if (table.last < table.values.size() && table.values[table.last] == value) return table.last;
+  if (2 * (table.values.size() + 1) > table.slots.size()) {
+    // Grow (and rehash) so that the table stays at most half full.
+    table.slots.assign(std::max<std::size_t>(64, 2 * table.slots.size()), 0);
+    const std::size_t mask = table.slots.size() - 1;
+    for (std::uint32_t id = 0; id < table.values.size(); ++id) {
+      std::size_t i = hash(table.values[id]) & mask;
+      while (table.slots[i] != 0) i = (i + 1) & mask;
+      table.slots[i] = id + 1;
+    }
+  }
+  const std::size_t mask = table.slots.size() - 1;
+  std::size_t i = hash(value) & mask;
+  for (; table.slots[i] != 0; i = (i + 1) & mask)
+    if (table.values[table.slots[i] - 1] == value) return table.last = table.slots[i] - 1;
+  table.last = static_cast<std::uint32_t>(table.values.size());
+  table.values.push_back(value);
+  table.slots[i] = table.last + 1;
+  return table.last;
+}
+
+std::uint32_t TimingModel::intern_stationary(const isa::AccessPattern& ap) {
+  return intern(stationaries_, ap,
+                [](const isa::AccessPattern& x) {
+                  // A coarse hash of fields operator== always compares: equal operands hash
+                  // equally.
+                  std::uint64_t h = 0xcbf29ce484222325ull;
+                  for (const std::uint64_t v :
+                       {static_cast<std::uint64_t>(x.memory), static_cast<std::uint64_t>(x.dtype),
+                        x.offset, static_cast<std::uint64_t>(x.start_partition),
+                        static_cast<std::uint64_t>(x.partitions)})
+                    h = (h ^ v) * 0x100000001b3ull;
+                  return h;
+                }) +
+         1;  // 0 means no stationary loaded
 }
 
 void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
@@ -226,34 +271,35 @@ void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
   p.tensor_queue = inst.queue.engine == Engine::kTensor;
   if (is_dma_transfer(inst)) {
     p.kind = Kind::kDma;
-    p.dma = static_cast<std::uint32_t>(dma_jobs_.size());
-    dma_jobs_.push_back(dma_job(inst));
+    p.cost = intern(dma_jobs_, dma_job(inst), hash_words<DmaJob>);
     return;
   }
   const isa::AccessPattern* stationary = nullptr;
   if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) stationary = &mm->stationary;
   if (const auto* mx = std::get_if<isa::NcMatmulMx>(&inst.op)) stationary = &mx->stationary;
+  PreparedCost cost;
   if (stationary != nullptr) {
     // Both outcomes of the stationary check: loaded already, or to be loaded.
     p.kind = Kind::kMatmul;
     p.mode = static_cast<std::uint8_t>(tensor_mode(inst));
     p.stationary = intern_stationary(*stationary);
     timing::TensorEngineState state;
-    const timing::ComputeCost load = formulas_.compute(inst, state);  // state: none loaded
+    const timing::ComputeCost load = formulas_.compute(inst, state);   // state: none loaded
     const timing::ComputeCost reuse = formulas_.compute(inst, state);  // now it is loaded
-    p.flops = load.flops;
-    p.load_occupancy = load.occupancy_ns;
-    p.load_latency = load.latency_ns;
-    p.occupancy = reuse.occupancy_ns;
-    p.latency = reuse.latency_ns;
-    return;
+    cost.flops = load.flops;
+    cost.load_occupancy = load.occupancy_ns;
+    cost.load_latency = load.latency_ns;
+    cost.occupancy = reuse.occupancy_ns;
+    cost.latency = reuse.latency_ns;
+  } else {
+    timing::TensorEngineState state;
+    const timing::ComputeCost c = formulas_.compute(inst, state);
+    cost.occupancy = c.occupancy_ns;
+    cost.latency = c.latency_ns;
+    if (p.tensor_queue && std::holds_alternative<isa::NcTranspose>(inst.op))
+      p.kind = Kind::kTensorTranspose;
   }
-  timing::TensorEngineState state;
-  const timing::ComputeCost c = formulas_.compute(inst, state);
-  p.occupancy = c.occupancy_ns;
-  p.latency = c.latency_ns;
-  if (p.tensor_queue && std::holds_alternative<isa::NcTranspose>(inst.op))
-    p.kind = Kind::kTensorTranspose;
+  p.cost = intern(costs_, cost, hash_words<PreparedCost>);
 }
 
 Duration TimingModel::ramped_duration(Duration start, Duration work_ns) {
@@ -309,22 +355,26 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
   }
   const timing::DmaSplit split(job.bytes, job.descriptors, job.hbm_sides, job.engines_used);
   const auto share = [&](std::uint32_t s) { return split.share(s); };
+  // Share s runs on engine first_engine + s, wrapping around (both are below `engines`, so
+  // one subtraction replaces a division).
+  const auto engine_of = [&](std::uint32_t s) {
+    const std::uint32_t e = job.first_engine + s;
+    return e >= engines ? e - engines : e;
+  };
   for (std::uint32_t s = 0; s < job.engines_used;) {
     const timing::DmaEngineWork work = share(s);
     if (work.bytes == 0) {
       ++s;
       continue;
     }
-    const std::uint32_t engine = (job.first_engine + s) % engines;
-    const Duration begin = std::max(ready, dma_engine_free_at_[engine]);
+    const Duration begin = std::max(ready, dma_engine_free_at_[engine_of(s)]);
     // Shares identical to this one that begin at the same time on the next engines move
     // together: one HBM reservation at their combined rate (and an even split between them).
     std::uint32_t group = 1;
     while (s + group < job.engines_used) {
       const timing::DmaEngineWork next = share(s + group);
-      const std::uint32_t e = (job.first_engine + s + group) % engines;
       if (next.bytes != work.bytes || next.descriptors != work.descriptors ||
-          std::max(ready, dma_engine_free_at_[e]) != begin)
+          std::max(ready, dma_engine_free_at_[engine_of(s + group)]) != begin)
         break;
       ++group;
     }
@@ -336,14 +386,14 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
     double share_ns = own_ns;
     if (work.hbm_bytes > 0) {
       const double n = static_cast<double>(group);
-      share_ns = hbm_->reserve(begin, n * bytes, n * bytes / own_ns,
-                               static_cast<double>(job.hbm_sides)) -
-                 begin;
+      share_ns =
+          hbm_->reserve(begin, n * bytes, n * bytes / own_ns, static_cast<double>(job.hbm_sides)) -
+          begin;
       // Rounding in the timeline must not show as contention.
       if (share_ns < own_ns * (1.0 + 1e-12)) share_ns = own_ns;
     }
     for (std::uint32_t g = 0; g < group; ++g) {
-      const std::uint32_t e = (job.first_engine + s + g) % engines;
+      const std::uint32_t e = engine_of(s + g);
       dma_engine_free_at_[e] = begin + share_ns;
       dma_engines_[e].busy_ns += share_ns;
       dma_engines_[e].bytes += work.bytes;
@@ -518,9 +568,9 @@ ChipTimingReport ChipTimingModel::chip_report(std::span<const CoreProgram> launc
       return static_cast<const CostModel*>(m.get()) == launches[i].cost_model;
     });
     if (slot == models_.end())
-      throw std::invalid_argument(fmt::format(
-          "chip_report: launch {} (core {}) was not timed by this ChipTimingModel", i,
-          launches[i].core));
+      throw std::invalid_argument(
+          fmt::format("chip_report: launch {} (core {}) was not timed by this ChipTimingModel", i,
+                      launches[i].core));
     TimingReport core = (*slot)->report(*launches[i].program, result.cores[i]);
     for (std::size_t m = 0; m < kTensorModes.size(); ++m)
       flops_by_mode[m] += (*slot)->flops_by_mode_[m];
@@ -558,11 +608,11 @@ std::string format_chip_timing_report(const ChipTimingReport& r) {
       r.tensor_mode, r.chip_peak_flops_per_s * 1e-12,
       percent(r.achieved_flops_per_s, r.launched_peak_flops_per_s),
       r.launched_peak_flops_per_s * 1e-12);
-  out += fmt::format("  hbm: {:.1f} GB/s, {:.1f}% of the chip's {:.1f} GB/s ({:.3f} us of DMA "
-                     "engine time lost to contention)\n",
-                     r.achieved_hbm_bytes_per_s * 1e-9,
-                     percent(r.achieved_hbm_bytes_per_s, r.hbm_bytes_per_s),
-                     r.hbm_bytes_per_s * 1e-9, r.hbm_limited_ns * 1e-3);
+  out += fmt::format(
+      "  hbm: {:.1f} GB/s, {:.1f}% of the chip's {:.1f} GB/s ({:.3f} us of DMA "
+      "engine time lost to contention)\n",
+      r.achieved_hbm_bytes_per_s * 1e-9, percent(r.achieved_hbm_bytes_per_s, r.hbm_bytes_per_s),
+      r.hbm_bytes_per_s * 1e-9, r.hbm_limited_ns * 1e-3);
   for (std::size_t i = 0; i < r.cores.size(); ++i) {
     out += fmt::format("core {}: ", r.core_ids[i]);
     out += format_timing_report(r.cores[i]);

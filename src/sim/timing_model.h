@@ -64,7 +64,7 @@ struct TimingReport {
   double achieved_dma_bytes_per_s = 0;    // dma_bytes / total time
   double achieved_hbm_bytes_per_s = 0;    // hbm_bytes / total time
   double hbm_chip_bytes_per_s = 0;        // hbm.bandwidth_gbps: what all cores share
-  Duration hbm_limited_ns = 0;  // DMA engine time added because HBM bandwidth was taken
+  Duration hbm_limited_ns = 0;            // DMA engine time added because HBM bandwidth was taken
 };
 
 // The chip's HBM bandwidth as one resource shared by every DMA engine of every core: a
@@ -134,19 +134,35 @@ class TimingModel final : public CostModel {
     std::uint64_t bytes = 0, descriptors = 0, hbm_sides = 0;
     std::uint32_t engines_used = 0, first_engine = 0;
     double fixed_latency_ns = 0, engine_bytes_per_ns = 0, per_descriptor_ns = 0;
+    friend bool operator==(const DmaJob&, const DmaJob&) = default;
   };
-  // An instruction's precomputed cost inputs.
+  // An instruction's precomputed cost inputs: its kind and an index into a table of the
+  // distinct costs of the program (programs repeat a few instruction shapes many times, so
+  // the per-instruction record stays 12 bytes and the tables stay in cache).
   enum class Kind : std::uint8_t { kFixed, kMatmul, kTensorTranspose, kDma };
   struct Prepared {
     Kind kind = Kind::kFixed;
     bool tensor_queue = false;
-    std::uint8_t mode = 0;           // matmul: index into kTensorModes
-    std::uint32_t stationary = 0;    // matmul: interned stationary operand
-    std::uint32_t dma = 0;           // DMA: index into dma_jobs_
+    std::uint8_t mode = 0;         // matmul: index into kTensorModes
+    std::uint32_t stationary = 0;  // matmul: interned stationary operand
+    std::uint32_t cost = 0;        // kDma: index into dma_jobs_; otherwise into costs_
+  };
+  struct PreparedCost {
     double occupancy = 0, latency = 0;            // fixed, or a matmul reusing the stationary
     double load_occupancy = 0, load_latency = 0;  // a matmul loading its stationary
     double flops = 0;
+    friend bool operator==(const PreparedCost&, const PreparedCost&) = default;
   };
+  // Distinct values by id: `slots` is an open-addressing hash table of id + 1 (0 = empty,
+  // kept at most half full), `last` the id found last.
+  template <class T>
+  struct InternTable {
+    std::vector<T> values;
+    std::vector<std::uint32_t> slots;
+    std::uint32_t last = 0;
+  };
+  template <class T, class Hash>
+  static std::uint32_t intern(InternTable<T>& table, const T& value, Hash hash);  // by ==
   DmaJob dma_job(const isa::Instruction& inst);
   std::uint32_t intern_stationary(const isa::AccessPattern& ap);
   InstructionCost tensor_cost(const isa::Instruction& inst, double flops, std::size_t mode,
@@ -160,9 +176,9 @@ class TimingModel final : public CostModel {
   timing::DmaPlan plan_;  // reused by every DMA instruction (no allocation per instruction)
   // Preparation (begin_program / prepare); empty when cost() is called without it.
   std::vector<Prepared> prepared_;
-  std::vector<DmaJob> dma_jobs_;
-  std::vector<isa::AccessPattern> stationaries_;                 // interned, id = index + 1
-  std::vector<std::pair<std::uint64_t, std::uint32_t>> stationary_index_;  // (hash, id), sorted
+  InternTable<DmaJob> dma_jobs_;                  // distinct DMA jobs of the program
+  InternTable<PreparedCost> costs_;               // distinct compute costs of the program
+  InternTable<isa::AccessPattern> stationaries_;  // interned; a stationary's id is index + 1
   std::uint32_t loaded_stationary_ = 0;  // prepared runs: id of the stationary in the array
   bool power_ramp_ = false;
   timing::TensorEngineState tensor_state_;
@@ -184,21 +200,21 @@ class TimingModel final : public CostModel {
 // A chip-level summary of a run_cores launch.
 struct ChipTimingReport {
   std::string chip;
-  Duration total_ns = 0;               // the launch's end time (max over cores)
-  std::vector<int> core_ids;           // physical core of each entry of `cores`
-  std::vector<TimingReport> cores;     // per core, in launch order (each with its own total)
+  Duration total_ns = 0;            // the launch's end time (max over cores)
+  std::vector<int> core_ids;        // physical core of each entry of `cores`
+  std::vector<TimingReport> cores;  // per core, in launch order (each with its own total)
   // TensorE over all cores.
   double flops = 0;
-  std::string tensor_mode;             // the mode with the most FLOPs over all cores
-  double chip_peak_flops_per_s = 0;    // cores_per_chip x the per-core peak of that mode
-  double launched_peak_flops_per_s = 0;  // launched cores x the per-core peak
+  std::string tensor_mode;                     // the mode with the most FLOPs over all cores
+  double chip_peak_flops_per_s = 0;            // cores_per_chip x the per-core peak of that mode
+  double launched_peak_flops_per_s = 0;        // launched cores x the per-core peak
   double published_chip_peak_flops_per_s = 0;  // published_chip figure of the mode, 0 if none
-  double achieved_flops_per_s = 0;     // flops / total time
+  double achieved_flops_per_s = 0;             // flops / total time
   // HBM over all cores.
   std::uint64_t dma_bytes = 0, hbm_bytes = 0;
-  double hbm_bytes_per_s = 0;          // hbm.bandwidth_gbps (the chip)
-  double achieved_hbm_bytes_per_s = 0; // hbm_bytes / total time
-  Duration hbm_limited_ns = 0;         // sum over cores of TimingReport::hbm_limited_ns
+  double hbm_bytes_per_s = 0;           // hbm.bandwidth_gbps (the chip)
+  double achieved_hbm_bytes_per_s = 0;  // hbm_bytes / total time
+  Duration hbm_limited_ns = 0;          // sum over cores of TimingReport::hbm_limited_ns
 };
 
 // Timing of a multi-core launch: one TimingModel per participating core, all sharing one
