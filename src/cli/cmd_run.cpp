@@ -1,11 +1,16 @@
 // `trnsim run KERNEL`: build a library kernel for a shape and dtype, run it on a simulated
-// chip, check it against its reference and print where the time went.
+// chip, check it against its reference and print where the time went. `trnsim profile
+// KERNEL` does the same and writes the explorer report; with --compare it runs a second
+// variant (another kernel, shape, dtype, chip or setting) and writes a comparison.
 //
 // Exit codes: 0 correct, 1 error, 3 ran but the result is outside the tolerance.
 #include <fmt/core.h>
 #include <fmt/ranges.h>
 
+#include <algorithm>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "arch/arch.h"
@@ -28,13 +33,31 @@ struct RunArgs {
   std::string emit;  // ir | asm
   std::string emit_file;
   std::string json;
-  std::string profile;  // explorer report (HTML)
-  std::string trace;    // Chrome trace (JSON)
-  int lnc = 0;  // 0 = the problem's own
+  std::string profile;         // explorer report (HTML)
+  std::string trace;           // Chrome trace (JSON)
+  std::string compare;         // trnsim profile: the second run, as overrides of the first
+  bool compare_given = false;  // --compare was on the command line (even if empty)
+  int lnc = 0;                 // 0 = the problem's own
   bool timing_only = false, no_schedule = false, no_power_ramp = false, list = false;
 };
 
-std::vector<std::int64_t> parse_shape(const std::string& text) {
+// One run of a library kernel, fully resolved: what a comparison varies.
+struct RunSpec {
+  const kernels::KernelInfo* info = nullptr;
+  std::vector<std::int64_t> shape;
+  numerics::DType dtype = numerics::DType::kBFloat16;
+  bool shape_given = false, dtype_given = false;  // on the command line (else the default)
+  std::string chip = "trn3";
+  int lnc = 0;  // 0 = the problem's own
+  bool schedule = true;
+  std::optional<bool> power_ramp;  // unset = the chip's default
+};
+
+// The keys of a --compare spec (docs/profiler.md).
+constexpr const char* kCompareKeys = "kernel, shape, dtype, chip, lnc, schedule, power-ramp";
+
+std::vector<std::int64_t> parse_shape(const std::string& text,
+                                      std::string_view option = "--shape") {
   std::vector<std::int64_t> out;
   std::stringstream in(text);
   std::string part;
@@ -47,22 +70,46 @@ std::vector<std::int64_t> parse_shape(const std::string& text) {
       used = 0;
     }
     if (used != part.size() || part.empty() || v <= 0)
-      throw std::invalid_argument(fmt::format("--shape '{}': expected positive integers joined by 'x' "
-                                              "(e.g. 4096x4096x4096)",
-                                              text));
+      throw std::invalid_argument(
+          fmt::format("{} '{}': expected positive integers joined by 'x' "
+                      "(e.g. 4096x4096x4096)",
+                      option, text));
     out.push_back(v);
   }
+  if (out.empty() || text.back() == 'x')
+    throw std::invalid_argument(
+        fmt::format("{} '{}': expected positive integers joined by 'x' "
+                    "(e.g. 4096x4096x4096)",
+                    option, text));
   return out;
+}
+
+std::string dtype_list(const kernels::KernelInfo& info) {
+  std::vector<std::string> names;
+  for (auto d : info.dtypes) names.emplace_back(numerics::name(d));
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+bool takes(const kernels::KernelInfo& info, numerics::DType dtype) {
+  return std::find(info.dtypes.begin(), info.dtypes.end(), dtype) != info.dtypes.end();
+}
+
+numerics::DType parse_kernel_dtype(const kernels::KernelInfo& info, const std::string& text,
+                                   std::string_view option) {
+  const auto parsed = numerics::parse_dtype(text);
+  if (!parsed) throw std::invalid_argument(fmt::format("{} '{}' is not a data type", option, text));
+  if (!takes(info, *parsed))
+    throw std::invalid_argument(fmt::format("{}: {} does not take {} inputs (it takes {})", option,
+                                            info.name, numerics::name(*parsed), dtype_list(info)));
+  return *parsed;
 }
 
 void list_kernels() {
   fmt::print("library kernels (trnsim run NAME --shape ... --dtype ...):\n");
   for (const auto& k : kernels::library()) {
-    std::vector<std::string> dtypes;
-    for (auto d : k.dtypes) dtypes.emplace_back(numerics::name(d));
     const std::string shape = fmt::format("{}", fmt::join(k.default_shape, "x"));
     fmt::print("  {:<16} {}\n  {:<16} shape {} (default {}), dtypes {}\n", k.name, k.summary, "",
-               k.shape_help, shape, fmt::join(dtypes, ", "));
+               k.shape_help, shape, dtype_list(k));
   }
 }
 
@@ -76,35 +123,212 @@ void write_text(const std::string& path, const std::string& text) {
   if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path));
 }
 
+const kernels::KernelInfo& find_or_list(const std::string& name, std::string_view context) {
+  const kernels::KernelInfo* info = kernels::find_kernel(name);
+  if (info == nullptr) {
+    list_kernels();
+    throw std::invalid_argument(fmt::format("{}no library kernel is called '{}'", context, name));
+  }
+  return *info;
+}
+
+RunSpec first_spec(const RunArgs& args) {
+  RunSpec s;
+  s.info = &find_or_list(args.kernel, "");
+  s.shape_given = !args.shape.empty();
+  s.shape = s.shape_given ? parse_shape(args.shape) : s.info->default_shape;
+  s.dtype_given = !args.dtype.empty();
+  s.dtype =
+      s.dtype_given ? parse_kernel_dtype(*s.info, args.dtype, "--dtype") : s.info->default_dtype;
+  s.chip = args.chip;
+  s.lnc = args.lnc;
+  s.schedule = !args.no_schedule;
+  if (args.no_power_ramp) s.power_ramp = false;
+  return s;
+}
+
+bool parse_switch(const std::string& key, const std::string& value, const std::string& spec) {
+  if (value == "on" || value == "true" || value == "1" || value == "yes") return true;
+  if (value == "off" || value == "false" || value == "0" || value == "no") return false;
+  throw std::invalid_argument(
+      fmt::format("--compare '{}': {}={} is neither on nor off", spec, key, value));
+}
+
+// The second run of `trnsim profile --compare SPEC`: SPEC is a comma-separated list of
+// changes to the first run, `[KERNEL][,key=value]...` with the keys of kCompareKeys. What
+// SPEC leaves out is the first run's: its shape when the other kernel takes shapes of the
+// same form, its dtype when the other kernel takes it, its chip, LNC and settings.
+RunSpec compare_spec(const std::string& spec, const RunSpec& first) {
+  const std::string help = fmt::format(
+      "expected [KERNEL][,key=value]... with keys {} (e.g. --compare tutorial_matmul_blocked or "
+      "--compare dtype=fp32,lnc=2)",
+      kCompareKeys);
+  if (spec.find_first_not_of(" ") == std::string::npos)
+    throw std::invalid_argument(fmt::format("--compare is empty: {}", help));
+  std::optional<std::string> kernel, shape, dtype, chip, lnc, schedule, power_ramp;
+  std::stringstream in(spec);
+  std::string item;
+  bool first_item = true;
+  while (std::getline(in, item, ',')) {
+    const bool leading = first_item;
+    first_item = false;
+    const auto eq = item.find('=');
+    if (eq == std::string::npos) {
+      if (!leading || item.empty())
+        throw std::invalid_argument(
+            fmt::format("--compare '{}': '{}' is not key=value; {}", spec, item, help));
+      kernel = item;
+      continue;
+    }
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    if (value.empty())
+      throw std::invalid_argument(
+          fmt::format("--compare '{}': {} has no value; {}", spec, key, help));
+    std::optional<std::string>* slot = key == "kernel"       ? &kernel
+                                       : key == "shape"      ? &shape
+                                       : key == "dtype"      ? &dtype
+                                       : key == "chip"       ? &chip
+                                       : key == "lnc"        ? &lnc
+                                       : key == "schedule"   ? &schedule
+                                       : key == "power-ramp" ? &power_ramp
+                                                             : nullptr;
+    if (slot == nullptr)
+      throw std::invalid_argument(
+          fmt::format("--compare '{}': unknown key '{}'; {}", spec, key, help));
+    if (slot->has_value())
+      throw std::invalid_argument(fmt::format("--compare '{}': {} is given twice", spec, key));
+    *slot = value;
+  }
+
+  RunSpec s = first;
+  if (kernel) s.info = &find_or_list(*kernel, fmt::format("--compare '{}': ", spec));
+  const bool same_kernel = s.info == first.info;
+  if (shape) {
+    s.shape = parse_shape(*shape, "--compare shape");
+    s.shape_given = true;
+  } else if (!same_kernel && s.info->shape_help != first.info->shape_help) {
+    s.shape = s.info->default_shape;  // shapes of another form: the other kernel's default
+    s.shape_given = false;
+  }
+  if (dtype) {
+    s.dtype = parse_kernel_dtype(*s.info, *dtype, "--compare dtype");
+    s.dtype_given = true;
+  } else if (!takes(*s.info, first.dtype)) {
+    if (first.dtype_given)
+      throw std::invalid_argument(fmt::format(
+          "--compare '{}': {} does not take the first run's {} inputs (it takes {}); add "
+          "dtype=... to the spec",
+          spec, s.info->name, numerics::name(first.dtype), dtype_list(*s.info)));
+    s.dtype = s.info->default_dtype;
+    s.dtype_given = false;
+  }
+  if (chip) s.chip = *chip;
+  if (lnc) {
+    std::size_t used = 0;
+    int v = 0;
+    try {
+      v = std::stoi(*lnc, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != lnc->size() || v < 1)
+      throw std::invalid_argument(
+          fmt::format("--compare '{}': lnc={} is not a positive integer", spec, *lnc));
+    s.lnc = v;
+  }
+  if (schedule) s.schedule = parse_switch("schedule", *schedule, spec);
+  if (power_ramp) s.power_ramp = parse_switch("power-ramp", *power_ramp, spec);
+  return s;
+}
+
+// A problem with the chip it runs on, then its report (the profile keeps pointers to both).
+struct Run {
+  arch::ChipConfig chip;
+  kernels::Problem problem;
+  kernels::ProblemReport report;
+};
+
+// Loads the chip and makes the problem (shape and dtype checks): cheap, so both runs of a
+// comparison are prepared before either is simulated.
+std::unique_ptr<Run> prepare(const RunSpec& spec) {
+  auto run = std::make_unique<Run>();
+  run->chip = arch::load(spec.chip);
+  run->problem = spec.info->make(spec.shape, spec.dtype, run->chip);
+  if (spec.lnc > 0) run->problem.lnc = spec.lnc;
+  return run;
+}
+
+void execute(Run& run, const RunSpec& spec, bool timing_only) {
+  kernels::RunProblemOptions options;
+  options.functional = !timing_only;
+  options.compile.schedule = spec.schedule;
+  options.power_ramp = spec.power_ramp;
+  run.report = kernels::run_problem(run.problem, run.chip, options);
+}
+
+std::string spec_text(const RunSpec& spec) {
+  return fmt::format("{} {} {}", spec.info->name, fmt::join(spec.shape, "x"),
+                     numerics::name(spec.dtype));
+}
+
+// What differs between two runs beyond the problem label (kernel, shape, dtype).
+std::string settings_text(const Run& run, const RunSpec& spec, const Run& other,
+                          const RunSpec& other_spec) {
+  std::vector<std::string> parts;
+  if (run.chip.name != other.chip.name || spec.chip != other_spec.chip)
+    parts.push_back(run.chip.name == other.chip.name ? spec.chip : run.chip.name);
+  if (run.problem.lnc != other.problem.lnc) parts.push_back(fmt::format("lnc {}", run.problem.lnc));
+  if (spec.schedule != other_spec.schedule)
+    parts.emplace_back(spec.schedule ? "scheduled" : "no schedule");
+  if (spec.power_ramp != other_spec.power_ramp)
+    parts.emplace_back(!spec.power_ramp ? "default power ramp"
+                                        : (*spec.power_ramp ? "power ramp" : "no power ramp"));
+  return parts.empty() ? "" : fmt::format(" [{}]", fmt::join(parts, ", "));
+}
+
+profile::ProfileInput profile_input(const Run& run, std::string title) {
+  profile::ProfileInput input;
+  input.chip = &run.chip;
+  input.title = std::move(title);
+  const auto& r = run.report;
+  for (std::size_t p = 0; p < r.launch.runs.size(); ++p)
+    input.cores.push_back({static_cast<int>(p), &r.built.compiled.programs[p], &r.launch.runs[p],
+                           p < r.launch.timing.size() ? &r.launch.timing[p] : nullptr});
+  return input;
+}
+
+void print_report(const kernels::ProblemReport& report) {
+  fmt::print("{}", kernels::format_report(report));
+  for (const auto& t : report.launch.timing) fmt::print("{}", sim::format_timing_report(t));
+}
+
+std::string percent_change(double before, double after) {
+  if (before <= 0) return "-";
+  return fmt::format("{:+.1f}%", 100.0 * (after - before) / before);
+}
+
 int run_command(const RunArgs& args) {
   if (args.list || args.kernel.empty()) {
     list_kernels();
     return args.kernel.empty() && !args.list ? 1 : 0;
   }
-  const kernels::KernelInfo* info = kernels::find_kernel(args.kernel);
-  if (info == nullptr) {
-    list_kernels();
-    throw std::invalid_argument(fmt::format("no library kernel is called '{}'", args.kernel));
+  const RunSpec spec = first_spec(args);
+  const std::unique_ptr<Run> run = prepare(spec);
+  // The second run's spec, chip and problem are checked before the first run is simulated.
+  std::optional<RunSpec> other_spec;
+  std::unique_ptr<Run> other;
+  if (args.compare_given) {
+    other_spec = compare_spec(args.compare, spec);
+    try {
+      other = prepare(*other_spec);
+    } catch (const std::exception& e) {
+      throw std::invalid_argument(
+          fmt::format("--compare '{}' ({}): {}", args.compare, spec_text(*other_spec), e.what()));
+    }
   }
-  const arch::ChipConfig chip = arch::load(args.chip);
-  const std::vector<std::int64_t> shape = args.shape.empty() ? info->default_shape : parse_shape(args.shape);
-  numerics::DType dtype = info->default_dtype;
-  if (!args.dtype.empty()) {
-    const auto parsed = numerics::parse_dtype(args.dtype);
-    if (!parsed) throw std::invalid_argument(fmt::format("--dtype '{}' is not a data type", args.dtype));
-    if (std::find(info->dtypes.begin(), info->dtypes.end(), *parsed) == info->dtypes.end())
-      throw std::invalid_argument(fmt::format("{} does not take {} inputs", info->name, numerics::name(*parsed)));
-    dtype = *parsed;
-  }
-  kernels::Problem problem = info->make(shape, dtype, chip);
-  if (args.lnc > 0) problem.lnc = args.lnc;
 
-  kernels::RunProblemOptions options;
-  options.functional = !args.timing_only;
-  options.compile.schedule = !args.no_schedule;
-  if (args.no_power_ramp) options.power_ramp = false;
-  const kernels::ProblemReport report = kernels::run_problem(problem, chip, options);
-
+  execute(*run, spec, args.timing_only);
+  const kernels::ProblemReport& report = run->report;
   if (args.emit == "ir") {
     std::string text;
     for (const auto& ir : report.built.ir) text += kernel::format_ir(ir);
@@ -114,28 +338,61 @@ int run_command(const RunArgs& args) {
     for (const auto& p : report.built.compiled.programs) text += isa::print_program(p);
     write_text(args.emit_file, text);
   }
-  fmt::print("{}", kernels::format_report(report));
-  for (const auto& t : report.launch.timing) fmt::print("{}", sim::format_timing_report(t));
+  if (other) {
+    fmt::print("before: ");
+    print_report(report);
+    try {
+      execute(*other, *other_spec, args.timing_only);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(
+          fmt::format("--compare '{}' ({}): {}", args.compare, spec_text(*other_spec), e.what()));
+    }
+    fmt::print("after: ");
+    print_report(other->report);
+  } else {
+    print_report(report);
+  }
   if (!args.json.empty()) {
     std::vector<std::string> parts;
     for (const auto& t : report.launch.timing) parts.push_back(sim::timing_report_json(t));
     write_text(args.json, fmt::format("[\n{}\n]\n", fmt::join(parts, ",\n")));
   }
   if (!args.profile.empty() || !args.trace.empty()) {
-    profile::ProfileInput input;
-    input.chip = &chip;
-    input.title = report.label;
-    for (std::size_t p = 0; p < report.launch.runs.size(); ++p)
-      input.cores.push_back({static_cast<int>(p), &report.built.compiled.programs[p], &report.launch.runs[p],
-                             p < report.launch.timing.size() ? &report.launch.timing[p] : nullptr});
-    const profile::Analysis analysis = profile::write_profile(input, {args.profile, args.trace});
-    if (!args.profile.empty()) fmt::print("explorer report: {}\n", args.profile);
+    std::string title = report.label, other_title;
+    if (other) {
+      title += settings_text(*run, spec, *other, *other_spec);
+      other_title = other->report.label + settings_text(*other, *other_spec, *run, spec);
+    }
+    const profile::ProfileInput input = profile_input(*run, title);
+    profile::ProfileInput other_input;
+    profile::ReportFiles files{args.profile, args.trace, nullptr};
+    if (other) {
+      other_input = profile_input(*other, other_title);
+      files.compare = &other_input;
+    }
+    const profile::Analysis analysis = profile::write_profile(input, files);
+    if (other) {
+      const double before = report.simulated_ns, after = other->report.simulated_ns;
+      fmt::print("comparison: {} -> {}\n", title, other_title);
+      fmt::print("  simulated: {:.3f} us -> {:.3f} us ({}); bound by {} -> {}\n", before * 1e-3,
+                 after * 1e-3, percent_change(before, after),
+                 report.bound_queue.empty() ? "-" : report.bound_queue,
+                 other->report.bound_queue.empty() ? "-" : other->report.bound_queue);
+      if (!args.profile.empty())
+        fmt::print("explorer comparison (per engine and per source line): {}\n", args.profile);
+    } else if (!args.profile.empty()) {
+      fmt::print("explorer report: {}\n", args.profile);
+    }
     if (!args.trace.empty()) fmt::print("trace (Perfetto / chrome://tracing): {}\n", args.trace);
     for (std::size_t i = 0; i < analysis.suggestions.size() && i < 5; ++i)
-      fmt::print("suggestion: {}: {}{}\n", analysis.suggestions[i].title, analysis.suggestions[i].detail,
-                 analysis.suggestions[i].source.empty() ? "" : " (" + analysis.suggestions[i].source + ")");
+      fmt::print("suggestion{}: {}: {}{}\n", other ? " (before)" : "",
+                 analysis.suggestions[i].title, analysis.suggestions[i].detail,
+                 analysis.suggestions[i].source.empty()
+                     ? ""
+                     : " (" + analysis.suggestions[i].source + ")");
   }
-  return report.ok() ? 0 : 3;
+  const bool ok = report.ok() && (!other || other->report.ok());
+  return ok ? 0 : 3;
 }
 
 void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
@@ -146,13 +403,17 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
       ->capture_default_str();
   cmd->add_option("--emit", args->emit, "Also print a compiler stage: ir or asm")
       ->check(CLI::IsMember({"ir", "asm"}));
-  cmd->add_option("--emit-file", args->emit_file, "Write the --emit output to FILE instead of stdout");
+  cmd->add_option("--emit-file", args->emit_file,
+                  "Write the --emit output to FILE instead of stdout");
   cmd->add_option("--json", args->json, "Write the timing reports as JSON to FILE");
   cmd->add_option("--lnc", args->lnc,
                   "Logical core size: run the kernel on this many physical cores (NKI kernel[n])");
-  cmd->add_option("--trace", args->trace, "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
-  cmd->add_flag("--timing-only", args->timing_only, "Time the run without computing data (no check)");
-  cmd->add_flag("--no-schedule", args->no_schedule, "Keep the kernel's program order on each queue");
+  cmd->add_option("--trace", args->trace,
+                  "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
+  cmd->add_flag("--timing-only", args->timing_only,
+                "Time the run without computing data (no check)");
+  cmd->add_flag("--no-schedule", args->no_schedule,
+                "Keep the kernel's program order on each queue");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");
   cmd->add_flag("--list", args->list, "List the library kernels");
 }
@@ -172,9 +433,11 @@ void run_callback(const std::shared_ptr<RunArgs>& args, const char* name) {
 
 void register_run_command(CLI::App& app) {
   auto args = std::make_shared<RunArgs>();
-  CLI::App* cmd = app.add_subcommand("run", "Build, run and check a library kernel on a simulated chip");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Build, run and check a library kernel on a simulated chip");
   add_run_options(cmd, args);
-  cmd->add_option("--profile", args->profile, "Write the explorer report (self-contained HTML) to FILE");
+  cmd->add_option("--profile", args->profile,
+                  "Write the explorer report (self-contained HTML) to FILE");
   cmd->callback([args] { run_callback(args, "run"); });
 
   auto pargs = std::make_shared<RunArgs>();
@@ -182,7 +445,18 @@ void register_run_command(CLI::App& app) {
       "profile", "Run a library kernel and write the explorer report (docs/profiler.md)");
   add_run_options(prof, pargs);
   prof->add_option("-o,--output", pargs->profile, "Explorer report (HTML)")->required();
-  prof->callback([pargs] { run_callback(pargs, "profile"); });
+  CLI::Option* compare =
+      prof->add_option(
+              "--compare", pargs->compare,
+              fmt::format("Also run a second variant and write a comparison (before = this run, "
+                          "after = the variant): KERNEL and/or key=value changes, comma-separated; "
+                          "keys {}. Unset keys keep this run's values",
+                          kCompareKeys))
+          ->type_name("[KERNEL][,key=value]...");
+  prof->callback([pargs, compare] {
+    pargs->compare_given = compare->count() > 0;
+    run_callback(pargs, "profile");
+  });
 }
 
 }  // namespace trnsim::cli
