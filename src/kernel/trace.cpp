@@ -40,7 +40,7 @@ Tracer& Tracer::current(const Loc& loc) {
   if (g_current == nullptr)
     throw KernelError(origin_of(loc),
                       "an nl/nisa operation was called outside a kernel being traced "
-                      "(run the kernel through kernel::trace or runtime::compile)");
+                      "(run the kernel through kernel::trace or runtime::build)");
   return *g_current;
 }
 
