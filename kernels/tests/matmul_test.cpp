@@ -24,7 +24,9 @@ void expect_correct(const ProblemReport& r) {
   EXPECT_GT(r.simulated_ns, 0);
 }
 
-TEST(MatmulKernel, FullTilesBf16) { expect_correct(run("trn3", {256, 1024, 512}, DType::kBFloat16)); }
+TEST(MatmulKernel, FullTilesBf16) {
+  expect_correct(run("trn3", {256, 1024, 512}, DType::kBFloat16));
+}
 
 TEST(MatmulKernel, RaggedShapesInEveryDim) {
   // M, N, K not multiples of 128/512: partial stationary, moving and contraction tiles.
@@ -58,6 +60,20 @@ TEST(MatmulKernel, DmaOverlapsComputeSoTheTensorEngineBounds) {
   EXPECT_LE(r.percent_of_peak(), 100.0) << format_report(r);
 }
 
+TEST(MatmulKernel, ListScheduleIsNoSlowerThanProgramOrder) {
+  // Simulated time: the list scheduler once put a load needed early behind a busy DMA queue
+  // while later prefetches took the DMA engines first, 2.8 us slower than program order at
+  // 1024^3 on trn3 (36.6 vs 33.8 us).
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const Problem p = find_kernel("matmul")->make({1024, 1024, 1024}, DType::kBFloat16, chip);
+  RunProblemOptions scheduled, in_order;
+  scheduled.functional = in_order.functional = false;
+  in_order.compile.schedule = false;
+  const ProblemReport s = run_problem(p, chip, scheduled);
+  const ProblemReport o = run_problem(p, chip, in_order);
+  EXPECT_LE(s.simulated_ns, o.simulated_ns) << format_report(s) << "\n" << format_report(o);
+}
+
 TEST(MatmulKernel, DeterministicBitsAndTime) {
   const ProblemReport a = run("trn3", {256, 512, 384}, DType::kBFloat16);
   const ProblemReport b = run("trn3", {256, 512, 384}, DType::kBFloat16);
@@ -68,7 +84,8 @@ TEST(MatmulKernel, DeterministicBitsAndTime) {
 
 TEST(MatmulKernel, RejectsBadShapes) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  EXPECT_THROW(find_kernel("matmul")->make({128, 128}, DType::kBFloat16, chip), std::invalid_argument);
+  EXPECT_THROW(find_kernel("matmul")->make({128, 128}, DType::kBFloat16, chip),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -86,8 +86,8 @@ SchedResult schedule_in_order(const SchedInput& in, int dma_queues) {
   int next_dma = 0;
   for (std::size_t i = 0; i < n; ++i) {
     r.order[i] = static_cast<std::uint32_t>(i);
-    const std::vector<int> qs = candidate_queues((*in.engines)[i], (*in.fixed_dma_queue)[i],
-                                                 dma_queues);
+    const std::vector<int> qs =
+        candidate_queues((*in.engines)[i], (*in.fixed_dma_queue)[i], dma_queues);
     if (qs.front() >= kFirstDmaQueueKey && (*in.fixed_dma_queue)[i] < 0) {
       r.queue[i] = kFirstDmaQueueKey + next_dma;
       next_dma = (next_dma + 1) % dma_queues;
@@ -196,19 +196,29 @@ SchedResult schedule_list(const SchedInput& in, const arch::ChipConfig& chip, in
     }
     if (best_class == classes.size()) break;  // a cycle; cannot happen for program-order edges
     Class& cl = classes[best_class];
-    if (!cl.available.empty() && cl.available.top() == best_inst) cl.available.pop();
-    else cl.pending.pop();
+    if (!cl.available.empty() && cl.available.top() == best_inst)
+      cl.available.pop();
+    else
+      cl.pending.pop();
     const std::uint32_t i = best_inst;
 
     // Queue choice: earliest finish (compute engines differ in cost); ties to the queue
-    // idle longest, then the lowest queue.
+    // idle longest, then the lowest queue. A DMA goes to a queue where it starts earliest:
+    // its shares claim the DMA engines when it starts, so one placed behind a busy queue
+    // would in fact queue on the engines behind every transfer started before it, not ahead
+    // of them as committing it now would estimate.
     isa::Instruction inst = insts[i];
     int best_q = -1;
     double best_finish = 0, best_occ = 0, best_free = 0;
     const bool dma = is_dma(inst);
+    double earliest_start = std::numeric_limits<double>::infinity();
+    for (int q : cl.queues)
+      earliest_start =
+          std::min(earliest_start, std::max(ready[i], queue_free[static_cast<std::size_t>(q)]));
     for (int q : cl.queues) {
       const double qf = queue_free[static_cast<std::size_t>(q)];
       const double start = std::max(ready[i], qf);
+      if (dma && start > earliest_start) continue;
       inst.queue = queue_of_key(q);
       double occ, lat;
       if (dma) {
