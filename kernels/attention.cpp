@@ -248,8 +248,9 @@ ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, dou
   };
 }
 
-Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool causal, DType out_dtype,
-                       int dma_transpose_period = AttentionOptions{}.dma_transpose_period) {
+Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool causal,
+                       DType out_dtype, const OptionValues& options, int dma_transpose_period) {
+  const int kv_block = static_cast<int>(options.integer("kv_block"));
   require_dims(shape, 2, "SxD");
   const std::int64_t s = shape[0], d = shape[1];
   if (d > 128) throw std::invalid_argument(fmt::format("attention: head dim {} exceeds 128", d));
@@ -257,8 +258,11 @@ Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool
   Problem p;
   p.label = fmt::format("attention{}{} {}x{} {}", causal ? "_causal" : "", dma_transpose_period == 0 ? " (PE transposes)" : "",
                         s, d, numerics::name(dtype));
-  p.fn = [causal, out_dtype, dma_transpose_period](std::span<const Tensor> in) {
-    return attention(in, {.causal = causal, .out_dtype = out_dtype, .dma_transpose_period = dma_transpose_period});
+  p.fn = [causal, out_dtype, kv_block, dma_transpose_period](std::span<const Tensor> in) {
+    return attention(in, {.causal = causal,
+                          .out_dtype = out_dtype,
+                          .kv_block = kv_block,
+                          .dma_transpose_period = dma_transpose_period});
   };
   // Queries in [-3, 3) make the softmax peaked enough (score std ~1.2) that a wrong mask,
   // max or rescale shows far above the tolerance.
@@ -284,38 +288,79 @@ Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool
   return p;
 }
 
-const bool registered_attention = register_kernel(
-    {"attention",
-     "flash-attention forward, one head: softmax(q k^T / sqrt(D)) v; inputs q_t [D,S], k_t [D,S], v [S,D] "
-     "BF16, output [S,D] BF16",
-     "SxD", {4096, 128}, DType::kBFloat16, {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return make_attention(shape, dtype, false, DType::kBFloat16);
-     }});
+// The knobs of AttentionOptions that do not change the problem (causal and the output type
+// are the registered names' own); attention_pe fixes the transposes on the tensor engine.
+std::vector<KernelOption> attention_options(bool dma_transposes) {
+  std::vector<KernelOption> options = {KernelOption::integer(
+      "kv_block", AttentionOptions{}.kv_block, 128, 2048,
+      "keys per online-softmax step: one 128 x kv_block fp32 score block in PSUM", 128)};
+  if (dma_transposes)
+    options.push_back(KernelOption::integer(
+        "dma_transpose_period", AttentionOptions{}.dma_transpose_period, 0, 16,
+        "every n-th 128-key P^T chunk of a step is transposed by DMA instead of "
+        "the tensor engine (0: none)"));
+  return options;
+}
 
-const bool registered_attention_causal = register_kernel(
-    {"attention_causal",
-     "causal flash-attention forward (key j visible to query i iff j <= i); same layout as attention",
-     "SxD", {4096, 128}, DType::kBFloat16, {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return make_attention(shape, dtype, true, DType::kBFloat16);
-     }});
+int period(const OptionValues& o) {
+  return static_cast<int>(o.integer("dma_transpose_period"));
+}
 
-const bool registered_attention_pe = register_kernel(
-    {"attention_pe",
-     "flash-attention forward as 'attention' with every P^T transpose on the tensor engine (no DMA transposes)",
-     "SxD", {4096, 128}, DType::kBFloat16, {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return make_attention(shape, dtype, false, DType::kBFloat16, 0);
-     }});
+const bool registered_attention =
+    register_kernel({"attention",
+                     "flash-attention forward, one head: softmax(q k^T / sqrt(D)) v; inputs q_t "
+                     "[D,S], k_t [D,S], v [S,D] "
+                     "BF16, output [S,D] BF16",
+                     "SxD",
+                     {4096, 128},
+                     DType::kBFloat16,
+                     {DType::kBFloat16},
+                     [](const std::vector<std::int64_t>& shape, DType dtype,
+                        const arch::ChipConfig&, const OptionValues& o) {
+                       return make_attention(shape, dtype, false, DType::kBFloat16, o, period(o));
+                     },
+                     attention_options(true)});
 
-const bool registered_attention_fp32_out = register_kernel(
-    {"attention_f32out",
-     "flash-attention forward as 'attention' with an fp32 output",
-     "SxD", {4096, 128}, DType::kBFloat16, {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return make_attention(shape, dtype, false, DType::kFloat32);
-     }});
+const bool registered_attention_causal =
+    register_kernel({"attention_causal",
+                     "causal flash-attention forward (key j visible to query i iff j <= i); same "
+                     "layout as attention",
+                     "SxD",
+                     {4096, 128},
+                     DType::kBFloat16,
+                     {DType::kBFloat16},
+                     [](const std::vector<std::int64_t>& shape, DType dtype,
+                        const arch::ChipConfig&, const OptionValues& o) {
+                       return make_attention(shape, dtype, true, DType::kBFloat16, o, period(o));
+                     },
+                     attention_options(true)});
+
+const bool registered_attention_pe =
+    register_kernel({"attention_pe",
+                     "flash-attention forward as 'attention' with every P^T transpose on the "
+                     "tensor engine (no DMA transposes)",
+                     "SxD",
+                     {4096, 128},
+                     DType::kBFloat16,
+                     {DType::kBFloat16},
+                     [](const std::vector<std::int64_t>& shape, DType dtype,
+                        const arch::ChipConfig&, const OptionValues& o) {
+                       return make_attention(shape, dtype, false, DType::kBFloat16, o, 0);
+                     },
+                     attention_options(false)});
+
+const bool registered_attention_fp32_out =
+    register_kernel({"attention_f32out",
+                     "flash-attention forward as 'attention' with an fp32 output",
+                     "SxD",
+                     {4096, 128},
+                     DType::kBFloat16,
+                     {DType::kBFloat16},
+                     [](const std::vector<std::int64_t>& shape, DType dtype,
+                        const arch::ChipConfig&, const OptionValues& o) {
+                       return make_attention(shape, dtype, false, DType::kFloat32, o, period(o));
+                     },
+                     attention_options(true)});
 
 }  // namespace
 

@@ -35,9 +35,10 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
   const std::int64_t tile_m = nl::tile_size::gemm_stationary_fmax();
   const std::int64_t tile_n = nl::tile_size::gemm_moving_fmax();
   if (o.block_m < 1 || o.block_n < 1 || o.block_m * o.block_n > nl::tile_size::psum_num_banks())
-    throw kernel::KernelError({}, fmt::format("matmul: block {} x {} needs more PSUM banks than the {} "
-                                              "available",
-                                              o.block_m, o.block_n, nl::tile_size::psum_num_banks()));
+    throw kernel::KernelError(
+        {}, fmt::format("matmul: block_m x block_n = {} x {} accumulators need more PSUM "
+                        "banks than the {} available",
+                        o.block_m, o.block_n, nl::tile_size::psum_num_banks()));
 
   Tensor c = nl::ndarray({m_total, n_total}, o.out_dtype, nl::shared_hbm, "c");
   const std::int64_t block_rows = o.block_m * tile_m, block_cols = o.block_n * tile_n;
@@ -90,10 +91,15 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
 
 namespace {
 
-Problem make_matmul(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
+Problem make_matmul(const std::vector<std::int64_t>& shape, DType dtype,
+                    const arch::ChipConfig& chip, const OptionValues& options) {
   const DType out = dtype == DType::kFloat32 ? DType::kFloat32 : DType::kBFloat16;
+  const MatmulOptions o{.out_dtype = out,
+                        .block_m = static_cast<int>(options.integer("block_m")),
+                        .block_n = static_cast<int>(options.integer("block_n"))};
+  check_psum_block("matmul", o.block_m, o.block_n, chip);
   return matmul_problem("matmul", shape, dtype, out,
-                        [out](std::span<const Tensor> in) { return matmul(in, {.out_dtype = out}); });
+                        [o](std::span<const Tensor> in) { return matmul(in, o); });
 }
 
 }  // namespace
@@ -140,10 +146,20 @@ Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>&
 namespace {
 
 const bool registered = register_kernel(
-    {"matmul", "c[M,N] = a[M,K] @ b[K,N] with a given as a_t [K,M]; blocked, PSUM accumulation",
-     "MxNxK", {1024, 1024, 1024}, DType::kBFloat16,
+    {"matmul",
+     "c[M,N] = a[M,K] @ b[K,N] with a given as a_t [K,M]; blocked, PSUM accumulation",
+     "MxNxK",
+     {1024, 1024, 1024},
+     DType::kBFloat16,
      {DType::kBFloat16, DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3, DType::kFloat8E5M2},
-     make_matmul});
+     make_matmul,
+     {KernelOption::integer(
+          "block_m", MatmulOptions{}.block_m, 1, 8,
+          "output tiles of 128 rows computed together (block_m x block_n <= the 8 PSUM banks)"),
+      KernelOption::integer(
+          "block_n", MatmulOptions{}.block_n, 1, 8,
+          "output tiles of 512 columns computed together; each a_t tile streams block_n "
+          "moving tiles")}});
 
 }  // namespace
 

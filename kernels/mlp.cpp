@@ -135,14 +135,19 @@ double act_ref(isa::ActivationFunc act, double g) {
   return 0.5 * g * std::erfc(-g / std::sqrt(2.0));
 }
 
-Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::ActivationFunc act) {
+Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::ActivationFunc act,
+                 const OptionValues& options) {
+  const std::int64_t token_block = options.integer("token_block"),
+                     down_cols = options.integer("down_cols");
   require_dims(shape, 3, "TxHxF");
   if (dtype != DType::kBFloat16) throw std::invalid_argument("mlp takes bfloat16 inputs");
   const std::int64_t t = shape[0], h = shape[1], f = shape[2];
   const bool silu = act == isa::ActivationFunc::kSilu;
   Problem p;
   p.label = fmt::format("mlp{} {}x{}x{} {}", silu ? "" : "_gelu", t, h, f, numerics::name(dtype));
-  p.fn = [act](std::span<const Tensor> in) { return mlp(in, {.act = act}); };
+  p.fn = [act, token_block, down_cols](std::span<const Tensor> in) {
+    return mlp(in, {.act = act, .token_block = token_block, .down_cols = down_cols});
+  };
   // Variance-preserving weights: U(-a, a) with a = sqrt(3 / fan_in), so g, u ~ unit scale.
   const float ah = static_cast<float>(std::sqrt(3.0 / double(h))), af = static_cast<float>(std::sqrt(3.0 / double(f)));
   p.inputs.push_back(runtime::random_tensor("x", dtype, {t, h}, 41));
@@ -193,19 +198,36 @@ Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::Activ
   return p;
 }
 
+std::vector<KernelOption> mlp_options() {
+  return {KernelOption::integer(
+              "token_block", MlpOptions{}.token_block, 1, 512,
+              "tokens per pass over the weights (the moving free size of the gate/up matmuls)"),
+          KernelOption::integer(
+              "down_cols", MlpOptions{}.down_cols, 1, 512,
+              "output columns per down-projection weight slab (one PSUM bank of fp32)")};
+}
+
 const bool registered_silu = register_kernel(
-    {"mlp", "gated MLP y = down(silu(gate(x)) * up(x)); x [T,H], w_gate/w_up [H,F], w_down [F,H], BF16", "TxHxF",
-     {2048, 1024, 4096}, DType::kBFloat16, {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return make_mlp(shape, dtype, isa::ActivationFunc::kSilu);
-     }});
+    {"mlp",
+     "gated MLP y = down(silu(gate(x)) * up(x)); x [T,H], w_gate/w_up [H,F], w_down [F,H], BF16",
+     "TxHxF",
+     {2048, 1024, 4096},
+     DType::kBFloat16,
+     {DType::kBFloat16},
+     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+        const OptionValues& o) { return make_mlp(shape, dtype, isa::ActivationFunc::kSilu, o); },
+     mlp_options()});
 
 const bool registered_gelu = register_kernel(
-    {"mlp_gelu", "gated MLP with GELU (erf form): y = down(gelu(gate(x)) * up(x))", "TxHxF", {2048, 1024, 4096},
-     DType::kBFloat16, {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return make_mlp(shape, dtype, isa::ActivationFunc::kGelu);
-     }});
+    {"mlp_gelu",
+     "gated MLP with GELU (erf form): y = down(gelu(gate(x)) * up(x))",
+     "TxHxF",
+     {2048, 1024, 4096},
+     DType::kBFloat16,
+     {DType::kBFloat16},
+     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+        const OptionValues& o) { return make_mlp(shape, dtype, isa::ActivationFunc::kGelu, o); },
+     mlp_options()});
 
 }  // namespace
 

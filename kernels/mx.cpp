@@ -204,8 +204,10 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
   const std::int64_t tile_m = nl::tile_size::gemm_stationary_fmax();
   const std::int64_t tile_n = nl::tile_size::psum_bank_fmax();
   if (o.block_m < 1 || o.block_n < 1 || o.block_m * o.block_n > nl::tile_size::psum_num_banks())
-    throw kernel::KernelError({}, fmt::format("matmul_mx: block {} x {} needs more PSUM banks than the {} available",
-                                              o.block_m, o.block_n, nl::tile_size::psum_num_banks()));
+    throw kernel::KernelError(
+        {}, fmt::format("matmul_mx: block_m x block_n = {} x {} accumulators need more PSUM "
+                        "banks than the {} available",
+                        o.block_m, o.block_n, nl::tile_size::psum_num_banks()));
   Tensor c = nl::ndarray({m_total, n_total}, o.out_dtype, nl::shared_hbm, "c");
   const std::int64_t k_tiles = ceil_div(k4, tile_k);
   const std::int64_t k_full = k4 / tile_k;  // steps with all 128 partitions
@@ -487,13 +489,39 @@ const bool registered_dq = register_kernel(
      [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_mx_dequantize(s, d); }});
 
 const bool registered_mm = register_kernel(
-    {"matmul_mx", "c[M,N] (bf16) = a_t[K,M]^T @ b[K,N], both MX (x4 words + E8M0 scales per 32 of K); nc_matmul_mx",
-     "MxNxK", {2048, 2048, 2048}, DType::kFloat8E4M3x4,
+    {"matmul_mx",
+     "c[M,N] (bf16) = a_t[K,M]^T @ b[K,N], both MX (x4 words + E8M0 scales per 32 of K); "
+     "nc_matmul_mx",
+     "MxNxK",
+     {2048, 2048, 2048},
+     DType::kFloat8E4M3x4,
      {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4, DType::kFloat4E2M1x4},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig& chip,
+        const OptionValues& options) {
        require_dims(s, 3, "MxNxK");
-       return make_matmul_mx_problem(s[0], s[1], s[2], d, {.out_dtype = DType::kBFloat16});
-     }});
+       const MatmulMxOptions o{.out_dtype = options.choice("out_dtype") == "float32"
+                                                ? DType::kFloat32
+                                                : DType::kBFloat16,
+                               .block_m = static_cast<int>(options.integer("block_m")),
+                               .block_n = static_cast<int>(options.integer("block_n")),
+                               .hoist_a_scales = options.flag("hoist_a_scales"),
+                               .a_band_budget_bytes = options.integer("a_band_budget_bytes")};
+       check_psum_block("matmul_mx", o.block_m, o.block_n, chip);
+       return make_matmul_mx_problem(s[0], s[1], s[2], d, o);
+     },
+     {KernelOption::integer(
+          "block_m", MatmulMxOptions{}.block_m, 1, 8,
+          "output tiles of 128 rows per block (block_m x block_n <= the 8 PSUM banks)"),
+      KernelOption::integer("block_n", MatmulMxOptions{}.block_n, 1, 8,
+                            "output tiles of 512 columns per block"),
+      KernelOption::flag(
+          "hoist_a_scales", MatmulMxOptions{}.hoist_a_scales,
+          "load the stationary scales once per row band of blocks (off: once per block)"),
+      KernelOption::integer(
+          "a_band_budget_bytes", MatmulMxOptions{}.a_band_budget_bytes, 0, 1 << 20,
+          "keep a row band's stationary data (all of K) in SBUF when it takes at most this "
+          "many bytes per partition (0: reload it per block)"),
+      KernelOption::choice("out_dtype", "bfloat16", {"bfloat16", "float32"}, "the output type")}});
 
 }  // namespace
 

@@ -162,20 +162,22 @@ ReferenceFn norm_reference(std::int64_t r_total, std::int64_t c, double eps, boo
 
 constexpr float kEps = 1e-6f;
 
-Problem make_norm(const std::vector<std::int64_t>& shape, DType dtype, bool layer) {
+Problem make_norm(const std::vector<std::int64_t>& shape, DType dtype, bool layer,
+                  const OptionValues& options) {
+  const auto eps = static_cast<float>(options.number("eps"));
   require_dims(shape, 2, "RxC");
   if (dtype != DType::kBFloat16 && dtype != DType::kFloat32)
     throw std::invalid_argument("norms take bfloat16 or float32 inputs");
   const std::int64_t r = shape[0], c = shape[1];
   Problem p;
   p.label = fmt::format("{} {}x{} {}", layer ? "layernorm" : "rmsnorm", r, c, numerics::name(dtype));
-  p.fn = [layer](std::span<const Tensor> in) {
-    return layer ? layernorm(in, {.eps = kEps}) : rmsnorm(in, {.eps = kEps});
+  p.fn = [layer, eps](std::span<const Tensor> in) {
+    return layer ? layernorm(in, {.eps = eps}) : rmsnorm(in, {.eps = eps});
   };
   p.inputs.push_back(runtime::random_tensor("x", dtype, {r, c}, 11));
   p.inputs.push_back(runtime::random_tensor("weight", dtype, {c}, 12, 0.5f, 1.5f));
   if (layer) p.inputs.push_back(runtime::random_tensor("bias", dtype, {c}, 13, -0.5f, 0.5f));
-  p.reference = norm_reference(r, c, kEps, layer);
+  p.reference = norm_reference(r, c, eps, layer);
   // fp32 inside: the sequential fp32 sums of C terms (squares, or bn_stats' two passes) err
   // by at most C * 2^-24 relative (positive terms); rsqrt, the scale and the two multiplies
   // add a few 2^-24; then one rounding into the output type. LayerNorm's x - mean cancels:
@@ -195,15 +197,32 @@ Problem make_norm(const std::vector<std::int64_t>& shape, DType dtype, bool laye
   return p;
 }
 
+std::vector<KernelOption> norm_options() {
+  return {KernelOption::number("eps", kEps, 0, 1,
+                               "added to the mean square (variance) before the square root")};
+}
+
 const bool registered_rms = register_kernel(
-    {"rmsnorm", "out = x / sqrt(mean(x^2) + eps) * weight over rows of x [R, C]; 128-row tiles",
-     "RxC", {8192, 8192}, DType::kBFloat16, {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_norm(s, d, false); }});
+    {"rmsnorm",
+     "out = x / sqrt(mean(x^2) + eps) * weight over rows of x [R, C]; 128-row tiles",
+     "RxC",
+     {8192, 8192},
+     DType::kBFloat16,
+     {DType::kBFloat16, DType::kFloat32},
+     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
+        const OptionValues& o) { return make_norm(s, d, false, o); },
+     norm_options()});
 
 const bool registered_ln = register_kernel(
-    {"layernorm", "out = (x - mean) / sqrt(var + eps) * weight + bias over rows; bn_stats/bn_aggr",
-     "RxC", {4096, 4096}, DType::kBFloat16, {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_norm(s, d, true); }});
+    {"layernorm",
+     "out = (x - mean) / sqrt(var + eps) * weight + bias over rows; bn_stats/bn_aggr",
+     "RxC",
+     {4096, 4096},
+     DType::kBFloat16,
+     {DType::kBFloat16, DType::kFloat32},
+     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
+        const OptionValues& o) { return make_norm(s, d, true, o); },
+     norm_options()});
 
 }  // namespace
 

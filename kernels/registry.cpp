@@ -22,6 +22,29 @@ bool register_kernel(KernelInfo info) {
   auto& lib = registered();
   for (const auto& k : lib)
     if (k.name == info.name) throw std::logic_error("kernel '" + info.name + "' registered twice");
+  if (!info.make_problem) throw std::logic_error("kernel '" + info.name + "' has no problem maker");
+  static const char* const kReserved[] = {"kernel", "shape",    "dtype",     "chip",
+                                          "lnc",    "schedule", "power-ramp"};
+  for (std::size_t i = 0; i < info.options.size(); ++i) {
+    const KernelOption& o = info.options[i];
+    const auto bad = [&](std::string_view why) {
+      throw std::logic_error(fmt::format("kernel '{}': option '{}' {}", info.name, o.name, why));
+    };
+    if (o.name.empty() ||
+        o.name.find_first_not_of("abcdefghijklmnopqrstuvwxyz0123456789_") != std::string::npos)
+      bad("must be lower case letters, digits and '_'");
+    for (const char* r : kReserved)
+      if (o.name == r) bad("is a key of trnsim profile --compare");
+    for (std::size_t j = 0; j < i; ++j)
+      if (info.options[j].name == o.name) bad("is declared twice");
+    if (o.type == KernelOption::Type::kChoice && o.choices.empty()) bad("has no choices");
+    try {
+      if (!(check_option_value(o, o.default_value) == o.default_value))
+        bad("has a default of another type");
+    } catch (const std::invalid_argument& e) {
+      bad(fmt::format("has a default it rejects: {}", e.what()));
+    }
+  }
   lib.push_back(std::move(info));
   std::sort(lib.begin(), lib.end(), [](const KernelInfo& x, const KernelInfo& y) { return x.name < y.name; });
   return true;
@@ -29,11 +52,33 @@ bool register_kernel(KernelInfo info) {
 
 const std::vector<KernelInfo>& library() { return registered(); }
 
+Problem KernelInfo::make(const std::vector<std::int64_t>& shape, DType dtype,
+                         const arch::ChipConfig& chip, const OptionValues& set) const {
+  const OptionValues values = resolve_options(name, options, set);
+  Problem p = make_problem.fn(shape, dtype, chip, values);
+  const std::string changed = changed_options_text(options, values);
+  if (!changed.empty()) {
+    p.label += fmt::format(" [{}]", changed);
+    p.options = changed_options_text(options, values, /*defaults=*/true);
+  }
+  return p;
+}
+
 void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::string_view help) {
   if (shape.size() != n)
     throw std::invalid_argument(fmt::format("shape needs {} values ({}), got {}", n, help, shape.size()));
   for (auto d : shape)
     if (d <= 0) throw std::invalid_argument(fmt::format("shape values must be positive ({})", help));
+}
+
+void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_t block_n,
+                      const arch::ChipConfig& chip) {
+  const auto banks = static_cast<std::int64_t>(chip.psum.banks.value);
+  if (block_m * block_n > banks)
+    throw std::invalid_argument(
+        fmt::format("{}: block_m x block_n = {} x {} = {} accumulators need one PSUM bank "
+                    "each; {} has {}: lower block_m or block_n",
+                    kernel, block_m, block_n, block_m * block_n, chip.name, banks));
 }
 
 double half_ulp(DType t) {

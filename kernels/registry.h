@@ -1,6 +1,7 @@
 // The kernel library as the CLI, the demo and the tests see it: for each kernel, how to
-// build a problem of a given shape and dtype (kernel callable, deterministic inputs), its
-// reference, its tolerance with the reason, and the work it does (for achieved vs peak).
+// build a problem of a given shape, dtype and set of tuning options (kernel callable,
+// deterministic inputs), its reference, its tolerance with the reason, and the work it does
+// (for achieved vs peak).
 #pragma once
 
 #include <cstdint>
@@ -8,10 +9,12 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "arch/arch.h"
 #include "kernel/kernel.h"
+#include "kernels/options.h"
 #include "runtime/runtime.h"
 
 namespace trnsim::kernels {
@@ -42,6 +45,36 @@ struct Problem {
   double flops = 0;           // useful floating-point operations (tensor engine)
   double hbm_bytes = 0;       // minimum HBM traffic (inputs read + outputs written)
   std::string peak_mode;      // tensor mode to compare against: bf16, fp32, fp8, mx; "" = HBM-bound
+  // The tuning options that differ from their defaults, with the defaults
+  // ("block_n=4 (default 2)"); "" when none. KernelInfo::make fills it (and appends the
+  // options to the label); run_problem adds it to a kernel or compiler error.
+  std::string options;
+};
+
+// What makes a kernel's problem from a shape, a dtype, the chip and the complete (resolved)
+// set of its options. Registrations without options may pass a callable of the first three
+// arguments only.
+using MakeProblemFn =
+    std::function<Problem(const std::vector<std::int64_t>& shape, DType dtype,
+                          const arch::ChipConfig& chip, const OptionValues& options)>;
+struct ProblemMaker {
+  MakeProblemFn fn;
+  ProblemMaker() = default;
+  template <class F>
+  requires std::is_invocable_r_v < Problem, F&, const std::vector<std::int64_t>
+  &, DType, const arch::ChipConfig&,
+      const OptionValues& > ProblemMaker(F f)
+      : fn(std::move(f)) {}  // NOLINT(google-explicit-constructor)
+  template <class F>
+  requires(std::is_invocable_r_v<Problem, F&, const std::vector<std::int64_t>&, DType,
+                                 const arch::ChipConfig&> &&
+           !std::is_invocable_r_v<Problem, F&, const std::vector<std::int64_t>&, DType,
+                                  const arch::ChipConfig&, const OptionValues&>)
+      ProblemMaker(F f)  // NOLINT(google-explicit-constructor)
+      : fn([g = std::move(f)](const std::vector<std::int64_t>& shape, DType dtype,
+                              const arch::ChipConfig& chip,
+                              const OptionValues&) mutable { return g(shape, dtype, chip); }) {}
+  explicit operator bool() const { return static_cast<bool>(fn); }
 };
 
 struct KernelInfo {
@@ -51,16 +84,29 @@ struct KernelInfo {
   std::vector<std::int64_t> default_shape;
   DType default_dtype = DType::kBFloat16;
   std::vector<DType> dtypes;         // accepted input dtypes
-  // Throws std::invalid_argument for a shape/dtype it does not take.
-  std::function<Problem(const std::vector<std::int64_t>& shape, DType dtype,
-                        const arch::ChipConfig& chip)>
-      make;
+  // Throws std::invalid_argument for a shape/dtype/options it does not take. Called with
+  // the complete options (every declared one, set or default); use make() below.
+  ProblemMaker make_problem;
+  // The tuning options the problem maker reads (the knobs of the kernel's options struct),
+  // in the order `trnsim run --list` shows them. Names must not be the keys of
+  // `trnsim profile --compare` (kernel, shape, dtype, chip, lnc, schedule, power-ramp).
+  std::vector<KernelOption> options;
+
+  // The problem of `shape` and `dtype` with the options of `set` (the others at their
+  // defaults). Throws std::invalid_argument for an option the kernel does not declare
+  // (listing those it does), a value of the wrong type or out of range, and whatever the
+  // problem maker rejects (shape, dtype, a combination of options the chip cannot hold).
+  // The options that differ from their defaults are appended to the label:
+  // "matmul 1024x1024x1024 bfloat16 [block_n=4]".
+  Problem make(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig& chip,
+               const OptionValues& set = {}) const;
 };
 
 // Every kernel registers itself from its own source file:
 //   static const bool registered = register_kernel({...});
 // (the library is an object library, so no registration is dropped by the linker).
-// Registering a name twice is a programming error (std::logic_error).
+// Registering a name twice, an option declared twice, an option name that is a --compare key
+// or a default outside the option's own range is a programming error (std::logic_error).
 bool register_kernel(KernelInfo info);
 // All registered kernels, sorted by name.
 const std::vector<KernelInfo>& library();
@@ -71,6 +117,10 @@ const KernelInfo* find_kernel(std::string_view name);
 double half_ulp(DType t);
 // Throws std::invalid_argument unless `shape` has n positive values.
 void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::string_view help);
+// Throws std::invalid_argument unless a block of block_m x block_n output tiles, one PSUM
+// bank each, fits the chip's PSUM banks; the message names the two options.
+void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_t block_n,
+                      const arch::ChipConfig& chip);
 
 struct CheckResult {
   bool ok = true;

@@ -61,7 +61,9 @@ std::vector<Tensor> rope(std::span<const Tensor> in, const RopeOptions& o) {
 
 namespace {
 
-Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
+Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+                  const OptionValues& options) {
+  const RopeOptions o{.tile_elements = options.integer("tile_elements")};
   require_dims(shape, 2, "SxD");
   const std::int64_t s = shape[0], d = shape[1], h = d / 2;
   if (d % 2 != 0) throw std::invalid_argument("rope: D must be even");
@@ -69,7 +71,7 @@ Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arc
     throw std::invalid_argument("rope takes float32 or bfloat16");
   Problem p;
   p.label = fmt::format("rope {}x{} {}", s, d, numerics::name(dtype));
-  p.fn = [](std::span<const Tensor> in) { return rope(in); };
+  p.fn = [o](std::span<const Tensor> in) { return rope(in, o); };
   p.inputs.push_back(runtime::random_tensor("x", dtype, {s, d}, 31));
   // The usual tables: angle = position * 10000^(-2i/D).
   std::vector<float> cv(static_cast<std::size_t>(s * h)), sv(cv.size());
@@ -106,8 +108,17 @@ Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arc
 }
 
 const bool registered = register_kernel(
-    {"rope", "rotary embedding of x [S,D] with cos/sin [S,D/2], half-split (rotate_half) convention", "SxD",
-     {4096, 128}, DType::kBFloat16, {DType::kBFloat16, DType::kFloat32}, make_rope});
+    {"rope",
+     "rotary embedding of x [S,D] with cos/sin [S,D/2], half-split (rotate_half) convention",
+     "SxD",
+     {4096, 128},
+     DType::kBFloat16,
+     {DType::kBFloat16, DType::kFloat32},
+     make_rope,
+     {KernelOption::integer(
+         "tile_elements", RopeOptions{}.tile_elements, 1, 1 << 20,
+         "target elements of x per partition per tile (consecutive positions per "
+         "partition = tile_elements / D); SBUF bounds it")}});
 
 }  // namespace
 

@@ -26,7 +26,15 @@ ProblemReport run_problem(const Problem& problem, const arch::ChipConfig& chip,
   build.name = problem.label;
   build.lnc = problem.lnc;
   build.compile = options.compile;
-  r.built = runtime::build(problem.fn, specs, chip, build);
+  try {
+    r.built = runtime::build(problem.fn, specs, chip, build);
+  } catch (const kernel::KernelError& e) {
+    // A block or tile size the chip cannot hold shows up here (the kernel's own checks at
+    // trace time, the compiler's allocation): name the options that were changed.
+    if (problem.options.empty()) throw;
+    throw kernel::KernelError(
+        e.where(), fmt::format("with the kernel options {}: {}", problem.options, e.why()));
+  }
   r.trace_ms = r.built.trace_ms;
   r.compile_ms = r.built.compile_ms;
   r.instructions = r.built.compiled.stats.instructions;

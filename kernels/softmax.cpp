@@ -75,14 +75,16 @@ std::vector<Tensor> softmax(std::span<const Tensor> in, const SoftmaxOptions& o)
 
 namespace {
 
-Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
+Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+                     const OptionValues& options) {
+  const SoftmaxOptions o{.tile_elements = options.integer("tile_elements")};
   require_dims(shape, 2, "RxC");
   if (dtype != DType::kFloat32 && dtype != DType::kBFloat16)
     throw std::invalid_argument("softmax takes float32 or bfloat16");
   const std::int64_t rows = shape[0], cols = shape[1];
   Problem p;
   p.label = fmt::format("softmax {}x{} {}", rows, cols, numerics::name(dtype));
-  p.fn = [](std::span<const Tensor> in) { return softmax(in); };
+  p.fn = [o](std::span<const Tensor> in) { return softmax(in, o); };
   // [-4, 4): exp spans e^8, so a missing max subtraction or a wrong sum shows.
   p.inputs.push_back(runtime::random_tensor("x", dtype, {rows, cols}, 21, -4.0f, 4.0f));
   p.reference = [cols](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
@@ -119,8 +121,17 @@ Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const 
 }
 
 const bool registered = register_kernel(
-    {"softmax", "row-wise numerically stable softmax of x [R,C] (rows on partitions)", "RxC", {8192, 2048},
-     DType::kBFloat16, {DType::kBFloat16, DType::kFloat32}, make_softmax});
+    {"softmax",
+     "row-wise numerically stable softmax of x [R,C] (rows on partitions)",
+     "RxC",
+     {8192, 2048},
+     DType::kBFloat16,
+     {DType::kBFloat16, DType::kFloat32},
+     make_softmax,
+     {KernelOption::integer(
+         "tile_elements", SoftmaxOptions{}.tile_elements, 1, 1 << 20,
+         "target elements per partition per tile (rows per partition = tile_elements / C); "
+         "SBUF bounds it")}});
 
 }  // namespace
 

@@ -1,7 +1,8 @@
-// `trnsim run KERNEL`: build a library kernel for a shape and dtype, run it on a simulated
-// chip, check it against its reference and print where the time went. `trnsim profile
-// KERNEL` does the same and writes the explorer report; with --compare it runs a second
-// variant (another kernel, shape, dtype, chip or setting) and writes a comparison.
+// `trnsim run KERNEL`: build a library kernel for a shape, dtype and tuning options
+// (`--set key=value`), run it on a simulated chip, check it against its reference and print
+// where the time went. `trnsim profile KERNEL` does the same and writes the explorer report;
+// with --compare it runs a second variant (another kernel, shape, dtype, option value, chip
+// or setting) and writes a comparison.
 //
 // Exit codes: 0 correct, 1 error, 3 ran but the result is outside the tolerance.
 #include <fmt/core.h>
@@ -33,11 +34,12 @@ struct RunArgs {
   std::string emit;  // ir | asm
   std::string emit_file;
   std::string json;
-  std::string profile;         // explorer report (HTML)
-  std::string trace;           // Chrome trace (JSON)
-  std::string compare;         // trnsim profile: the second run, as overrides of the first
-  bool compare_given = false;  // --compare was on the command line (even if empty)
-  int lnc = 0;                 // 0 = the problem's own
+  std::string profile;           // explorer report (HTML)
+  std::string trace;             // Chrome trace (JSON)
+  std::vector<std::string> set;  // --set key=value[,key=value]...: the kernel's tuning options
+  std::string compare;           // trnsim profile: the second run, as overrides of the first
+  bool compare_given = false;    // --compare was on the command line (even if empty)
+  int lnc = 0;                   // 0 = the problem's own
   bool timing_only = false, no_schedule = false, no_power_ramp = false, list = false;
 };
 
@@ -47,13 +49,15 @@ struct RunSpec {
   std::vector<std::int64_t> shape;
   numerics::DType dtype = numerics::DType::kBFloat16;
   bool shape_given = false, dtype_given = false;  // on the command line (else the default)
+  kernels::OptionValues options;  // the tuning options set (the others keep their defaults)
   std::string chip = "trn3";
   int lnc = 0;  // 0 = the problem's own
   bool schedule = true;
   std::optional<bool> power_ramp;  // unset = the chip's default
 };
 
-// The keys of a --compare spec (docs/profiler.md).
+// The keys of a --compare spec (docs/profiler.md); any other key is a tuning option of the
+// compared kernel.
 constexpr const char* kCompareKeys = "kernel, shape, dtype, chip, lnc, schedule, power-ramp";
 
 std::vector<std::int64_t> parse_shape(const std::string& text,
@@ -104,13 +108,51 @@ numerics::DType parse_kernel_dtype(const kernels::KernelInfo& info, const std::s
   return *parsed;
 }
 
-void list_kernels() {
-  fmt::print("library kernels (trnsim run NAME --shape ... --dtype ...):\n");
-  for (const auto& k : kernels::library()) {
-    const std::string shape = fmt::format("{}", fmt::join(k.default_shape, "x"));
-    fmt::print("  {:<16} {}\n  {:<16} shape {} (default {}), dtypes {}\n", k.name, k.summary, "",
-               k.shape_help, shape, dtype_list(k));
+void list_kernel(const kernels::KernelInfo& k) {
+  const std::string shape = fmt::format("{}", fmt::join(k.default_shape, "x"));
+  fmt::print("  {:<16} {}\n  {:<16} shape {} (default {}), dtypes {}\n", k.name, k.summary, "",
+             k.shape_help, shape, dtype_list(k));
+  for (const auto& o : k.options)
+    fmt::print("  {:<16} --set {:<26} {}: {}\n", "", kernels::format_option(o, o.default_value),
+               o.type_text(), o.help);
+}
+
+// Every library kernel, or only `only`, with its shapes, dtypes and tuning options.
+void list_kernels(const kernels::KernelInfo* only = nullptr) {
+  fmt::print(
+      "library kernels (trnsim run NAME --shape ... --dtype ... --set option=value,...; "
+      "options shown at their defaults):\n");
+  if (only != nullptr) {
+    list_kernel(*only);
+    return;
   }
+  for (const auto& k : kernels::library()) list_kernel(k);
+}
+
+// The kernel options of --set (each occurrence KEY=VALUE[,KEY=VALUE]...), typed and checked
+// against the kernel's declarations.
+kernels::OptionValues parse_sets(const kernels::KernelInfo& info,
+                                 const std::vector<std::string>& sets) {
+  std::vector<std::pair<std::string, std::string>> settings;
+  for (const auto& text : sets) {
+    auto items = kernels::split_settings(text, "--set");
+    settings.insert(settings.end(), items.begin(), items.end());
+  }
+  try {
+    return kernels::parse_option_settings(info.name, info.options, settings);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--set: {}", e.what()));
+  }
+}
+
+// "block_m=2, block_n=4" for the options set in a spec ("" when none).
+std::string options_text(const RunSpec& spec) {
+  std::vector<std::string> parts;
+  for (const auto& [name, value] : spec.options.entries()) {
+    const kernels::KernelOption* o = kernels::find_option(spec.info->options, name);
+    parts.push_back(o != nullptr ? kernels::format_option(*o, value) : name);
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -140,6 +182,7 @@ RunSpec first_spec(const RunArgs& args) {
   s.dtype_given = !args.dtype.empty();
   s.dtype =
       s.dtype_given ? parse_kernel_dtype(*s.info, args.dtype, "--dtype") : s.info->default_dtype;
+  s.options = parse_sets(*s.info, args.set);
   s.chip = args.chip;
   s.lnc = args.lnc;
   s.schedule = !args.no_schedule;
@@ -154,18 +197,29 @@ bool parse_switch(const std::string& key, const std::string& value, const std::s
       fmt::format("--compare '{}': {}={} is neither on nor off", spec, key, value));
 }
 
+std::string compare_help(const kernels::KernelInfo& info) {
+  std::vector<std::string_view> names;
+  for (const auto& o : info.options) names.push_back(o.name);
+  return fmt::format(
+      "expected [KERNEL][,key=value]... with keys {} or {} (e.g. --compare "
+      "tutorial_matmul_blocked, --compare dtype=fp32,lnc=2 or --compare block_n=4)",
+      kCompareKeys,
+      names.empty()
+          ? fmt::format("the tuning options of the kernel ({} has none)", info.name)
+          : fmt::format("the tuning options of {}: {}", info.name, fmt::join(names, ", ")));
+}
+
 // The second run of `trnsim profile --compare SPEC`: SPEC is a comma-separated list of
-// changes to the first run, `[KERNEL][,key=value]...` with the keys of kCompareKeys. What
-// SPEC leaves out is the first run's: its shape when the other kernel takes shapes of the
-// same form, its dtype when the other kernel takes it, its chip, LNC and settings.
+// changes to the first run, `[KERNEL][,key=value]...` with the keys of kCompareKeys and the
+// tuning options of the compared kernel. What SPEC leaves out is the first run's: its shape
+// when the other kernel takes shapes of the same form, its dtype when the other kernel takes
+// it, the options it set that the other kernel declares, its chip, LNC and settings.
 RunSpec compare_spec(const std::string& spec, const RunSpec& first) {
-  const std::string help = fmt::format(
-      "expected [KERNEL][,key=value]... with keys {} (e.g. --compare tutorial_matmul_blocked or "
-      "--compare dtype=fp32,lnc=2)",
-      kCompareKeys);
+  const std::string help = compare_help(*first.info);
   if (spec.find_first_not_of(" ") == std::string::npos)
     throw std::invalid_argument(fmt::format("--compare is empty: {}", help));
   std::optional<std::string> kernel, shape, dtype, chip, lnc, schedule, power_ramp;
+  std::vector<std::pair<std::string, std::string>> option_items;  // the other keys
   std::stringstream in(spec);
   std::string item;
   bool first_item = true;
@@ -192,9 +246,10 @@ RunSpec compare_spec(const std::string& spec, const RunSpec& first) {
                                        : key == "schedule"   ? &schedule
                                        : key == "power-ramp" ? &power_ramp
                                                              : nullptr;
-    if (slot == nullptr)
-      throw std::invalid_argument(
-          fmt::format("--compare '{}': unknown key '{}'; {}", spec, key, help));
+    if (slot == nullptr) {
+      option_items.emplace_back(key, value);  // a tuning option, once the kernel is known
+      continue;
+    }
     if (slot->has_value())
       throw std::invalid_argument(fmt::format("--compare '{}': {} is given twice", spec, key));
     *slot = value;
@@ -203,6 +258,21 @@ RunSpec compare_spec(const std::string& spec, const RunSpec& first) {
   RunSpec s = first;
   if (kernel) s.info = &find_or_list(*kernel, fmt::format("--compare '{}': ", spec));
   const bool same_kernel = s.info == first.info;
+  // Options: those of the first run the compared kernel declares, then the spec's.
+  s.options = {};
+  for (const auto& [name, value] : first.options.entries())
+    if (kernels::find_option(s.info->options, name) != nullptr) s.options.set(name, value);
+  for (const auto& [key, value] : option_items)
+    if (kernels::find_option(s.info->options, key) == nullptr)
+      throw std::invalid_argument(
+          fmt::format("--compare '{}': unknown key '{}'; {}", spec, key, compare_help(*s.info)));
+  try {
+    const kernels::OptionValues given =
+        kernels::parse_option_settings(s.info->name, s.info->options, option_items);
+    for (const auto& [name, value] : given.entries()) s.options.set(name, value);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(fmt::format("--compare '{}': {}", spec, e.what()));
+  }
   if (shape) {
     s.shape = parse_shape(*shape, "--compare shape");
     s.shape_given = true;
@@ -253,7 +323,7 @@ struct Run {
 std::unique_ptr<Run> prepare(const RunSpec& spec) {
   auto run = std::make_unique<Run>();
   run->chip = arch::load(spec.chip);
-  run->problem = spec.info->make(spec.shape, spec.dtype, run->chip);
+  run->problem = spec.info->make(spec.shape, spec.dtype, run->chip, spec.options);
   if (spec.lnc > 0) run->problem.lnc = spec.lnc;
   return run;
 }
@@ -267,8 +337,9 @@ void execute(Run& run, const RunSpec& spec, bool timing_only) {
 }
 
 std::string spec_text(const RunSpec& spec) {
-  return fmt::format("{} {} {}", spec.info->name, fmt::join(spec.shape, "x"),
-                     numerics::name(spec.dtype));
+  const std::string options = options_text(spec);
+  return fmt::format("{} {} {}{}", spec.info->name, fmt::join(spec.shape, "x"),
+                     numerics::name(spec.dtype), options.empty() ? "" : " " + options);
 }
 
 // What differs between two runs beyond the problem label (kernel, shape, dtype).
@@ -309,7 +380,7 @@ std::string percent_change(double before, double after) {
 
 int run_command(const RunArgs& args) {
   if (args.list || args.kernel.empty()) {
-    list_kernels();
+    list_kernels(args.kernel.empty() ? nullptr : &find_or_list(args.kernel, ""));
     return args.kernel.empty() && !args.list ? 1 : 0;
   }
   const RunSpec spec = first_spec(args);
@@ -399,6 +470,12 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
   cmd->add_option("kernel", args->kernel, "Library kernel (see --list)");
   cmd->add_option("--shape", args->shape, "Problem shape, e.g. 4096x4096x4096 (see --list)");
   cmd->add_option("--dtype", args->dtype, "Input data type (bf16, fp32, fp8_e4m3, mxfp8, ...)");
+  cmd->add_option("--set", args->set,
+                  "Set tuning options of the kernel (repeatable, or comma-separated), e.g. "
+                  "--set block_m=2,block_n=4; trnsim run KERNEL --list shows them")
+      ->type_name("KEY=VALUE[,KEY=VALUE]...")
+      ->allow_extra_args(false)  // one value per --set: a kernel name after it stays positional
+      ->take_all();
   cmd->add_option("--chip", args->chip, "Chip preset (trn1, trn2, trn3) or JSON config file")
       ->capture_default_str();
   cmd->add_option("--emit", args->emit, "Also print a compiler stage: ir or asm")
@@ -415,7 +492,9 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
   cmd->add_flag("--no-schedule", args->no_schedule,
                 "Keep the kernel's program order on each queue");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");
-  cmd->add_flag("--list", args->list, "List the library kernels");
+  cmd->add_flag("--list", args->list,
+                "List the library kernels with their shapes, dtypes and tuning options (only "
+                "KERNEL's when one is named)");
 }
 
 void run_callback(const std::shared_ptr<RunArgs>& args, const char* name) {
@@ -450,7 +529,8 @@ void register_run_command(CLI::App& app) {
               "--compare", pargs->compare,
               fmt::format("Also run a second variant and write a comparison (before = this run, "
                           "after = the variant): KERNEL and/or key=value changes, comma-separated; "
-                          "keys {}. Unset keys keep this run's values",
+                          "keys {} and the kernel's tuning options (--list). Unset keys keep this "
+                          "run's values",
                           kCompareKeys))
           ->type_name("[KERNEL][,key=value]...");
   prof->callback([pargs, compare] {
