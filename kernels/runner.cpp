@@ -14,6 +14,13 @@ std::string queue_label(const isa::QueueId& q) { return std::string(isa::engine_
 
 ProblemReport run_problem(const Problem& problem, const arch::ChipConfig& chip,
                           const RunProblemOptions& options) {
+  ProblemReport r = build_problem(problem, chip, options);
+  launch_problem(r, problem, chip, options);
+  return r;
+}
+
+ProblemReport build_problem(const Problem& problem, const arch::ChipConfig& chip,
+                            const RunProblemOptions& options) {
   ProblemReport r;
   r.label = problem.label;
   r.chip = chip.name;
@@ -41,7 +48,11 @@ ProblemReport run_problem(const Problem& problem, const arch::ChipConfig& chip,
   r.waits = r.built.compiled.stats.waits;
   r.sbuf_peak_bytes = r.built.compiled.stats.sbuf_peak_bytes;
   r.psum_peak_bytes = r.built.compiled.stats.psum_peak_bytes;
+  return r;
+}
 
+void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipConfig& chip,
+                    const RunProblemOptions& options) {
   runtime::LaunchOptions launch;
   launch.functional = options.functional;
   launch.check_hazards = options.check_hazards;
@@ -97,7 +108,6 @@ ProblemReport run_problem(const Problem& problem, const arch::ChipConfig& chip,
       r.bound_queue = "dma";
     }
   }
-  return r;
 }
 
 std::string format_report(const ProblemReport& r) {

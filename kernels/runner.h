@@ -48,6 +48,16 @@ struct ProblemReport {
 ProblemReport run_problem(const Problem& problem, const arch::ChipConfig& chip,
                           const RunProblemOptions& options = {});
 
+// run_problem in two steps, so that a caller can trace and compile several problems (and see
+// their errors) before it simulates any: build_problem traces and compiles (the report's
+// label, chip, compile figures and `built`; a kernel or compiler error is a
+// kernel::KernelError, which names the problem's changed options), launch_problem runs the
+// built kernel, checks it and fills in the rest.
+ProblemReport build_problem(const Problem& problem, const arch::ChipConfig& chip,
+                            const RunProblemOptions& options = {});
+void launch_problem(ProblemReport& report, const Problem& problem, const arch::ChipConfig& chip,
+                    const RunProblemOptions& options = {});
+
 // A few lines: correctness, simulated time, achieved vs peak, bounding engine, compile.
 std::string format_report(const ProblemReport& report);
 

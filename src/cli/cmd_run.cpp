@@ -318,22 +318,29 @@ struct Run {
   kernels::ProblemReport report;
 };
 
-// Loads the chip and makes the problem (shape and dtype checks): cheap, so both runs of a
-// comparison are prepared before either is simulated.
-std::unique_ptr<Run> prepare(const RunSpec& spec) {
-  auto run = std::make_unique<Run>();
-  run->chip = arch::load(spec.chip);
-  run->problem = spec.info->make(spec.shape, spec.dtype, run->chip, spec.options);
-  if (spec.lnc > 0) run->problem.lnc = spec.lnc;
-  return run;
-}
-
-void execute(Run& run, const RunSpec& spec, bool timing_only) {
+kernels::RunProblemOptions run_options(const RunSpec& spec, bool timing_only) {
   kernels::RunProblemOptions options;
   options.functional = !timing_only;
   options.compile.schedule = spec.schedule;
   options.power_ramp = spec.power_ramp;
-  run.report = kernels::run_problem(run.problem, run.chip, options);
+  return options;
+}
+
+// Loads the chip, makes the problem (shape, dtype and option checks) and traces and compiles
+// it (the kernel's own checks and the compiler's, e.g. tiles that do not fit SBUF): so both
+// runs of a comparison are checked before either is simulated.
+std::unique_ptr<Run> prepare(const RunSpec& spec, bool timing_only) {
+  auto run = std::make_unique<Run>();
+  run->chip = arch::load(spec.chip);
+  run->problem = spec.info->make(spec.shape, spec.dtype, run->chip, spec.options);
+  if (spec.lnc > 0) run->problem.lnc = spec.lnc;
+  run->report = kernels::build_problem(run->problem, run->chip, run_options(spec, timing_only));
+  return run;
+}
+
+// Simulates a prepared run, checks it and completes its report.
+void execute(Run& run, const RunSpec& spec, bool timing_only) {
+  kernels::launch_problem(run.report, run.problem, run.chip, run_options(spec, timing_only));
 }
 
 std::string spec_text(const RunSpec& spec) {
@@ -384,14 +391,15 @@ int run_command(const RunArgs& args) {
     return args.kernel.empty() && !args.list ? 1 : 0;
   }
   const RunSpec spec = first_spec(args);
-  const std::unique_ptr<Run> run = prepare(spec);
-  // The second run's spec, chip and problem are checked before the first run is simulated.
+  const std::unique_ptr<Run> run = prepare(spec, args.timing_only);
+  // The second run's spec, chip, problem and compilation are checked before the first run is
+  // simulated.
   std::optional<RunSpec> other_spec;
   std::unique_ptr<Run> other;
   if (args.compare_given) {
     other_spec = compare_spec(args.compare, spec);
     try {
-      other = prepare(*other_spec);
+      other = prepare(*other_spec, args.timing_only);
     } catch (const std::exception& e) {
       throw std::invalid_argument(
           fmt::format("--compare '{}' ({}): {}", args.compare, spec_text(*other_spec), e.what()));
