@@ -2,7 +2,9 @@
 // checked against a reference in kernels/tests and runnable with `trnsim run NAME`.
 //
 // Every kernel is a plain function over kernel::Tensor (inputs in HBM, outputs returned in
-// shared HBM); parameters that change the generated code are in a small options struct.
+// shared HBM); parameters that change the generated code are in a small options struct,
+// whose knobs the kernel's registration declares as tuning options (`trnsim run --set`,
+// kernels/options.h).
 #pragma once
 
 #include <span>

@@ -3,13 +3,16 @@
 // and different from the defaults).
 #include "kernels/options.h"
 
+#include <fmt/core.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
 #include "arch/arch.h"
+#include "kernel/kernel.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
 
@@ -333,6 +336,75 @@ TEST(KernelOptions, CompilerErrorsNameTheChangedOptions) {
     EXPECT_THAT(e.what(), HasSubstr("does not fit"));
     EXPECT_THAT(e.where().file, HasSubstr("softmax.cpp"));
   }
+}
+
+// ---- the example of docs/kernel-api.md, section 13 ("Library kernels and their tuning options")
+
+struct ScaleOptions {
+  std::int64_t tile_cols = 2048;  // columns per tile
+  bool on_scalar = false;         // multiply on ScalarE instead of leaving the engine open
+};
+
+std::vector<Tensor> scale(std::span<const Tensor> in, const ScaleOptions& o) {
+  const Tensor& x = in[0];
+  Tensor y = nl::ndarray(x.shape(), x.dtype(), nl::shared_hbm, "y");
+  const std::int64_t p = nl::tile_size::pmax();
+  for (std::int64_t r0 = 0; r0 < x.dim(0); r0 += p)
+    for (std::int64_t c0 = 0; c0 < x.dim(1); c0 += o.tile_cols) {
+      const std::int64_t n = std::min(p, x.dim(0) - r0), w = std::min(o.tile_cols, x.dim(1) - c0);
+      Tensor t = nl::load(x(nl::ds(r0, n), nl::ds(c0, w)));
+      nisa::TensorScalarOptions ts;
+      if (o.on_scalar) ts.common.engine = isa::Engine::kScalar;
+      nisa::tensor_scalar(t, t, isa::AluOp::kMultiply, 2.0f, ts);
+      nl::store(y(nl::ds(r0, n), nl::ds(c0, w)), t);
+    }
+  return {y};
+}
+
+Problem make_scale(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+                   const OptionValues& options) {
+  require_dims(shape, 2, "RxC");
+  const ScaleOptions o{.tile_cols = options.integer("tile_cols"),
+                       .on_scalar = options.flag("on_scalar")};
+  Problem p;
+  p.label = fmt::format("scale {}x{} {}", shape[0], shape[1], numerics::name(dtype));
+  p.fn = [o](std::span<const Tensor> in) { return scale(in, o); };
+  p.inputs.push_back(runtime::random_tensor("x", dtype, {shape[0], shape[1]}, 1));
+  p.reference = [](const std::vector<std::vector<float>>& in, std::size_t,
+                   std::span<const std::int64_t> idx) {
+    std::vector<double> r;
+    for (std::int64_t i : idx) r.push_back(2.0 * in[0][static_cast<std::size_t>(i)]);
+    return r;
+  };
+  p.tolerance = {0, 0, "exact: a multiply by 2"};
+  return p;
+}
+
+TEST(KernelOptions, KernelApiDocExample) {
+  // Not registered (the library stays as shipped): make() works on any KernelInfo.
+  const KernelInfo info{"scale",
+                        "y = 2 x over x [R, C]",
+                        "RxC",
+                        {1024, 4096},
+                        DType::kFloat32,
+                        {DType::kFloat32},
+                        make_scale,
+                        {KernelOption::integer("tile_cols", 2048, 1, 65535, "columns per tile"),
+                         KernelOption::flag("on_scalar", false, "run the multiply on ScalarE")}};
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const ProblemReport base = run_problem(info.make({256, 1024}, DType::kFloat32, chip), chip);
+  const Problem tuned_problem =
+      info.make({256, 1024}, DType::kFloat32, chip, {{"tile_cols", 512}, {"on_scalar", true}});
+  EXPECT_EQ(tuned_problem.label, "scale 256x1024 float32 [tile_cols=512, on_scalar=on]");
+  const ProblemReport tuned = run_problem(tuned_problem, chip);
+  expect_correct(base);
+  expect_correct(tuned);
+  EXPECT_EQ(base.instructions, 2u * 3u);   // 2 row tiles x (load, multiply, store)
+  EXPECT_EQ(tuned.instructions, 4u * 3u);  // 2 row x 2 column tiles
+  EXPECT_THAT(invalid([&] {
+                info.make({256, 1024}, DType::kFloat32, chip, {{"tile_cols", 0}});
+              }),
+              HasSubstr("tile_cols=0: out of range (tile_cols is int 1..65535)"));
 }
 
 }  // namespace
