@@ -1,6 +1,7 @@
 // Fidelity of the timing model against published hardware measurements: runs each case
-// with the same kernel and shape the source measured, in timing-only mode, and prints
-// predicted vs published with the error (docs/validation.md holds the latest table).
+// with the same kernel and shape the source measured, in timing-only mode on the matching
+// preset, and prints predicted vs published with the error (docs/validation.md holds the
+// table of the latest run, the sources and why the misses miss).
 //
 //   ./build/bench/validate            all cases
 //   ./build/bench/validate --quick    skip the four full-size tutorial matmuls
@@ -33,6 +34,17 @@ struct Case {
   double predicted = 0;
 };
 
+constexpr const char* kMatmulTutorial =
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.23.0/general/nki/tutorials/matrix_multiplication.html";
+constexpr const char* kMambaTutorial =
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.23.0/general/nki/tutorials/fused_mamba.html";
+constexpr const char* kDmaOverview =
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/get-started/about/nki-dma-overview.html";
+constexpr const char* kKernelOptimization =
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/guides/tutorials/kernel-optimization.html";
+constexpr const char* kPerfGuide =
+    "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.23.0/general/nki/nki_perf_guide.html";
+
 // Simulated time of a library kernel in timing-only mode, in ms.
 double library_ms(const std::string& kernel, const std::vector<std::int64_t>& shape, const arch::ChipConfig& chip) {
   const kernels::KernelInfo* info = kernels::find_kernel(kernel);
@@ -44,18 +56,42 @@ double library_ms(const std::string& kernel, const std::vector<std::int64_t>& sh
   return r.simulated_ns * 1e-6;
 }
 
-// Busy time of the busiest DMA engine over a kernel that issues one transfer (ns): what a
-// profile shows as the transfer's activity on its engine (the queue's fixed latency before
-// the engine starts is not part of it).
-double dma_engine_busy_ns(const kernel::KernelFn& fn, const std::vector<kernel::TensorSpec>& inputs,
-                          const arch::ChipConfig& chip) {
+// TensorE busy fraction and the busiest DMA engine's busy fraction of a library kernel run
+// (timing only), in percent: what a profile's "active time" of the engines shows.
+std::pair<double, double> library_active_percent(const std::string& kernel, const std::vector<std::int64_t>& shape,
+                                                 DType dtype, const arch::ChipConfig& chip) {
+  const kernels::KernelInfo* info = kernels::find_kernel(kernel);
+  if (info == nullptr) throw std::runtime_error("missing kernel " + kernel);
+  kernels::RunProblemOptions options;
+  options.functional = false;
+  options.check_hazards = false;
+  const kernels::ProblemReport r = kernels::run_problem(info->make(shape, dtype, chip), chip, options);
+  const sim::TimingReport& t = r.launch.timing.at(0);
+  double tensor = 0, dma = 0;
+  for (const auto& q : t.queues)
+    if (q.queue.engine == isa::Engine::kTensor) tensor = q.busy_ns;
+  for (const auto& e : t.dma_engines) dma = std::max(dma, e.busy_ns);
+  return {100.0 * tensor / t.total_ns, 100.0 * dma / t.total_ns};
+}
+
+// Builds and times a kernel written here (timing only: the inputs are zeros).
+runtime::LaunchResult time_kernel(const kernel::KernelFn& fn, const std::vector<kernel::TensorSpec>& inputs,
+                                  const arch::ChipConfig& chip) {
   runtime::BuiltKernel built = runtime::build(fn, inputs, chip, {});
   runtime::LaunchOptions options;
   options.functional = false;
   options.check_hazards = false;
   std::vector<runtime::HostTensor> host;
   for (const auto& s : inputs) host.push_back(runtime::HostTensor::zeros(s.name, s.dtype, s.shape));
-  const runtime::LaunchResult r = runtime::launch(built, chip, host, options);
+  return runtime::launch(built, chip, host, options);
+}
+
+// Busy time of the busiest DMA engine over a kernel that issues one transfer (ns): what a
+// profile shows as the transfer's activity on its engine (the queue's fixed latency before
+// the engine starts is not part of it).
+double dma_engine_busy_ns(const kernel::KernelFn& fn, const std::vector<kernel::TensorSpec>& inputs,
+                          const arch::ChipConfig& chip) {
+  const runtime::LaunchResult r = time_kernel(fn, inputs, chip);
   double busiest = 0;
   for (const auto& e : r.timing.at(0).dma_engines) busiest = std::max(busiest, e.busy_ns);
   return busiest;
@@ -83,6 +119,128 @@ double scalar_chain_ns(const arch::ChipConfig& chip) {
   return (starts.back() - starts.front()) / static_cast<double>(starts.size() - 1);
 }
 
+// ---------------------------------------------------------------------------------------
+// The fused Mamba tutorial's kernels (mamba_v1, v2, v3 of mamba_nki_kernels.py, SDK 2.23),
+// instruction for instruction: delta, u [batch, channels, seq]; A [channels, states];
+// B, C [batch, states, seq]; all fp32. A partition broadcast `x.broadcast_to((128, F))` of a
+// one-partition row is what NKI lowers to a TensorE matmul of a ones row into PSUM (ARCH-v2,
+// "Alternative use case"), so the multiplications by B and C read one operand from PSUM.
+
+constexpr std::int64_t kMambaSeqTile = 512;  // mamba_v3's seq_len_fsize
+
+Tensor broadcast_row(const Tensor& ones, const Tensor& row) {
+  Tensor out = nl::ndarray({ones.dim(1), row.dim(1)}, DType::kFloat32, nl::psum, "bcast");
+  nisa::nc_matmul(out, ones, row);
+  return out;
+}
+
+void vector_tensor_tensor(const Tensor& dst, const Tensor& a, const Tensor& b, isa::AluOp op) {
+  nisa::tensor_tensor(dst, a, b, op, {.engine = isa::Engine::kVector});
+}
+
+// Steps 1-6 for one (batch, state, channel tile) over seq columns [s0, s0 + len) of the
+// loaded delta/u tiles, accumulating into acc; returns the scan result.
+Tensor mamba_steps(const Tensor& delta_i, const Tensor& u_i, const Tensor& a_i, const Tensor& b_row,
+                   const Tensor& c_row, const Tensor& ones, const Tensor& acc, std::int64_t s0, std::int64_t len,
+                   const kernel::Scalar& initial, const Tensor& hoisted_delta_u) {
+  const std::int64_t p = delta_i.dim(0);
+  const auto cols = nl::ds(s0, len);
+  Tensor delta_a = nl::ndarray({p, len}, DType::kFloat32, nl::sbuf, "deltaA");
+  nisa::activation(delta_a, isa::ActivationFunc::kExp, delta_i(nl::all, cols),
+                   {.scale = a_i, .common = {.engine = isa::Engine::kScalar}});
+  Tensor delta_u = hoisted_delta_u.valid() ? hoisted_delta_u(nl::all, cols) : Tensor{};
+  if (!delta_u.valid()) {
+    delta_u = nl::ndarray({p, len}, DType::kFloat32, nl::sbuf, "deltaU");
+    vector_tensor_tensor(delta_u, delta_i(nl::all, cols), u_i(nl::all, cols), isa::AluOp::kMultiply);
+  }
+  Tensor delta_bu = nl::ndarray({p, len}, DType::kFloat32, nl::sbuf, "deltaBu");
+  vector_tensor_tensor(delta_bu, delta_u, broadcast_row(ones, b_row), isa::AluOp::kMultiply);
+  Tensor scan = nl::ndarray({p, len}, DType::kFloat32, nl::sbuf, "scan_res");
+  nisa::tensor_tensor_scan(scan, delta_a, delta_bu, initial, isa::AluOp::kMultiply, isa::AluOp::kAdd,
+                           {.engine = isa::Engine::kVector});
+  Tensor scan_c = nl::ndarray({p, len}, DType::kFloat32, nl::sbuf, "scanC");
+  vector_tensor_tensor(scan_c, scan, broadcast_row(ones, c_row), isa::AluOp::kMultiply);
+  vector_tensor_tensor(acc(nl::all, cols), acc(nl::all, cols), scan_c, isa::AluOp::kAdd);
+  return scan;
+}
+
+std::vector<Tensor> mamba(std::span<const Tensor> in, int version) {
+  const Tensor &delta = in[0], &u = in[1], &a = in[2], &b = in[3], &c = in[4];
+  const std::int64_t batch = delta.dim(0), channels = delta.dim(1), seq = delta.dim(2), states = a.dim(1);
+  const std::int64_t p = nl::tile_size::pmax(), tiles = channels / p;
+  Tensor out = nl::ndarray({batch, channels, seq}, DType::kFloat32, nl::shared_hbm, "out");
+  Tensor ones = nl::ndarray({1, p}, DType::kFloat32, nl::sbuf, "ones");
+  nisa::memset(ones, 1.0f);
+  auto load = [](const Tensor& src, const char* name) {
+    Tensor t = nl::ndarray(src.shape(), DType::kFloat32, nl::sbuf, name);
+    nisa::dma_copy(t, src);
+    return t;
+  };
+  for (std::int64_t ib = 0; ib < batch; ++ib) {
+    if (version == 1) {
+      // States outside, channel tiles inside: delta and u are loaded again for every state.
+      std::vector<Tensor> acc;
+      for (std::int64_t t = 0; t < tiles; ++t) acc.push_back(nl::zeros({p, seq}, DType::kFloat32, nl::sbuf, "scanC_accum"));
+      for (std::int64_t is = 0; is < states; ++is)
+        for (std::int64_t t = 0; t < tiles; ++t) {
+          const auto rows = nl::ds(t * p, p);
+          Tensor delta_i = load(delta(ib, rows, nl::all), "delta_i");
+          Tensor a_i = load(a(rows, nl::ds(is, 1)), "A_i");
+          Tensor u_i = load(u(ib, rows, nl::all), "u_i");
+          Tensor b_i = load(b(ib, nl::ds(is, 1), nl::all), "B_i");
+          Tensor c_i = load(c(ib, nl::ds(is, 1), nl::all), "C_i");
+          mamba_steps(delta_i, u_i, a_i, b_i, c_i, ones, acc[static_cast<std::size_t>(t)], 0, seq, 0.0f, Tensor{});
+        }
+      for (std::int64_t t = 0; t < tiles; ++t)
+        nisa::dma_copy(out(ib, nl::ds(t * p, p), nl::all), acc[static_cast<std::size_t>(t)]);
+      continue;
+    }
+    // v2, v3: channel tiles outside, delta/u loaded once per tile and reused by every state.
+    for (std::int64_t t = 0; t < tiles; ++t) {
+      const auto rows = nl::ds(t * p, p);
+      Tensor acc = nl::zeros({p, seq}, DType::kFloat32, nl::sbuf, "scanC_accum");
+      Tensor delta_i = load(delta(ib, rows, nl::all), "delta_i");
+      Tensor u_i = load(u(ib, rows, nl::all), "u_i");
+      // delta_i * u_i does not depend on the state: the compiler hoists it out of the state
+      // loop (loop-invariant code motion), which the tutorial's own VectorE busy times show
+      // (docs/validation.md). v1 reloads delta and u per state, so there it stays inside.
+      Tensor du = nl::ndarray({p, seq}, DType::kFloat32, nl::sbuf, "deltaU");
+      vector_tensor_tensor(du, delta_i, u_i, isa::AluOp::kMultiply);
+      for (std::int64_t is = 0; is < states; ++is) {
+        Tensor a_i = load(a(rows, nl::ds(is, 1)), "A_i");
+        if (version == 2) {
+          Tensor b_i = load(b(ib, nl::ds(is, 1), nl::all), "B_i");
+          Tensor c_i = load(c(ib, nl::ds(is, 1), nl::all), "C_i");
+          mamba_steps(delta_i, u_i, a_i, b_i, c_i, ones, acc, 0, seq, 0.0f, du);
+          continue;
+        }
+        // v3: seq tiled by 512; the scan carries its last column into the next tile.
+        Tensor scan_init = nl::zeros({p, 1}, DType::kFloat32, nl::sbuf, "scan_init");
+        for (std::int64_t s0 = 0; s0 < seq; s0 += kMambaSeqTile) {
+          const auto cols = nl::ds(s0, kMambaSeqTile);
+          Tensor b_i = load(b(ib, nl::ds(is, 1), cols), "B_i");
+          Tensor c_i = load(c(ib, nl::ds(is, 1), cols), "C_i");
+          Tensor scan = mamba_steps(delta_i, u_i, a_i, b_i, c_i, ones, acc, s0, kMambaSeqTile, scan_init, du);
+          nisa::tensor_copy(scan_init, scan(nl::all, nl::ds(kMambaSeqTile - 1, 1)));
+        }
+      }
+      nisa::dma_copy(out(ib, rows, nl::all), acc);
+    }
+  }
+  return {out};
+}
+
+double mamba_ms(int version, std::int64_t seq, std::int64_t channels, const arch::ChipConfig& chip) {
+  constexpr std::int64_t kBatch = 1, kStates = 16;
+  const std::vector<kernel::TensorSpec> inputs = {
+      {"delta", DType::kFloat32, {kBatch, channels, seq}}, {"u", DType::kFloat32, {kBatch, channels, seq}},
+      {"A", DType::kFloat32, {channels, kStates}},         {"B", DType::kFloat32, {kBatch, kStates, seq}},
+      {"C", DType::kFloat32, {kBatch, kStates, seq}}};
+  const runtime::LaunchResult r =
+      time_kernel([version](std::span<const Tensor> in) { return mamba(in, version); }, inputs, chip);
+  return r.simulated_ns * 1e-6;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -90,19 +248,24 @@ int main(int argc, char** argv) {
   const arch::ChipConfig trn1 = arch::load_preset("trn1");
   const arch::ChipConfig trn2 = arch::load_preset("trn2");
   std::vector<Case> cases;
-  const std::string tutorial = "NKI matmul tutorial (SDK 2.23), trn1, 4096x8192 @ 8192x8192 BF16, nki.benchmark";
   if (!quick) {
     for (const auto& [kernel, ms] : std::vector<std::pair<std::string, double>>{
              {"tutorial_matmul_tiled", 51.80}, {"tutorial_matmul_hoisted", 42.96},
              {"tutorial_matmul_blocked", 22.07}, {"tutorial_matmul_optimized", 6.97}}) {
-      Case c{kernel, tutorial, "trn1", ms, "ms"};
+      Case c{kernel + " 4096x8192 @ 8192x8192 bf16", kMatmulTutorial, "trn1", ms, "ms"};
       c.predicted = library_ms(kernel, {4096, 8192, 8192}, trn1);
       cases.push_back(c);
     }
   }
+  // Fused Mamba tutorial: batch 1, 16 states, fp32.
+  cases.push_back({"mamba_v1 seq 512, 4096 channels", kMambaTutorial, "trn1", 2.34, "ms", mamba_ms(1, 512, 4096, trn1)});
+  cases.push_back({"mamba_v2 seq 512, 4096 channels", kMambaTutorial, "trn1", 1.61, "ms", mamba_ms(2, 512, 4096, trn1)});
+  for (const auto& [seq, ms] : std::vector<std::pair<std::int64_t, double>>{
+           {512, 1.6}, {1024, 3.3}, {2048, 6.6}, {3072, 10.1}, {4096, 13.3}, {5120, 17.3}, {6144, 19.6}, {7168, 24.2}, {8192, 27.8}})
+    cases.push_back({fmt::format("mamba_v3 seq {}, 4096 channels", seq), kMambaTutorial, "trn1", ms, "ms",
+                     mamba_ms(3, seq, 4096, trn1)});
   {
-    Case c{"dma_copy [4, 4096] bf16 HBM->SBUF, engine activity",
-           "nki-dma-overview.rst (trn2 profile: one engine moves the 32 KiB in 1416 ns)", "trn2", 1416, "ns"};
+    Case c{"dma_copy [4, 4096] bf16 HBM->SBUF, engine activity", kDmaOverview, "trn2", 1416, "ns"};
     c.predicted = dma_engine_busy_ns(
         [](std::span<const Tensor> in) {
           Tensor t = nl::ndarray({4, 4096}, DType::kBFloat16, nl::sbuf, "t");
@@ -112,12 +275,8 @@ int main(int argc, char** argv) {
         {{"x", DType::kBFloat16, {4, 4096}}}, trn2);
     cases.push_back(c);
   }
-  {
-    Case c{"dependent 1-element ScalarE chain, issue interval", "NKI performance guide (NC-v2: ~189 ns = 264 cycles)",
-           "trn1", 189, "ns"};
-    c.predicted = scalar_chain_ns(trn1);
-    cases.push_back(c);
-  }
+  cases.push_back({"dependent 1-element ScalarE chain, issue interval", kPerfGuide, "trn1", 189, "ns",
+                   scalar_chain_ns(trn1)});
 
   fmt::print("| case | chip | published | trnsim | error | source |\n|---|---|---|---|---|---|\n");
   std::vector<double> errors;
@@ -131,5 +290,27 @@ int main(int argc, char** argv) {
   const double median = errors.size() % 2 ? errors[errors.size() / 2]
                                           : 0.5 * (errors[errors.size() / 2 - 1] + errors[errors.size() / 2]);
   fmt::print("\n{} cases: median |error| {:.1f}%, max {:.1f}%\n", errors.size(), median, errors.back());
+
+  if (!quick) {
+    // The same tutorial kernels on trn2 with fp32 inputs (NKI kernel optimization guide):
+    // only engine active times are published. Blocked and fully optimized overflow SBUF in
+    // fp32 without the compiler spills hardware used, so only the first two run here.
+    fmt::print("\n| engine active time, 4096x8192 @ 8192x8192 fp32 | chip | published | trnsim | difference | source |\n"
+               "|---|---|---|---|---|---|\n");
+    struct Active {
+      std::string kernel;
+      double tensor, dma;
+      std::string note;
+    };
+    for (const Active& a : std::vector<Active>{
+             {"tutorial_matmul_tiled", 87.28, 99.93, " (the same page also says TensorE 69.83%)"},
+             {"tutorial_matmul_hoisted", 99.85, 99.73, ""}}) {
+      const auto [tensor, dma] = library_active_percent(a.kernel, {4096, 8192, 8192}, DType::kFloat32, trn2);
+      fmt::print("| {} TensorE | trn2 | {:.2f}%{} | {:.1f}% | {:+.1f} points | {} |\n", a.kernel, a.tensor, a.note,
+                 tensor, tensor - a.tensor, kKernelOptimization);
+      fmt::print("| {} DMA (busiest engine) | trn2 | {:.2f}% | {:.1f}% | {:+.1f} points | {} |\n", a.kernel, a.dma,
+                 dma, dma - a.dma, kKernelOptimization);
+    }
+  }
   return 0;
 }

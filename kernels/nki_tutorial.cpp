@@ -172,7 +172,9 @@ std::vector<Tensor> optimized(std::span<const Tensor> in) {
     }
     for (std::int64_t m = 0; m < num_m; ++m)
       for (std::int64_t bm = 0; bm < kOptBlockM; ++bm) {
-        Tensor packed = nl::ndarray({s.tile_m, block_n}, DType::kFloat32, nl::sbuf, "packed");
+        // result_packed takes the result tiles' dtype, as in the tutorial (SDK 2.23) whose
+        // trn1 latencies docs/validation.md compares with.
+        Tensor packed = nl::ndarray({s.tile_m, block_n}, a_t.dtype(), nl::sbuf, "packed");
         for (std::int64_t bn = 0; bn < kOptBlockN; ++bn)
           nisa::tensor_copy(packed(nl::all, nl::ds(bn * s.tile_n, s.tile_n)), at(m, bm, bn));
         nisa::dma_copy(c(nl::ds((kOptBlockM * m + bm) * s.tile_m, s.tile_m), nl::ds(block_n * n, block_n)),
