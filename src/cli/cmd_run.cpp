@@ -391,13 +391,13 @@ int run_command(const RunArgs& args) {
     return args.kernel.empty() && !args.list ? 1 : 0;
   }
   const RunSpec spec = first_spec(args);
-  const std::unique_ptr<Run> run = prepare(spec, args.timing_only);
-  // The second run's spec, chip, problem and compilation are checked before the first run is
-  // simulated.
+  // Both specs are parsed first (cheap), then both runs are made, traced and compiled, then
+  // simulated: a mistake in either stops the command before anything is simulated.
   std::optional<RunSpec> other_spec;
+  if (args.compare_given) other_spec = compare_spec(args.compare, spec);
+  const std::unique_ptr<Run> run = prepare(spec, args.timing_only);
   std::unique_ptr<Run> other;
-  if (args.compare_given) {
-    other_spec = compare_spec(args.compare, spec);
+  if (other_spec) {
     try {
       other = prepare(*other_spec, args.timing_only);
     } catch (const std::exception& e) {
