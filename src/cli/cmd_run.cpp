@@ -481,7 +481,7 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
   cmd->add_option("--set", args->set,
                   "Set tuning options of the kernel (repeatable, or comma-separated), e.g. "
                   "--set block_m=2,block_n=4; trnsim run KERNEL --list shows them")
-      ->type_name("KEY=VALUE[,KEY=VALUE]...")
+      ->type_name("KEY=VALUE[,...]")
       ->allow_extra_args(false)  // one value per --set: a kernel name after it stays positional
       ->take_all();
   cmd->add_option("--chip", args->chip, "Chip preset (trn1, trn2, trn3) or JSON config file")
