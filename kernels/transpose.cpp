@@ -38,18 +38,6 @@ std::vector<Tensor> transpose_pe(std::span<const Tensor> in) {
   const std::int64_t r_total = x.dim(0), c_total = x.dim(1);
   constexpr std::int64_t kBlock = 128, kGroup = 8, kSuper = kBlock * kGroup;
   Tensor out = nl::ndarray({c_total, r_total}, x.dtype(), nl::shared_hbm, "out");
-  // PSUM bands declared once and used round-robin (as many as PSUM holds, at most 8). Fresh
-  // band tiles per iteration would let the allocator rotate them, but the compiler at
-  // bc2bea4 then misses the WAR edge from a band's PSUM->SBUF copy to the first transpose
-  // into a later tile placed over it (a race the hazard check reports, e.g. at 1100x1030
-  // BF16); on one storage the edge is tracked (docs/kernels-norms-mx-conv.md).
-  const std::int64_t band_bytes = kSuper * static_cast<std::int64_t>(numerics::storage_bytes(x.dtype()));
-  const std::int64_t n_bands = std::clamp<std::int64_t>(
-      static_cast<std::int64_t>(nl::chip().psum.bytes_per_partition.value) / band_bytes, 1, 8);
-  std::vector<Tensor> bands;
-  for (std::int64_t b = 0; b < n_bands; ++b)
-    bands.push_back(nl::ndarray({kBlock, kSuper}, x.dtype(), nl::psum, "band"));
-  std::int64_t next_band = 0;
   for (std::int64_t r0 = 0; r0 < r_total; r0 += kSuper) {
     const std::int64_t rs = std::min(kSuper, r_total - r0);
     for (std::int64_t c0 = 0; c0 < c_total; c0 += kSuper) {
@@ -65,11 +53,14 @@ std::vector<Tensor> transpose_pe(std::span<const Tensor> in) {
       // One output band per 128 columns of x.
       for (std::int64_t j = 0; j * kBlock < cs; ++j) {
         const std::int64_t cp = std::min(kBlock, cs - j * kBlock);
-        const Tensor band = bands[static_cast<std::size_t>(next_band++ % n_bands)](nl::ds(0, cp), nl::ds(0, rs));
+        // A fresh band per output band: the allocator rotates them through the PSUM banks,
+        // and a band placed over a dead one waits for that one's copy to SBUF (WAR).
+        const Tensor band = nl::ndarray({cp, rs}, x.dtype(), nl::psum, "band");
         for (std::size_t i = 0; i < strips.size(); ++i) {
           const std::int64_t rp = strips[i].dim(0);
           nisa::nc_transpose(band(nl::all, nl::ds(static_cast<std::int64_t>(i) * kBlock, rp)),
-                             strips[i](nl::all, nl::ds(j * kBlock, cp)), {.engine = isa::Engine::kTensor});
+                             strips[i](nl::all, nl::ds(j * kBlock, cp)),
+                             {.engine = isa::Engine::kTensor});
         }
         Tensor o = nl::ndarray({cp, rs}, x.dtype(), nl::sbuf, "band_sb");
         nisa::tensor_copy(o, band);
@@ -105,10 +96,12 @@ Problem make_transpose(const std::vector<std::int64_t>& shape, DType dtype, bool
     throw std::invalid_argument("transpose takes 2- or 4-byte dtypes");
   const std::int64_t r = shape[0], c = shape[1];
   Problem p;
-  p.label = fmt::format("{} {}x{} {}", dma ? "transpose_dma" : "transpose", r, c, numerics::name(dtype));
+  p.label =
+      fmt::format("{} {}x{} {}", dma ? "transpose_dma" : "transpose", r, c, numerics::name(dtype));
   p.fn = dma ? kernel::KernelFn(transpose_dma) : kernel::KernelFn(transpose_pe);
   p.inputs.push_back(runtime::random_tensor("x", dtype, {r, c}, 21));
-  p.reference = [r, c](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  p.reference = [r, c](const std::vector<std::vector<float>>& in, std::size_t,
+                       std::span<const std::int64_t> idx) {
     std::vector<double> out;
     out.reserve(idx.size());
     for (std::int64_t flat : idx) {
@@ -123,14 +116,26 @@ Problem make_transpose(const std::vector<std::int64_t>& shape, DType dtype, bool
 }
 
 const bool registered_pe = register_kernel(
-    {"transpose", "out[C, R] = x[R, C]^T on the tensor engine (nc_transpose via PSUM, 128x128 blocks)",
-     "RxC", {4096, 4096}, DType::kBFloat16, {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_transpose(s, d, false); }});
+    {"transpose",
+     "out[C, R] = x[R, C]^T on the tensor engine (nc_transpose via PSUM, 128x128 blocks)",
+     "RxC",
+     {4096, 4096},
+     DType::kBFloat16,
+     {DType::kBFloat16, DType::kFloat32},
+     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+       return make_transpose(s, d, false);
+     }});
 
 const bool registered_dma = register_kernel(
-    {"transpose_dma", "out[C, R] = x[R, C]^T by dma_transpose into SBUF, then stores (NeuronCore-v3+)",
-     "RxC", {4096, 4096}, DType::kBFloat16, {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_transpose(s, d, true); }});
+    {"transpose_dma",
+     "out[C, R] = x[R, C]^T by dma_transpose into SBUF, then stores (NeuronCore-v3+)",
+     "RxC",
+     {4096, 4096},
+     DType::kBFloat16,
+     {DType::kBFloat16, DType::kFloat32},
+     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+       return make_transpose(s, d, true);
+     }});
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <limits>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include "compiler/passes.h"
 #include "isa/validate.h"
+#include "util/strided_overlap.h"
 
 namespace trnsim::compiler {
 
@@ -31,7 +33,9 @@ constexpr std::uint64_t kHbmBase = std::uint64_t{1} << 20;  // first HBM placeme
 constexpr std::uint64_t kHbmAlign = 64;
 constexpr std::size_t kNone = std::numeric_limits<std::size_t>::max();
 
-std::uint64_t align_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
+  return (v + a - 1) / a * a;
+}
 
 std::string operand_label(std::string_view field, int list_index) {
   if (list_index < 0) return std::string(field);
@@ -43,7 +47,9 @@ std::string line_of(const isa::Origin& o) {
   return fmt::format("{}:{}", o.file, o.line);
 }
 
-std::string memory_upper(Buffer b) { return b == Buffer::kSbuf ? "SBUF" : "PSUM"; }
+std::string memory_upper(Buffer b) {
+  return b == Buffer::kSbuf ? "SBUF" : "PSUM";
+}
 
 // ---------------------------------------------------------------------------------------
 // Pass 1: verify
@@ -119,15 +125,15 @@ std::vector<std::uint8_t> verify(const KernelIr& ir, const arch::ChipConfig& chi
     std::uint8_t mask = ir_inst.engines ? ir_inst.engines : isa::op_engines(local.op);
     mask &= isa::op_engines(local.op);
     if (mask == 0)
-      throw KernelError(local.origin, fmt::format("{}: no engine can run it",
-                                                  isa::op_name(local.op)));
+      throw KernelError(local.origin,
+                        fmt::format("{}: no engine can run it", isa::op_name(local.op)));
     std::vector<isa::Violation> first_failure;
     isa::Engine first_engine = isa::Engine::kTensor;
     for (int e = 0; e < isa::kNumEngines; ++e) {
       const auto engine = static_cast<isa::Engine>(e);
       if (!(mask & isa::engine_bit(engine))) continue;
-      local.queue = {engine, engine == isa::Engine::kDma ? ir_inst.dma_queue.value_or(0)
-                                                         : std::uint8_t{0}};
+      local.queue = {engine,
+                     engine == isa::Engine::kDma ? ir_inst.dma_queue.value_or(0) : std::uint8_t{0}};
       std::vector<isa::Violation> vs = isa::check_instruction(local, i, chip);
       if (vs.empty()) {
         allowed[i] |= isa::engine_bit(engine);
@@ -169,8 +175,8 @@ std::vector<Lifetime> liveness(const KernelIr& ir) {
 // "prefer memory freed longest ago" can tell them apart.
 struct Hole {
   std::uint64_t lo = 0, hi = 0;
-  std::int64_t freed_at = -1;       // IR index of the last use of what was there; -1: never used
-  std::vector<StorageId> dead;      // dead tiles that last occupied (parts of) it
+  std::int64_t freed_at = -1;   // IR index of the last use of what was there; -1: never used
+  std::vector<StorageId> dead;  // dead tiles that last occupied (parts of) it
 };
 
 struct TilePlace {
@@ -246,8 +252,10 @@ class Arena {
     if (holes_[h].hi <= lo) return false;
     std::size_t j = h;
     while (holes_[j].hi < hi) {
-      if (j + 1 < holes_.size() && holes_[j + 1].lo == holes_[j].hi) ++j;
-      else return false;
+      if (j + 1 < holes_.size() && holes_[j + 1].lo == holes_[j].hi)
+        ++j;
+      else
+        return false;
     }
     for (std::size_t k = h; k <= j; ++k)
       for (StorageId d : holes_[k].dead) {
@@ -351,10 +359,10 @@ Allocation allocate(const KernelIr& ir, const arch::ChipConfig& chip) {
   Allocation a;
   a.life = liveness(ir);
   a.places.resize(ir.storages.size());
-  const std::uint64_t sbuf_align =
-      std::max<std::uint64_t>(4, chip.sbuf.min_alignment_bytes.value > 0
-                                     ? static_cast<std::uint64_t>(chip.sbuf.min_alignment_bytes.value)
-                                     : 64);
+  const std::uint64_t sbuf_align = std::max<std::uint64_t>(
+      4, chip.sbuf.min_alignment_bytes.value > 0
+             ? static_cast<std::uint64_t>(chip.sbuf.min_alignment_bytes.value)
+             : 64);
   const auto bank = static_cast<std::uint64_t>(arch::psum_bank_bytes(chip));
   Arena sbuf(capacity_of(Buffer::kSbuf, chip), sbuf_align, 0);
   Arena psum(capacity_of(Buffer::kPsum, chip), sbuf_align, bank);
@@ -365,8 +373,8 @@ Allocation allocate(const KernelIr& ir, const arch::ChipConfig& chip) {
     tiles.push_back(s.id);
     if (s.fixed_offset) {
       Arena& arena = s.buffer == Buffer::kSbuf ? sbuf : psum;
-      arena.add_future_fixed({*s.fixed_offset, *s.fixed_offset + s.bytes, a.life[s.id].first,
-                              a.life[s.id].last});
+      arena.add_future_fixed(
+          {*s.fixed_offset, *s.fixed_offset + s.bytes, a.life[s.id].first, a.life[s.id].last});
     }
   }
   std::vector<StorageId> by_first = tiles, by_last = tiles;
@@ -415,8 +423,7 @@ Allocation allocate(const KernelIr& ir, const arch::ChipConfig& chip) {
                           fmt::format("{} tile '{}' placed at byte {} ({} B per partition) "
                                       "overlaps live tile{}{}",
                                       memory_upper(s.buffer), s.name, p.offset, s.bytes,
-                                      who.empty() ? "s or lies outside the memory" : "",
-                                      who));
+                                      who.empty() ? "s or lies outside the memory" : "", who));
       }
     } else {
       const auto where = arena.find(p.size, now, a.life[id].last);
@@ -443,19 +450,56 @@ Allocation allocate(const KernelIr& ir, const arch::ChipConfig& chip) {
 // ---------------------------------------------------------------------------------------
 // Pass 3: dependencies
 
-// One access to memory in physical coordinates.
+// One access to memory in physical coordinates: a partition range (on chip) and the bytes
+// inside each partition (in HBM: the absolute bytes, the partition dim an ordinary stride),
+// exactly as a strided set (util/strided_overlap.h), with its bounding range [lo, hi).
 struct Access {
   std::uint32_t inst = 0;
   std::uint32_t p_lo = 0, p_hi = 1;
   std::int64_t lo = 0, hi = 0;
+  // An entry a reused tile inherited from a dead one, clipped to the tile's range: its bytes
+  // are `bytes` inside [lo, hi).
+  bool clipped = false;
+  util::ByteSet bytes;
 };
 
-bool overlaps(const Access& a, const Access& b) {
+// The bytes of an operand: runs of one element at the points of its dims (and, in HBM, of its
+// partition dim); the bounding range when the strides overflow.
+util::ByteSet byte_set(const AccessPattern& ap) {
+  const auto es = static_cast<std::int64_t>(ap.element_bytes());
+  const auto [lo, hi] = ap.byte_span();
+  std::array<util::StridedDim, isa::kMaxFreeDims + 1> dims{};
+  std::size_t n = 0;
+  bool overflow = ap.offset > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  auto add = [&](std::int64_t step, std::int64_t count) {
+    std::int64_t stride = 0;
+    overflow |= __builtin_mul_overflow(step, es, &stride);
+    dims[n++] = {stride, count};
+  };
+  for (int k = 0; k < std::min<int>(ap.num_dims, isa::kMaxFreeDims); ++k)
+    add(ap.dims[k].step, ap.dims[k].count);
+  if (ap.memory == isa::Memory::kHbm) add(ap.partition_step, ap.partitions);
+  if (ap.partitions == 0) return util::ByteSet::interval(lo, lo);
+  if (overflow) return util::ByteSet::interval(lo, hi);
+  return util::ByteSet::make(static_cast<std::int64_t>(ap.offset), es, std::span(dims.data(), n));
+}
+
+bool ranges_overlap(const Access& a, const Access& b) {
   return a.lo < b.hi && b.lo < a.hi && a.p_lo < b.p_hi && b.p_lo < a.p_hi;
 }
+// Exact: some byte of one partition is touched by both (an inherited entry's bytes are
+// clipped to [lo, hi), and the query lies inside the tile, so the ranges' test covers that).
+bool overlaps(const Access& a, const Access& b) {
+  return ranges_overlap(a, b) && util::overlaps(a.bytes, b.bytes);
+}
+// True only if `outer` certainly touches every byte `inner` does (then `inner` can be
+// forgotten: whatever conflicts with it conflicts with `outer`, which is ordered after it).
 bool covers(const Access& outer, const Access& inner) {
-  return outer.lo <= inner.lo && inner.hi <= outer.hi && outer.p_lo <= inner.p_lo &&
-         inner.p_hi <= outer.p_hi;
+  if (!(outer.lo <= inner.lo && inner.hi <= outer.hi && outer.p_lo <= inner.p_lo &&
+        inner.p_hi <= outer.p_hi))
+    return false;
+  return inner.clipped ? util::covers(outer.bytes, util::ByteSet::interval(inner.lo, inner.hi))
+                       : util::covers(outer.bytes, inner.bytes);
 }
 
 // The accesses to one storage that later accesses may still have to wait for, keyed by
@@ -477,8 +521,10 @@ struct AccessSet {
   void prune_covered(const Access& w) {
     auto it = by_lo.lower_bound(w.lo);
     while (it != by_lo.end() && it->first < w.hi) {
-      if (covers(w, it->second)) it = by_lo.erase(it);
-      else ++it;
+      if (covers(w, it->second))
+        it = by_lo.erase(it);
+      else
+        ++it;
     }
   }
 };
@@ -512,6 +558,7 @@ std::vector<Footprint> footprints(const isa::Instruction& phys, const isa::Instr
     f.access.inst = index;
     f.access.lo = lo;
     f.access.hi = hi;
+    f.access.bytes = byte_set(ap);
     if (ap.memory != isa::Memory::kHbm) {
       f.access.p_lo = ap.start_partition;
       f.access.p_hi = ap.start_partition + ap.partitions;
@@ -522,10 +569,9 @@ std::vector<Footprint> footprints(const isa::Instruction& phys, const isa::Instr
 
 // Predecessors of every instruction (IR indices, sorted, unique); `flow` gets the subset
 // that are read-after-write (the instruction reads what the predecessor wrote).
-std::vector<std::vector<std::uint32_t>> dependencies(const KernelIr& ir,
-                                                     const std::vector<isa::Instruction>& phys,
-                                                     const Allocation& alloc,
-                                                     std::vector<std::vector<std::uint32_t>>& flow) {
+std::vector<std::vector<std::uint32_t>> dependencies(
+    const KernelIr& ir, const std::vector<isa::Instruction>& phys, const Allocation& alloc,
+    std::vector<std::vector<std::uint32_t>>& flow) {
   const std::size_t n = ir.instructions.size();
   std::vector<std::vector<std::uint32_t>> preds(n);
   flow.assign(n, {});
@@ -552,16 +598,18 @@ std::vector<std::vector<std::uint32_t>> dependencies(const KernelIr& ir,
         Access range{idx, 0, std::numeric_limits<std::uint32_t>::max(),
                      static_cast<std::int64_t>(p.offset),
                      static_cast<std::int64_t>(p.offset + p.size)};
+        range.bytes = util::ByteSet::interval(range.lo, range.hi);
         // Entries are clipped to the new tile's range: only that part can matter to it, and
         // its first full write then prunes them all.
         auto clip = [&](Access a) {
+          a.clipped |= a.lo < range.lo || range.hi < a.hi;
           a.lo = std::max(a.lo, range.lo);
           a.hi = std::min(a.hi, range.hi);
           return a;
         };
         for (StorageId d : p.inherits) {
-          logs[d].reads.for_overlapping(range,
-                                        [&](const Access& a) { logs[f.storage].reads.add(clip(a)); });
+          logs[d].reads.for_overlapping(
+              range, [&](const Access& a) { logs[f.storage].reads.add(clip(a)); });
           logs[d].writes.for_overlapping(
               range, [&](const Access& a) { logs[f.storage].writes.add(clip(a)); });
         }
@@ -628,12 +676,12 @@ SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedR
                        const std::vector<std::vector<std::uint32_t>>& flow, int num_queues) {
   const std::size_t n = phys.size();
   const auto nq = static_cast<std::size_t>(num_queues);
-  std::vector<std::uint32_t> pos(n, 0);                   // 1-based position in its queue
+  std::vector<std::uint32_t> pos(n, 0);                     // 1-based position in its queue
   std::vector<std::vector<std::uint32_t>> queue_insts(nq);  // queue -> instructions in order
-  std::vector<std::uint32_t> clocks(n * nq, 0);           // known-completed positions at start
+  std::vector<std::uint32_t> clocks(n * nq, 0);             // known-completed positions at start
   std::vector<std::vector<std::uint32_t>> known(nq, std::vector<std::uint32_t>(nq, 0));
   std::vector<char> signals(n, 0);
-  std::vector<std::vector<std::uint32_t>> wait_on(n);     // producers each instruction waits for
+  std::vector<std::vector<std::uint32_t>> wait_on(n);  // producers each instruction waits for
   SyncResult r;
   std::vector<std::uint32_t> needed(nq, 0);
   // Per queue: the last own position known *completed* (k[q] below is the own position
@@ -647,7 +695,8 @@ SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedR
     std::uint32_t own_needed = 0;
     if (waits_for_own_results(sched.queue[i]))
       for (std::uint32_t j : flow[i])
-        if (static_cast<std::size_t>(sched.queue[j]) == q) own_needed = std::max(own_needed, pos[j]);
+        if (static_cast<std::size_t>(sched.queue[j]) == q)
+          own_needed = std::max(own_needed, pos[j]);
     std::fill(needed.begin(), needed.end(), 0);
     for (std::uint32_t j : preds[i]) {
       const auto rq = static_cast<std::size_t>(sched.queue[j]);
@@ -693,9 +742,8 @@ SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedR
     inst.queue = detail::queue_of_key(sched.queue[i]);
     inst.waits.clear();
     inst.signals.clear();
-    std::sort(wait_on[i].begin(), wait_on[i].end(), [&](std::uint32_t a, std::uint32_t b) {
-      return sched.queue[a] < sched.queue[b];
-    });
+    std::sort(wait_on[i].begin(), wait_on[i].end(),
+              [&](std::uint32_t a, std::uint32_t b) { return sched.queue[a] < sched.queue[b]; });
     for (std::uint32_t t : wait_on[i])
       inst.waits.push_back({static_cast<std::uint16_t>(sched.queue[t]), ordinal[t]});
     if (signals[i]) inst.signals.push_back({static_cast<std::uint16_t>(sched.queue[i]), 1});
@@ -794,9 +842,9 @@ std::vector<isa::Instruction> rebase(const KernelIr& ir, const Allocation& alloc
     for_each_operand(inst, [&](AccessPattern& ap, Role, std::string_view, int) {
       const StorageId id = kernel::storage_of_offset(ap.offset);
       const std::uint64_t local = kernel::offset_in_storage(ap.offset);
-      ap.offset = (kernel::is_on_chip(ir.storages[id].buffer) ? alloc.places[id].offset
-                                                              : hbm_addr[id]) +
-                  local;
+      ap.offset =
+          (kernel::is_on_chip(ir.storages[id].buffer) ? alloc.places[id].offset : hbm_addr[id]) +
+          local;
     });
     phys.push_back(std::move(inst));
   }
@@ -811,8 +859,10 @@ class PassTimer {
     const double ms = std::chrono::duration<double, std::milli>(now - last_).count();
     auto it = std::find_if(stats_.pass_ms.begin(), stats_.pass_ms.end(),
                            [&](const auto& e) { return e.first == pass; });
-    if (it == stats_.pass_ms.end()) stats_.pass_ms.emplace_back(pass, ms);
-    else it->second += ms;
+    if (it == stats_.pass_ms.end())
+      stats_.pass_ms.emplace_back(pass, ms);
+    else
+      it->second += ms;
     last_ = now;
   }
 
@@ -909,9 +959,10 @@ CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfi
     try {
       isa::validate_program(prog, chip);
     } catch (const isa::ValidationError& e) {
-      throw std::logic_error(fmt::format("trnsim compiler bug: program {} of kernel '{}' fails "
-                                         "ISA validation after compilation: {}",
-                                         p, ir.name, e.what()));
+      throw std::logic_error(
+          fmt::format("trnsim compiler bug: program {} of kernel '{}' fails "
+                      "ISA validation after compilation: {}",
+                      p, ir.name, e.what()));
     }
     timer.done("validate");
   }

@@ -3,6 +3,8 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
+#include <limits>
 #include <type_traits>
 
 #include "sim/describe.h"
@@ -23,7 +25,7 @@ struct AccessCollector {
   void add(const isa::AccessPattern& ap, isa::Role role, std::string name) {
     Footprint where = footprint(ap);
     if (where.empty()) return;
-    out.push_back({where, role != isa::Role::kRead, std::move(name)});
+    out.push_back({where, operand_bytes(ap), role != isa::Role::kRead, std::move(name)});
   }
 
   template <class T>
@@ -49,6 +51,25 @@ HazardKind classify(bool earlier_writes, bool later_writes) {
 }
 
 }  // namespace
+
+util::ByteSet operand_bytes(const isa::AccessPattern& ap) {
+  const Footprint f = footprint(ap);
+  if (f.empty()) return util::ByteSet::interval(f.byte_lo, f.byte_lo);
+  const auto es = static_cast<std::int64_t>(element_bytes(ap));
+  std::array<util::StridedDim, isa::kMaxFreeDims + 1> dims{};
+  std::size_t n = 0;
+  bool overflow = ap.offset > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  auto add = [&](std::int64_t step, std::int64_t count) {
+    std::int64_t stride = 0;
+    overflow |= __builtin_mul_overflow(step, es, &stride);
+    dims[n++] = {stride, count};
+  };
+  for (int k = 0; k < std::min<int>(ap.num_dims, isa::kMaxFreeDims); ++k)
+    add(ap.dims[k].step, ap.dims[k].count);
+  if (ap.memory == isa::Memory::kHbm) add(ap.partition_step, ap.partitions);
+  if (overflow) return util::ByteSet::interval(f.byte_lo, f.byte_hi);  // the bounding range
+  return util::ByteSet::make(static_cast<std::int64_t>(ap.offset), es, std::span(dims.data(), n));
+}
 
 std::vector<Access> instruction_accesses(const isa::Instruction& inst) {
   std::vector<Access> accesses;
@@ -77,6 +98,7 @@ void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t c
     auto& records = records_for(access.where.memory);
     for (const Record& a : records) {
       if (!(a.write || access.write) || !a.where.overlaps(access.where)) continue;
+      if (!util::overlaps(a.bytes, access.bytes)) continue;  // interleaved, no common byte
       // SBUF and PSUM are per core: only HBM is shared between cores.
       if (a.core != core && access.where.memory != isa::Memory::kHbm) continue;
       if (a.queue == queue || ordered_before_us(a)) continue;
@@ -103,10 +125,10 @@ void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t c
               ? fmt::format("hbm bytes [{:#x}, {:#x})", h.byte_lo, h.byte_hi)
               : fmt::format("{} partitions [{}, {}) bytes [{}, {})", isa::memory_name(h.memory),
                             h.partition_lo, h.partition_hi, h.byte_lo, h.byte_hi);
-      h.message = fmt::format(
-          "{} hazard: {} '{}' and {} '{}' touch {} with no semaphore ordering them",
-          hazard_kind_name(h.kind), describe(a.core, a.index), a.operand, describe(core, index),
-          access.operand, region);
+      h.message =
+          fmt::format("{} hazard: {} '{}' and {} '{}' touch {} with no semaphore ordering them",
+                      hazard_kind_name(h.kind), describe(a.core, a.index), a.operand,
+                      describe(core, index), access.operand, region);
       out.diagnostics.push_back(h.message);
       out.hazards.push_back(std::move(h));
     }
@@ -120,11 +142,12 @@ void HazardDetector::record(const std::vector<Access>& accesses, std::uint32_t c
     auto& records = records_for(b.where.memory);
     std::erase_if(records, [&](const Record& a) {
       return (a.core == core || b.where.memory == isa::Memory::kHbm) && b.where.contains(a.where) &&
-             ordered_before_us(a) && (b.write || !a.write);
+             ordered_before_us(a) && (b.write || !a.write) && util::covers(b.bytes, a.bytes);
     });
   }
   for (const Access& b : accesses)
-    records_for(b.where.memory).push_back({b.where, b.write, core, queue, seq, index, b.operand});
+    records_for(b.where.memory)
+        .push_back({b.where, b.bytes, b.write, core, queue, seq, index, b.operand});
 }
 
 void HazardDetector::prune(const VectorClock& lower_bound) {

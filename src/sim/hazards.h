@@ -3,8 +3,10 @@
 // Happens-before is program order within a queue plus signal -> wait edges, tracked with a
 // vector clock per queue: clock[q] = number of q's instructions known to have happened.
 // Each access of an operand is remembered with its footprint; a new access conflicting with
-// a remembered one (overlap, at least one write, different queues) that is not ordered after
-// it is a hazard. Remembered accesses are dropped once no future access can race with them.
+// a remembered one (a common byte, at least one write, different queues) that is not ordered
+// after it is a hazard. Footprints are exact for strided patterns (util/strided_overlap.h):
+// two column blocks of one row-major tensor do not conflict. Remembered accesses are dropped once
+// no future access can race with them.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +17,7 @@
 
 #include "sim/access.h"
 #include "sim/sim.h"
+#include "util/strided_overlap.h"
 
 namespace trnsim::sim {
 
@@ -23,12 +26,18 @@ using VectorClock = std::vector<std::uint32_t>;
 // Joins `other` into `clock` (element-wise maximum).
 void join_into(VectorClock& clock, const VectorClock& other);
 
-// One operand access of an instruction.
+// One operand access of an instruction: its rectangle (partitions x bounding byte range)
+// and, exactly, the bytes it touches in each partition (HBM: absolute bytes, the partition
+// dim a stride) as a strided set; two accesses conflict when both meet.
 struct Access {
   Footprint where;
+  util::ByteSet bytes;
   bool write = false;
   std::string operand;  // field name, e.g. "moving", "outputs[1]"
 };
+
+// The bytes of an operand (per partition on SBUF/PSUM; in HBM the partition dim included).
+util::ByteSet operand_bytes(const isa::AccessPattern& ap);
 
 // Every memory operand of an instruction with its role, from the fields() visitor (a
 // readwrite operand is one write access: it conflicts with everything a write does).
@@ -63,6 +72,7 @@ class HazardDetector {
  private:
   struct Record {
     Footprint where;
+    util::ByteSet bytes;
     bool write;
     std::uint32_t core, queue, seq;
     std::size_t index;

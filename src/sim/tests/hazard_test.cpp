@@ -2,7 +2,6 @@
 // the accesses, the "first signals reaching the value" rule, and scale.
 #include <gtest/gtest.h>
 
-
 #include "sim/tests/test_util.h"
 
 namespace trnsim::sim::testing {
@@ -112,23 +111,53 @@ TEST(Hazards, WaiterIsOrderedOnlyAfterTheSignalsThatReachedItsValue) {
   EXPECT_EQ(result.hazards[0].second, 6u);
 }
 
-TEST(Hazards, HbmFootprintsIncludeThePartitionStride) {
-  Device device(trn3());
-  const auto buffer = device.allocate(4096);
-  device.write(buffer, std::vector<std::uint8_t>(4096, 0));
-  isa::Program program;
+TEST(Hazards, HbmFootprintsAreExactForStridedRows) {
   // Two DMA queues write interleaved rows of the same HBM buffer: row r of the first at
-  // r*64 bytes, of the second at 32 + r*64; their conservative spans overlap.
-  isa::DmaCopy a{.dst = hbm(DType::kFloat32, buffer, 4, 16, {{1, 8}}), .src = tile_at(0)};
-  isa::DmaCopy b{.dst = hbm(DType::kFloat32, buffer + 32, 4, 16, {{1, 8}}), .src = tile_at(0)};
-  program.instructions.push_back(make(dma_q(0), a));
-  program.instructions.push_back(make(dma_q(1), b));
+  // r*64 bytes, of the second at `shift` + r*64. Their bounding ranges overlap; with shift 32
+  // no byte is common (no race), with shift 28 each row of the second meets a row of the first.
+  for (const std::uint64_t shift : {32u, 28u}) {
+    Device device(trn3());
+    const auto buffer = device.allocate(4096);
+    device.write(buffer, std::vector<std::uint8_t>(4096, 0));
+    isa::Program program;
+    isa::DmaCopy a{.dst = hbm(DType::kFloat32, buffer, 4, 16, {{1, 8}}), .src = tile_at(0)};
+    isa::DmaCopy b{.dst = hbm(DType::kFloat32, buffer + shift, 4, 16, {{1, 8}}), .src = tile_at(0)};
+    program.instructions.push_back(make(dma_q(0), a));
+    program.instructions.push_back(make(dma_q(1), b));
+    RunOptions options;
+    options.uninitialized = UninitializedPolicy::kIgnore;
+    const RunResult result = run(device, program, options);
+    if (shift == 32) {
+      EXPECT_TRUE(result.hazards.empty()) << result.hazards.front().message;
+      continue;
+    }
+    ASSERT_EQ(result.hazards.size(), 1u);
+    EXPECT_EQ(result.hazards[0].memory, isa::Memory::kHbm);
+    EXPECT_EQ(result.hazards[0].kind, HazardKind::kWriteAfterWrite);
+  }
+}
+
+// The column blocks [:, 0:128] and [:, 128:256] of a row-major [64, 256] BF16 tensor stored
+// from two queues do not race; a third store of [:, 120:136] races with both.
+TEST(Hazards, DisjointColumnBlocksDoNotRace) {
+  Device device(trn3());
+  const auto buffer = device.allocate(64 * 256 * 2);
+  isa::Program program;
+  auto store = [&](std::uint32_t c0, std::uint32_t cols, int queue) {
+    isa::DmaCopy d{.dst = hbm(DType::kBFloat16, buffer + c0 * 2, 64, 256, {{1, cols}}),
+                   .src = sbuf(DType::kBFloat16, 0, 64, 0, {{1, cols}})};
+    program.instructions.push_back(make(dma_q(static_cast<std::uint8_t>(queue)), d));
+  };
+  store(0, 128, 0);
+  store(128, 128, 1);
   RunOptions options;
   options.uninitialized = UninitializedPolicy::kIgnore;
+  EXPECT_TRUE(run(device, program, options).hazards.empty());
+  store(120, 16, 2);
   const RunResult result = run(device, program, options);
-  ASSERT_EQ(result.hazards.size(), 1u);
-  EXPECT_EQ(result.hazards[0].memory, isa::Memory::kHbm);
-  EXPECT_EQ(result.hazards[0].kind, HazardKind::kWriteAfterWrite);
+  ASSERT_EQ(result.hazards.size(), 2u);
+  EXPECT_EQ(result.hazards[0].second, 2u);
+  EXPECT_EQ(result.hazards[1].second, 2u);
 }
 
 TEST(Hazards, SwitchOffReportsNothing) {
