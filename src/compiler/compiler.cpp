@@ -468,6 +468,9 @@ struct Access {
 util::ByteSet byte_set(const AccessPattern& ap) {
   const auto es = static_cast<std::int64_t>(ap.element_bytes());
   const auto [lo, hi] = ap.byte_span();
+  if (ap.partitions == 0) return util::ByteSet::interval(lo, lo);
+  // Contiguous rows of an on-chip operand (the common case) are one run per partition.
+  if (ap.memory != isa::Memory::kHbm && ap.is_contiguous()) return util::ByteSet::interval(lo, hi);
   std::array<util::StridedDim, isa::kMaxFreeDims + 1> dims{};
   std::size_t n = 0;
   bool overflow = ap.offset > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
@@ -479,7 +482,6 @@ util::ByteSet byte_set(const AccessPattern& ap) {
   for (int k = 0; k < std::min<int>(ap.num_dims, isa::kMaxFreeDims); ++k)
     add(ap.dims[k].step, ap.dims[k].count);
   if (ap.memory == isa::Memory::kHbm) add(ap.partition_step, ap.partitions);
-  if (ap.partitions == 0) return util::ByteSet::interval(lo, lo);
   if (overflow) return util::ByteSet::interval(lo, hi);
   return util::ByteSet::make(static_cast<std::int64_t>(ap.offset), es, std::span(dims.data(), n));
 }

@@ -25,7 +25,7 @@ struct AccessCollector {
   void add(const isa::AccessPattern& ap, isa::Role role, std::string name) {
     Footprint where = footprint(ap);
     if (where.empty()) return;
-    out.push_back({where, operand_bytes(ap), role != isa::Role::kRead, std::move(name)});
+    out.push_back({where, operand_bytes(ap, where), role != isa::Role::kRead, std::move(name)});
   }
 
   template <class T>
@@ -52,9 +52,11 @@ HazardKind classify(bool earlier_writes, bool later_writes) {
 
 }  // namespace
 
-util::ByteSet operand_bytes(const isa::AccessPattern& ap) {
-  const Footprint f = footprint(ap);
+util::ByteSet operand_bytes(const isa::AccessPattern& ap, const Footprint& f) {
   if (f.empty()) return util::ByteSet::interval(f.byte_lo, f.byte_lo);
+  // Contiguous rows of an on-chip operand (the common case) are one run per partition.
+  if (ap.memory != isa::Memory::kHbm && free_dims_contiguous(ap))
+    return util::ByteSet::interval(f.byte_lo, f.byte_hi);
   const auto es = static_cast<std::int64_t>(element_bytes(ap));
   std::array<util::StridedDim, isa::kMaxFreeDims + 1> dims{};
   std::size_t n = 0;

@@ -36,8 +36,9 @@ struct Access {
   std::string operand;  // field name, e.g. "moving", "outputs[1]"
 };
 
-// The bytes of an operand (per partition on SBUF/PSUM; in HBM the partition dim included).
-util::ByteSet operand_bytes(const isa::AccessPattern& ap);
+// The bytes of an operand whose rectangle is `f` (per partition on SBUF/PSUM; in HBM the
+// partition dim included).
+util::ByteSet operand_bytes(const isa::AccessPattern& ap, const Footprint& f);
 
 // Every memory operand of an instruction with its role, from the fields() visitor (a
 // readwrite operand is one write access: it conflicts with everything a write does).
