@@ -133,7 +133,7 @@ struct LoopKernel {
   LoopKernel() {
     const StorageId w = b.hbm("w", DType::kBFloat16, 128, 128, TensorRole::kInput);
     // Iteration i reads rows [128 i, 128 i + 128) of x and writes the same rows of out: the
-    // byte ranges of different iterations are disjoint (HBM footprints are bounding ranges).
+    // byte ranges of different iterations are disjoint.
     const StorageId x = b.hbm("x", DType::kBFloat16, 128 * kIters, 512, TensorRole::kInput);
     const StorageId out = b.hbm("out", DType::kFloat32, 128 * kIters, 512, TensorRole::kOutput);
     const StorageId wt = b.tile("wt", Buffer::kSbuf, DType::kBFloat16, 128, 128, 30);
