@@ -148,8 +148,10 @@ class ByteSet {
   static ByteSet interval(std::int64_t lo, std::int64_t hi) {
     ByteSet s;
     s.base_ = lo;
-    s.width_ = hi > lo ? hi - lo : 0;
     s.hi_ = hi > lo ? hi : lo;
+    // (A range wider than int64, only from saturated absurd patterns, keeps the widest run.)
+    if (hi > lo && __builtin_sub_overflow(hi, lo, &s.width_))
+      s.width_ = std::numeric_limits<std::int64_t>::max();
     return s;
   }
 
