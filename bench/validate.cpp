@@ -43,16 +43,18 @@ double median(std::vector<double> v) {
   return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
 }
 
+// The published pages, at the commit of aws-neuron/aws-neuron-sdk they were read from (the
+// tutorial tables were dropped from later releases of the docs).
 constexpr const char* kMatmulTutorial =
-    "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.23.0/general/nki/tutorials/matrix_multiplication.html";
+    "https://github.com/aws-neuron/aws-neuron-sdk/blob/2086a70af5c17f5d11e407e9c1df0afb8fb5965c/general/nki/tutorials/matrix_multiplication.rst";
 constexpr const char* kMambaTutorial =
-    "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.23.0/general/nki/tutorials/fused_mamba.html";
+    "https://github.com/aws-neuron/aws-neuron-sdk/blob/0d353195f93bb4c15e7632fc7fc0e216e093910f/general/nki/tutorials/fused_mamba.rst";
 constexpr const char* kDmaOverview =
-    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/get-started/about/nki-dma-overview.html";
+    "https://github.com/aws-neuron/aws-neuron-sdk/blob/4373facfdc7a61e7c3a9b115c623996ccbe5a7bd/nki/get-started/about/nki-dma-overview.rst";
 constexpr const char* kKernelOptimization =
-    "https://awsdocs-neuron.readthedocs-hosted.com/en/latest/nki/guides/tutorials/kernel-optimization.html";
+    "https://github.com/aws-neuron/aws-neuron-sdk/blob/4373facfdc7a61e7c3a9b115c623996ccbe5a7bd/nki/guides/tutorials/kernel-optimization.rst";
 constexpr const char* kPerfGuide =
-    "https://awsdocs-neuron.readthedocs-hosted.com/en/v2.23.0/general/nki/nki_perf_guide.html";
+    "https://github.com/aws-neuron/aws-neuron-sdk/blob/2086a70af5c17f5d11e407e9c1df0afb8fb5965c/general/nki/nki_perf_guide.rst";
 
 // Simulated time of a library kernel in timing-only mode, in ms.
 double library_ms(const std::string& kernel, const std::vector<std::int64_t>& shape, const arch::ChipConfig& chip,
