@@ -12,6 +12,7 @@
 #include <stdexcept>
 
 #include "compiler/passes.h"
+#include "isa/footprint.h"
 #include "isa/validate.h"
 #include "util/strided_overlap.h"
 
@@ -466,24 +467,8 @@ struct Access {
 // The bytes of an operand: runs of one element at the points of its dims (and, in HBM, of its
 // partition dim); the bounding range when the strides overflow.
 util::ByteSet byte_set(const AccessPattern& ap) {
-  const auto es = static_cast<std::int64_t>(ap.element_bytes());
   const auto [lo, hi] = ap.byte_span();
-  if (ap.partitions == 0) return util::ByteSet::interval(lo, lo);
-  // Contiguous rows of an on-chip operand (the common case) are one run per partition.
-  if (ap.memory != isa::Memory::kHbm && ap.is_contiguous()) return util::ByteSet::interval(lo, hi);
-  std::array<util::StridedDim, isa::kMaxFreeDims + 1> dims{};
-  std::size_t n = 0;
-  bool overflow = ap.offset > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  auto add = [&](std::int64_t step, std::int64_t count) {
-    std::int64_t stride = 0;
-    overflow |= __builtin_mul_overflow(step, es, &stride);
-    dims[n++] = {stride, count};
-  };
-  for (int k = 0; k < std::min<int>(ap.num_dims, isa::kMaxFreeDims); ++k)
-    add(ap.dims[k].step, ap.dims[k].count);
-  if (ap.memory == isa::Memory::kHbm) add(ap.partition_step, ap.partitions);
-  if (overflow) return util::ByteSet::interval(lo, hi);
-  return util::ByteSet::make(static_cast<std::int64_t>(ap.offset), es, std::span(dims.data(), n));
+  return isa::exact_byte_set(ap, lo, hi);
 }
 
 bool ranges_overlap(const Access& a, const Access& b) {

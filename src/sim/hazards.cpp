@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "isa/footprint.h"
 #include "sim/describe.h"
 
 namespace trnsim::sim {
@@ -54,23 +55,7 @@ HazardKind classify(bool earlier_writes, bool later_writes) {
 
 util::ByteSet operand_bytes(const isa::AccessPattern& ap, const Footprint& f) {
   if (f.empty()) return util::ByteSet::interval(f.byte_lo, f.byte_lo);
-  // Contiguous rows of an on-chip operand (the common case) are one run per partition.
-  if (ap.memory != isa::Memory::kHbm && free_dims_contiguous(ap))
-    return util::ByteSet::interval(f.byte_lo, f.byte_hi);
-  const auto es = static_cast<std::int64_t>(element_bytes(ap));
-  std::array<util::StridedDim, isa::kMaxFreeDims + 1> dims{};
-  std::size_t n = 0;
-  bool overflow = ap.offset > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
-  auto add = [&](std::int64_t step, std::int64_t count) {
-    std::int64_t stride = 0;
-    overflow |= __builtin_mul_overflow(step, es, &stride);
-    dims[n++] = {stride, count};
-  };
-  for (int k = 0; k < std::min<int>(ap.num_dims, isa::kMaxFreeDims); ++k)
-    add(ap.dims[k].step, ap.dims[k].count);
-  if (ap.memory == isa::Memory::kHbm) add(ap.partition_step, ap.partitions);
-  if (overflow) return util::ByteSet::interval(f.byte_lo, f.byte_hi);  // the bounding range
-  return util::ByteSet::make(static_cast<std::int64_t>(ap.offset), es, std::span(dims.data(), n));
+  return isa::exact_byte_set(ap, f.byte_lo, f.byte_hi);
 }
 
 std::vector<Access> instruction_accesses(const isa::Instruction& inst) {
