@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <exception>
 #include <limits>
 #include <map>
 
@@ -22,6 +23,7 @@
 #include "sim/hazards.h"
 #include "sim/ops.h"
 #include "sim/ops_executor.h"
+#include "util/parallel.h"
 
 namespace trnsim::sim {
 
@@ -134,15 +136,29 @@ struct CoreRun {
   std::vector<VectorClock> in_flight_clock;
   std::vector<std::vector<SignalRecord>> signals;  // per semaphore (hazard checking)
   // What the event loop needs of each instruction, packed (the Instructions themselves are
-  // large: touching them for every readiness check would miss the cache every time).
+  // large: touching them for every readiness check would miss the cache every time). Waits
+  // and signals live in the arrays of the instruction's chunk (CostModel::kPrepareChunk
+  // instructions, built by one thread of the preparation pass).
   struct Info {
-    std::uint32_t first_wait = 0, first_signal = 0;
+    std::uint32_t first_wait = 0, first_signal = 0;  // in the chunk's arrays
     std::uint16_t waits = 0, signals = 0;
     bool barrier = false;  // a core_barrier among more than one core
   };
+  struct Chunk {
+    std::vector<isa::SemWait> waits;
+    std::vector<isa::SemSignal> signals;
+    // The chunk's instructions by queue, queues in order of first appearance in the chunk.
+    std::vector<std::pair<isa::QueueId, std::vector<std::uint32_t>>> queues;
+    std::vector<isa::Violation> violations;
+    // The first error preparing an instruction that passed validation (what a serial pass
+    // would have thrown there); later instructions of the chunk are only validated.
+    std::exception_ptr error;
+  };
   std::vector<Info> info;
-  std::vector<isa::SemWait> waits;
-  std::vector<isa::SemSignal> signal_list;
+  std::vector<Chunk> chunks;
+  const Chunk& chunk_of(std::size_t index) const {
+    return chunks[index >> CostModel::kPrepareChunkShift];
+  }
   std::map<std::uint32_t, std::uint32_t> barrier_arrivals;  // barrier id -> arrivals so far
 };
 
@@ -173,10 +189,17 @@ class Executor {
         throw SimError(fmt::format("run_cores: launch {} (core {}) has no program", i, l.core));
       if (l.program->instructions.size() > std::numeric_limits<std::uint32_t>::max())
         throw SimError(fmt::format("core {}: a program has at most 2^32 - 1 instructions", l.core));
-      for (std::size_t j = 0; j < i; ++j)
+      for (std::size_t j = 0; j < i; ++j) {
         if (launches[j].core == l.core)
           throw SimError(fmt::format("run_cores: core {} is launched twice (launches {} and {})",
                                      l.core, j, i));
+        // A cost model holds the state of one core's run (and is prepared concurrently).
+        if (l.cost_model != nullptr && launches[j].cost_model == l.cost_model)
+          throw SimError(fmt::format(
+              "run_cores: launches {} and {} share one cost model; give each core its own "
+              "(sim::ChipTimingModel makes one per core)",
+              j, i));
+      }
       CoreRun run;
       run.physical = l.core;
       run.core = &device.core(l.core);
@@ -276,65 +299,57 @@ class Executor {
 
   // One pass over each program: validation, queues, the packed waits and signals, and the
   // cost model's preparation, so that each (large) instruction is read from memory once and
-  // the run itself touches the instructions only to execute them.
+  // the run itself touches the instructions only to execute them. The pass works chunk by
+  // chunk (CostModel::kPrepareChunk instructions) on several threads, then joins the chunks
+  // in program order: queue numbering, the error reported and the cost model's tables come
+  // out as from one serial pass, whatever the thread count.
   void build_queues() {
-    // Timing-only runs may skip validation when the caller vouches for the program.
-    const bool validate = options_.validate || options_.functional;
+    struct Task {
+      std::uint32_t core;
+      std::uint32_t chunk;
+    };
+    std::vector<Task> tasks;
+    for (std::uint32_t k = 0; k < cores_.size(); ++k) {
+      CoreRun& c = cores_[k];
+      const std::size_t n = c.program->instructions.size();
+      c.info.resize(n);
+      c.chunks.resize((n + CostModel::kPrepareChunk - 1) / CostModel::kPrepareChunk);
+      c.cost->begin_program(n);
+      for (std::uint32_t i = 0; i < c.chunks.size(); ++i) tasks.push_back({k, i});
+    }
+    util::parallel_for(tasks.size(), util::resolve_threads(options_.threads),
+                       [&](std::size_t t) { build_chunk(cores_[tasks[t].core], tasks[t].chunk); });
+
     for (std::uint32_t k = 0; k < cores_.size(); ++k) {
       CoreRun& c = cores_[k];
       c.first_queue = static_cast<std::uint32_t>(queues_.size());
-      const auto& insts = c.program->instructions;
-      c.info.resize(insts.size());
-      c.waits.reserve(insts.size());  // most instructions wait and signal at most once
-      c.signal_list.reserve(insts.size());
-      c.cost->begin_program(insts.size());
       std::vector<isa::Violation> violations;
-      std::uint32_t last = c.first_queue;  // programs tend to repeat a queue: try it first
-      for (std::size_t i = 0; i < insts.size(); ++i) {
-        const isa::Instruction& inst = insts[i];
-        if (validate) {
-          std::vector<isa::Violation> found = isa::check_instruction(inst, i, device_.chip());
-          if (!found.empty() || !violations.empty()) {
-            // Collect every violation; nothing is prepared past the first (the run stops).
-            violations.insert(violations.end(), std::make_move_iterator(found.begin()),
-                              std::make_move_iterator(found.end()));
-            continue;
+      for (CoreRun::Chunk& chunk : c.chunks) {
+        // A serial pass stops preparing at the first violation and throws at the first
+        // preparation error before it.
+        if (chunk.error && violations.empty()) std::rethrow_exception(chunk.error);
+        violations.insert(violations.end(), std::make_move_iterator(chunk.violations.begin()),
+                          std::make_move_iterator(chunk.violations.end()));
+        chunk.violations.clear();
+        if (!violations.empty()) continue;
+        for (auto& [id, list] : chunk.queues) {
+          std::uint32_t q = c.first_queue;
+          while (q < queues_.size() && !(queues_[q].id == id)) ++q;
+          if (q == queues_.size()) queues_.push_back(Queue{id, k, {}, 0, false, {}});
+          auto& all = queues_[q].instructions;
+          if (all.empty()) {
+            all = std::move(list);
+          } else {
+            all.insert(all.end(), list.begin(), list.end());
           }
         }
-        if (!(last < queues_.size() && queues_[last].id == inst.queue)) {
-          last = c.first_queue;
-          while (last < queues_.size() && !(queues_[last].id == inst.queue)) ++last;
-          if (last == queues_.size()) queues_.push_back(Queue{inst.queue, k, {}, 0, false, {}});
-        }
-        queues_[last].instructions.push_back(static_cast<std::uint32_t>(i));
-
-        CoreRun::Info& info = c.info[i];
-        if (inst.waits.size() > 0xFFFF || inst.signals.size() > 0xFFFF)
-          fail(c, i, "more than 65535 semaphore waits or signals");
-        info.first_wait = static_cast<std::uint32_t>(c.waits.size());
-        info.waits = static_cast<std::uint16_t>(inst.waits.size());
-        info.first_signal = static_cast<std::uint32_t>(c.signal_list.size());
-        info.signals = static_cast<std::uint16_t>(inst.signals.size());
-        for (const isa::SemWait& w : inst.waits) {
-          if (w.sem >= isa::kNumSemaphores)
-            fail(c, i, fmt::format("semaphore {} does not exist", w.sem));
-          c.waits.push_back(w);
-        }
-        for (const isa::SemSignal& sig : inst.signals) {
-          if (sig.sem >= isa::kNumSemaphores)
-            fail(c, i, fmt::format("semaphore {} does not exist", sig.sem));
-          c.signal_list.push_back(sig);
-        }
-        if (const auto* b = std::get_if<isa::CoreBarrier>(&inst.op)) {
-          check_barrier(c, i, *b);
-          info.barrier = b->num_cores > 1;
-        }
-        c.cost->prepare(inst, i);
+        chunk.queues.clear();
       }
       if (!violations.empty()) attributed(c, [&] { throw_violations(violations); });
+      c.cost->end_program();
       c.end_queue = static_cast<std::uint32_t>(queues_.size());
       if (options_.check_hazards) {
-        c.in_flight_clock.resize(insts.size());
+        c.in_flight_clock.resize(c.info.size());
         c.signals.resize(isa::kNumSemaphores);
       }
     }
@@ -342,10 +357,75 @@ class Executor {
       for (auto& q : queues_) q.clock.assign(queues_.size(), 0);
   }
 
+  // Validates and packs the instructions of one chunk of a core's program (one thread).
+  void build_chunk(CoreRun& c, std::uint32_t k) {
+    // Timing-only runs may skip validation when the caller vouches for the program.
+    const bool validate = options_.validate || options_.functional;
+    CoreRun::Chunk& chunk = c.chunks[k];
+    const auto& insts = c.program->instructions;
+    const std::size_t begin = std::size_t{k} << CostModel::kPrepareChunkShift;
+    const std::size_t end = std::min(insts.size(), begin + CostModel::kPrepareChunk);
+    chunk.waits.reserve(end - begin);  // most instructions wait and signal at most once
+    chunk.signals.reserve(end - begin);
+    bool packing = true;     // false after the chunk's first violation or error
+    std::size_t last = 0;    // programs tend to repeat a queue: try the last one first
+    for (std::size_t i = begin; i < end; ++i) {
+      const isa::Instruction& inst = insts[i];
+      if (validate) {
+        std::vector<isa::Violation> found = isa::check_instruction(inst, i, device_.chip());
+        if (!found.empty()) {
+          // Collect every violation; nothing is prepared past the first (the run stops).
+          chunk.violations.insert(chunk.violations.end(), std::make_move_iterator(found.begin()),
+                                  std::make_move_iterator(found.end()));
+          packing = false;
+          continue;
+        }
+      }
+      if (!packing) {
+        if (!validate) break;
+        continue;
+      }
+      try {
+        if (!(last < chunk.queues.size() && chunk.queues[last].first == inst.queue)) {
+          last = 0;
+          while (last < chunk.queues.size() && !(chunk.queues[last].first == inst.queue)) ++last;
+          if (last == chunk.queues.size()) chunk.queues.emplace_back(inst.queue, std::vector<std::uint32_t>{});
+        }
+        chunk.queues[last].second.push_back(static_cast<std::uint32_t>(i));
+
+        CoreRun::Info& info = c.info[i];
+        if (inst.waits.size() > 0xFFFF || inst.signals.size() > 0xFFFF)
+          fail(c, i, "more than 65535 semaphore waits or signals");
+        info.first_wait = static_cast<std::uint32_t>(chunk.waits.size());
+        info.waits = static_cast<std::uint16_t>(inst.waits.size());
+        info.first_signal = static_cast<std::uint32_t>(chunk.signals.size());
+        info.signals = static_cast<std::uint16_t>(inst.signals.size());
+        for (const isa::SemWait& w : inst.waits) {
+          if (w.sem >= isa::kNumSemaphores)
+            fail(c, i, fmt::format("semaphore {} does not exist", w.sem));
+          chunk.waits.push_back(w);
+        }
+        for (const isa::SemSignal& sig : inst.signals) {
+          if (sig.sem >= isa::kNumSemaphores)
+            fail(c, i, fmt::format("semaphore {} does not exist", sig.sem));
+          chunk.signals.push_back(sig);
+        }
+        if (const auto* b = std::get_if<isa::CoreBarrier>(&inst.op)) {
+          check_barrier(c, i, *b);
+          info.barrier = b->num_cores > 1;
+        }
+        c.cost->prepare(inst, i);
+      } catch (...) {
+        chunk.error = std::current_exception();
+        packing = false;
+      }
+    }
+  }
+
   static bool waits_hold(const CoreRun& c, std::size_t index) {
     const CoreRun::Info& info = c.info[index];
     const auto& sems = c.core->semaphores();
-    const isa::SemWait* w = c.waits.data() + info.first_wait;
+    const isa::SemWait* w = c.chunk_of(index).waits.data() + info.first_wait;
     for (std::uint32_t k = 0; k < info.waits; ++k)
       if (sems[w[k].sem] < w[k].value) return false;
     return true;
@@ -467,8 +547,9 @@ class Executor {
   void complete(CoreRun& c, std::size_t index) {
     auto& sems = c.core->semaphores();
     const CoreRun::Info& info = c.info[index];
+    const isa::SemSignal* signal = c.chunk_of(index).signals.data() + info.first_signal;
     for (std::uint32_t k = 0; k < info.signals; ++k) {
-      const isa::SemSignal& s = c.signal_list[info.first_signal + k];
+      const isa::SemSignal& s = signal[k];
       sems[s.sem] += s.increment;
       if (!hazards_) continue;
       auto& history = c.signals[s.sem];

@@ -150,12 +150,18 @@ class CostModel {
   // position in the program and `start` the simulated time it starts at (a model of shared
   // resources, such as the DMA engines, reserves them from then on).
   virtual InstructionCost cost(const isa::Instruction& inst, std::size_t index, Duration start) = 0;
-  // Optional preparation during the event loop's one pass over the program before it runs:
-  // begin_program(size), then prepare(inst, index) for every instruction in program order.
-  // A model may precompute there what cost() needs, so that the run does not read the
-  // (large) instructions again. The defaults do nothing.
+  // Optional preparation during the event loop's one pass over the program before it runs,
+  // so that the run does not read the (large) instructions again: begin_program(size), then
+  // prepare(inst, index) for every instruction, then end_program(). The pass runs on several
+  // threads: the program is cut into chunks of kPrepareChunk instructions (index /
+  // kPrepareChunk); the instructions of one chunk are prepared in order by one thread,
+  // different chunks concurrently, so prepare() may touch only per-index and per-chunk state.
+  // end_program() runs alone once every chunk is done. The defaults do nothing.
+  static constexpr unsigned kPrepareChunkShift = 16;
+  static constexpr std::size_t kPrepareChunk = std::size_t{1} << kPrepareChunkShift;
   virtual void begin_program(std::size_t /*instructions*/) {}
   virtual void prepare(const isa::Instruction& /*inst*/, std::size_t /*index*/) {}
+  virtual void end_program() {}
 };
 
 // Every instruction occupies its queue for one unit and completes after one unit.
@@ -185,6 +191,10 @@ struct RunOptions {
   // program the caller already validated against this chip (e.g. compiled once, timed many
   // times). Semaphore indices are still checked; functional runs always validate.
   bool validate = true;
+  // Host threads for the pass over the program before the run (validation, queues, the cost
+  // model's preparation); 0 = one per hardware thread. The run itself is one event loop, and
+  // results are the same bits for every thread count (docs/simulator.md).
+  unsigned threads = 0;
 };
 
 enum class HazardKind : std::uint8_t { kReadAfterWrite, kWriteAfterRead, kWriteAfterWrite };

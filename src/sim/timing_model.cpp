@@ -175,29 +175,31 @@ InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t inde
   if (index < prepared_.size()) {
     // Prepared: the instruction itself is not read again.
     const Prepared& p = prepared_[index];
+    const ChunkTables& tables = chunks_[index >> kPrepareChunkShift];
     switch (p.kind) {
       case Kind::kDma:
-        return dma_cost(dma_jobs_.values[p.cost], start);
+        return dma_cost(tables.dma_jobs.values[p.cost], start);
       case Kind::kMatmul: {
-        const PreparedCost& c = costs_.values[p.cost];
-        const bool reused = loaded_stationary_ == p.stationary;
-        loaded_stationary_ = p.stationary;
+        const PreparedCost& c = tables.costs.values[p.cost];
+        const std::uint32_t stationary = tables.stationary_ids[p.stationary];
+        const bool reused = loaded_stationary_ == stationary;
+        loaded_stationary_ = stationary;
         return tensor_cost(inst, c.flops, p.mode, reused ? c.occupancy : c.load_occupancy,
                            reused ? c.latency : c.load_latency, start);
       }
       case Kind::kTensorTranspose: {
-        const PreparedCost& c = costs_.values[p.cost];
+        const PreparedCost& c = tables.costs.values[p.cost];
         loaded_stationary_ = 0;  // the data was loaded as the stationary
         return tensor_cost(inst, 0, 0, c.occupancy, c.latency, start);
       }
       case Kind::kFixed: {
-        const PreparedCost& c = costs_.values[p.cost];
+        const PreparedCost& c = tables.costs.values[p.cost];
         if (p.tensor_queue) return tensor_cost(inst, 0, 0, c.occupancy, c.latency, start);
         return {c.occupancy, c.latency};
       }
     }
   }
-  if (is_dma_transfer(inst)) return dma_cost(dma_job(inst), start);
+  if (is_dma_transfer(inst)) return dma_cost(dma_job(inst, plan_), start);
   const timing::ComputeCost c = formulas_.compute(inst, tensor_state_);
   if (inst.queue.engine == Engine::kTensor)
     return tensor_cost(inst, c.flops, tensor_mode(inst), c.occupancy_ns, c.latency_ns, start);
@@ -206,8 +208,9 @@ InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t inde
 
 void TimingModel::begin_program(std::size_t instructions) {
   prepared_.assign(instructions, Prepared{});
-  dma_jobs_ = {};
-  costs_ = {};
+  chunks_.clear();
+  chunks_.resize((instructions + kPrepareChunk - 1) / kPrepareChunk);
+  stationaries_ = {};
   loaded_stationary_ = 0;
 }
 
@@ -249,8 +252,9 @@ std::uint32_t TimingModel::intern(InternTable<T>& table, const T& value, Hash ha
   return table.last;
 }
 
-std::uint32_t TimingModel::intern_stationary(const isa::AccessPattern& ap) {
-  return intern(stationaries_, ap,
+std::uint32_t TimingModel::intern_stationary(InternTable<isa::AccessPattern>& table,
+                                             const isa::AccessPattern& ap) {
+  return intern(table, ap,
                 [](const isa::AccessPattern& x) {
                   // A coarse hash of fields operator== always compares: equal operands hash
                   // equally.
@@ -261,17 +265,17 @@ std::uint32_t TimingModel::intern_stationary(const isa::AccessPattern& ap) {
                         static_cast<std::uint64_t>(x.partitions)})
                     h = (h ^ v) * 0x100000001b3ull;
                   return h;
-                }) +
-         1;  // 0 means no stationary loaded
+                });
 }
 
 void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
   if (index >= prepared_.size()) return;
   Prepared& p = prepared_[index];
+  ChunkTables& tables = chunks_[index >> kPrepareChunkShift];
   p.tensor_queue = inst.queue.engine == Engine::kTensor;
   if (is_dma_transfer(inst)) {
     p.kind = Kind::kDma;
-    p.cost = intern(dma_jobs_, dma_job(inst), hash_words<DmaJob>);
+    p.cost = intern(tables.dma_jobs, dma_job(inst, tables.plan), hash_words<DmaJob>);
     return;
   }
   const isa::AccessPattern* stationary = nullptr;
@@ -282,7 +286,7 @@ void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
     // Both outcomes of the stationary check: loaded already, or to be loaded.
     p.kind = Kind::kMatmul;
     p.mode = static_cast<std::uint8_t>(tensor_mode(inst));
-    p.stationary = intern_stationary(*stationary);
+    p.stationary = intern_stationary(tables.stationaries, *stationary);
     timing::TensorEngineState state;
     const timing::ComputeCost load = formulas_.compute(inst, state);   // state: none loaded
     const timing::ComputeCost reuse = formulas_.compute(inst, state);  // now it is loaded
@@ -299,7 +303,17 @@ void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
     if (p.tensor_queue && std::holds_alternative<isa::NcTranspose>(inst.op))
       p.kind = Kind::kTensorTranspose;
   }
-  p.cost = intern(costs_, cost, hash_words<PreparedCost>);
+  p.cost = intern(tables.costs, cost, hash_words<PreparedCost>);
+}
+
+void TimingModel::end_program() {
+  // Program-wide stationary ids, in order of first use: chunk by chunk, each chunk's in its
+  // order of first use (the same ids as one serial pass would give). 0 = none loaded.
+  for (ChunkTables& tables : chunks_) {
+    tables.stationary_ids.resize(tables.stationaries.values.size());
+    for (std::size_t i = 0; i < tables.stationaries.values.size(); ++i)
+      tables.stationary_ids[i] = intern_stationary(stationaries_, tables.stationaries.values[i]) + 1;
+  }
 }
 
 Duration TimingModel::ramped_duration(Duration start, Duration work_ns) {
@@ -326,17 +340,18 @@ Duration TimingModel::ramped_duration(Duration start, Duration work_ns) {
   return tau1 - tau0;
 }
 
-TimingModel::DmaJob TimingModel::dma_job(const isa::Instruction& inst) {
-  formulas_.plan_dma(inst, plan_);
+TimingModel::DmaJob TimingModel::dma_job(const isa::Instruction& inst,
+                                         timing::DmaPlan& plan) const {
+  formulas_.plan_dma(inst, plan);
   DmaJob job;
-  job.bytes = plan_.total_bytes;
-  job.descriptors = plan_.descriptors;
-  job.hbm_sides = plan_.hbm_sides;
-  job.engines_used = static_cast<std::uint32_t>(plan_.engines.size());
+  job.bytes = plan.total_bytes;
+  job.descriptors = plan.descriptors;
+  job.hbm_sides = plan.hbm_sides;
+  job.engines_used = static_cast<std::uint32_t>(plan.engines.size());
   job.first_engine = first_dma_engine(inst, static_cast<std::uint32_t>(dma_engine_free_at_.size()));
-  job.fixed_latency_ns = plan_.fixed_latency_ns;
-  job.engine_bytes_per_ns = plan_.engine_bytes_per_ns;
-  job.per_descriptor_ns = plan_.per_descriptor_ns;
+  job.fixed_latency_ns = plan.fixed_latency_ns;
+  job.engine_bytes_per_ns = plan.engine_bytes_per_ns;
+  job.per_descriptor_ns = plan.per_descriptor_ns;
   return job;
 }
 

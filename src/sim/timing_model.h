@@ -117,6 +117,7 @@ class TimingModel final : public CostModel {
   // then reads only them (the same results as without preparation, faster).
   void begin_program(std::size_t instructions) override;
   void prepare(const isa::Instruction& inst, std::size_t index) override;
+  void end_program() override;
 
   // Summary of the run this model timed (`result` and `program` of that run).
   TimingReport report(const isa::Program& program, const RunResult& result) const;
@@ -136,16 +137,16 @@ class TimingModel final : public CostModel {
     double fixed_latency_ns = 0, engine_bytes_per_ns = 0, per_descriptor_ns = 0;
     friend bool operator==(const DmaJob&, const DmaJob&) = default;
   };
-  // An instruction's precomputed cost inputs: its kind and an index into a table of the
-  // distinct costs of the program (programs repeat a few instruction shapes many times, so
-  // the per-instruction record stays 12 bytes and the tables stay in cache).
+  // An instruction's precomputed cost inputs: its kind and an index into its chunk's table
+  // of distinct costs (programs repeat a few instruction shapes many times, so the
+  // per-instruction record stays 12 bytes and the tables stay in cache).
   enum class Kind : std::uint8_t { kFixed, kMatmul, kTensorTranspose, kDma };
   struct Prepared {
     Kind kind = Kind::kFixed;
     bool tensor_queue = false;
     std::uint8_t mode = 0;         // matmul: index into kTensorModes
-    std::uint32_t stationary = 0;  // matmul: interned stationary operand
-    std::uint32_t cost = 0;        // kDma: index into dma_jobs_; otherwise into costs_
+    std::uint32_t stationary = 0;  // matmul: the chunk's interned stationary operand
+    std::uint32_t cost = 0;        // kDma: index into the chunk's dma_jobs; otherwise costs
   };
   struct PreparedCost {
     double occupancy = 0, latency = 0;            // fixed, or a matmul reusing the stationary
@@ -163,8 +164,18 @@ class TimingModel final : public CostModel {
   };
   template <class T, class Hash>
   static std::uint32_t intern(InternTable<T>& table, const T& value, Hash hash);  // by ==
-  DmaJob dma_job(const isa::Instruction& inst);
-  std::uint32_t intern_stationary(const isa::AccessPattern& ap);
+  // What one chunk of the program (CostModel::kPrepareChunk instructions) prepared: it is
+  // filled by one thread; end_program() gives its stationaries program-wide ids.
+  struct ChunkTables {
+    InternTable<DmaJob> dma_jobs;
+    InternTable<PreparedCost> costs;
+    InternTable<isa::AccessPattern> stationaries;
+    std::vector<std::uint32_t> stationary_ids;  // program-wide id of each (> 0)
+    timing::DmaPlan plan;                       // scratch of dma_job
+  };
+  DmaJob dma_job(const isa::Instruction& inst, timing::DmaPlan& plan) const;
+  static std::uint32_t intern_stationary(InternTable<isa::AccessPattern>& table,
+                                         const isa::AccessPattern& ap);
   InstructionCost tensor_cost(const isa::Instruction& inst, double flops, std::size_t mode,
                               double occupancy, double latency, Duration start);
   InstructionCost dma_cost(const DmaJob& job, Duration start);
@@ -173,12 +184,12 @@ class TimingModel final : public CostModel {
 
   timing::CostModel formulas_;
   std::shared_ptr<HbmBandwidth> hbm_;
-  timing::DmaPlan plan_;  // reused by every DMA instruction (no allocation per instruction)
-  // Preparation (begin_program / prepare); empty when cost() is called without it.
+  timing::DmaPlan plan_;  // reused by every unprepared DMA instruction (no allocation)
+  // Preparation (begin_program / prepare / end_program); empty when cost() is called
+  // without it.
   std::vector<Prepared> prepared_;
-  InternTable<DmaJob> dma_jobs_;                  // distinct DMA jobs of the program
-  InternTable<PreparedCost> costs_;               // distinct compute costs of the program
-  InternTable<isa::AccessPattern> stationaries_;  // interned; a stationary's id is index + 1
+  std::vector<ChunkTables> chunks_;
+  InternTable<isa::AccessPattern> stationaries_;  // program-wide; an id is index + 1
   std::uint32_t loaded_stationary_ = 0;  // prepared runs: id of the stationary in the array
   bool power_ramp_ = false;
   timing::TensorEngineState tensor_state_;

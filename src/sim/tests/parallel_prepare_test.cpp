@@ -1,0 +1,194 @@
+// The preparation pass before a run works on chunks of CostModel::kPrepareChunk
+// instructions on several threads. Whatever the thread count, a run must give the same bits
+// (times, report) and the same error as one serial pass, and the prepared costs must equal
+// the cost formulas evaluated instruction by instruction.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/tests/test_util.h"
+#include "sim/timing_model.h"
+
+namespace trnsim::sim {
+namespace {
+
+using namespace trnsim::sim::testing;
+using isa::Memory;
+
+constexpr std::size_t kChunk = CostModel::kPrepareChunk;
+constexpr std::uint64_t kTileBytes = 128 * 128 * 2;
+
+// A software pipeline (load, matmul, evict, store) over `tiles` tiles whose DMA loads
+// alternate between two queues and whose matmuls use each stationary twice in a row, the
+// pairs straddling every chunk border, so that the program spans several chunks and
+// stationaries and DMA shapes recur across chunk borders.
+isa::Program pipeline(std::uint32_t tiles) {
+  isa::Program program;
+  for (std::uint32_t i = 0; i < tiles; ++i) {
+    const std::uint64_t slot = i % 3;
+    isa::DmaCopy load;
+    load.src = hbm(DType::kBFloat16, slot * kTileBytes, 128, 128, {{1, 128}});
+    load.dst = sbuf(DType::kBFloat16, 0, 128, slot * 256, {{1, 128}});
+    std::vector<isa::SemWait> load_waits;
+    if (i >= 3) load_waits.push_back({3, i - 2});
+    program.instructions.push_back(
+        make(dma_q(static_cast<std::uint8_t>(i % 2)), load, load_waits, {{0, 1}}));
+
+    isa::NcMatmul mm;
+    mm.stationary = sbuf(DType::kBFloat16, 0, 128, ((i + 1) / 2 % 3) * 256, {{1, 128}});
+    mm.moving = sbuf(DType::kBFloat16, 0, 128, 1024, {{1, 128 + 64 * (i % 2)}});
+    mm.dst = psum(DType::kFloat32, 0, 128, (i % 2) * 2048, {{1, 128 + 64 * (i % 2)}});
+    program.instructions.push_back(make(tensor_q(), mm, {{0, i + 1}}, {{1, 1}}));
+
+    isa::TensorScalar evict;
+    evict.data = mm.dst;
+    evict.dst = sbuf(DType::kBFloat16, 0, 128, 2048 + slot * 512, {{1, 128 + 64 * (i % 2)}});
+    program.instructions.push_back(make(vector_q(), evict, {{1, i + 1}}, {{2, 1}}));
+
+    isa::DmaCopy store;
+    store.src = evict.dst;
+    store.dst = hbm(DType::kBFloat16, 4 * kTileBytes + slot * 2 * kTileBytes, 128,
+                    128 + 64 * (i % 2), {{1, 128 + 64 * (i % 2)}});
+    program.instructions.push_back(make(dma_q(2), store, {{2, i + 1}}, {{3, 1}}));
+  }
+  return program;
+}
+
+struct Outcome {
+  RunResult result;
+  TimingReport report;
+};
+
+Outcome time_with(const isa::Program& program, unsigned threads, bool validate = true,
+                  const arch::ChipConfig& chip = trn3()) {
+  Device device(chip);
+  device.allocate_at(0, 10 * kTileBytes);
+  TimingModel model(chip);
+  RunOptions options;
+  options.functional = false;
+  options.check_hazards = false;
+  options.cost_model = &model;
+  options.threads = threads;
+  options.validate = validate;
+  Outcome o;
+  o.result = run(device, program, options);
+  o.report = model.report(program, o.result);
+  return o;
+}
+
+void expect_same_times(const RunResult& a, const RunResult& b) {
+  ASSERT_EQ(a.times.size(), b.times.size());
+  for (std::size_t i = 0; i < a.times.size(); ++i) {
+    // Bit-exact: the same doubles, not merely close ones.
+    ASSERT_EQ(a.times[i].start, b.times[i].start) << "instruction " << i;
+    ASSERT_EQ(a.times[i].end, b.times[i].end) << "instruction " << i;
+    ASSERT_EQ(a.times[i].occupied_until, b.times[i].occupied_until) << "instruction " << i;
+  }
+  EXPECT_EQ(a.end_time, b.end_time);
+}
+
+TEST(ParallelPreparation, EveryThreadCountGivesTheSameBits) {
+  const isa::Program program = pipeline(70000);  // 280,000 instructions: 5 chunks
+  ASSERT_GT(program.instructions.size(), 4 * kChunk);
+  const Outcome serial = time_with(program, 1);
+  for (unsigned threads : {2u, 3u, 8u}) {
+    SCOPED_TRACE(threads);
+    const Outcome parallel = time_with(program, threads);
+    expect_same_times(serial.result, parallel.result);
+    EXPECT_EQ(format_timing_report(serial.report), format_timing_report(parallel.report));
+    EXPECT_EQ(timing_report_json(serial.report), timing_report_json(parallel.report));
+  }
+}
+
+// Hands cost() to a TimingModel but hides the preparation hooks: the model then evaluates
+// its formulas on each instruction as it starts.
+class Unprepared final : public CostModel {
+ public:
+  explicit Unprepared(TimingModel& model) : model_(model) {}
+  InstructionCost cost(const isa::Instruction& inst, std::size_t index, Duration start) override {
+    return model_.cost(inst, index, start);
+  }
+
+ private:
+  TimingModel& model_;
+};
+
+TEST(ParallelPreparation, PreparedCostsEqualTheFormulasPerInstruction) {
+  // A slow stationary load (no fast weight load) makes a reused stationary visibly faster:
+  // reuse across chunk borders needs program-wide stationary ids.
+  arch::ChipConfig chip = trn3();
+  chip.tensor.load_stationary_speedup.value = 0.25;
+  const isa::Program program = pipeline(40000);  // 160,000 instructions: 3 chunks
+  const Outcome prepared = time_with(program, 2, true, chip);
+
+  Device device(chip);
+  device.allocate_at(0, 10 * kTileBytes);
+  TimingModel model(chip);
+  Unprepared direct(model);
+  RunOptions options;
+  options.functional = false;
+  options.check_hazards = false;
+  options.cost_model = &direct;
+  const RunResult unprepared = run(device, program, options);
+  expect_same_times(prepared.result, unprepared);
+  // Stationaries recur across chunks: reuse must have been found across the borders too.
+  EXPECT_EQ(format_timing_report(prepared.report),
+            format_timing_report(model.report(program, unprepared)));
+}
+
+std::string error_of(const isa::Program& program, unsigned threads, bool validate) {
+  try {
+    time_with(program, threads, validate);
+  } catch (const SimError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+TEST(ParallelPreparation, ViolationsInSeveralChunksAreReportedTogetherInProgramOrder) {
+  isa::Program program = pipeline(50000);
+  // A vector op reading HBM (chunk 0) and one reading PSUM past its end (chunk 2).
+  auto& early = std::get<isa::TensorScalar>(program.instructions[6].op);
+  early.data.memory = Memory::kHbm;
+  auto& late = std::get<isa::TensorScalar>(program.instructions[2 * kChunk + 2].op);
+  late.data.offset = 1 << 20;
+  const std::string serial = error_of(program, 1, true);
+  EXPECT_NE(serial.find("2 ISA rules"), std::string::npos) << serial;
+  EXPECT_NE(serial.find("instruction 6 "), std::string::npos) << serial;
+  EXPECT_NE(serial.find(std::to_string(2 * kChunk + 2)), std::string::npos) << serial;
+  EXPECT_LT(serial.find("instruction 6 "), serial.find(std::to_string(2 * kChunk + 2)));
+  for (unsigned threads : {2u, 5u}) EXPECT_EQ(error_of(program, threads, true), serial);
+}
+
+TEST(ParallelPreparation, TheFirstPreparationErrorInProgramOrderIsReported) {
+  // Without validation, a semaphore out of range stops the pass where it is met: with two
+  // (chunks 3 and 1), every thread count names the one of chunk 1.
+  isa::Program program = pipeline(70000);
+  program.instructions[3 * kChunk + 5].signals = {{300, 1}};
+  program.instructions[kChunk + 9].waits = {{400, 1}};
+  const std::string serial = error_of(program, 1, false);
+  EXPECT_NE(serial.find("semaphore 400 does not exist"), std::string::npos) << serial;
+  EXPECT_NE(serial.find("instruction " + std::to_string(kChunk + 9)), std::string::npos) << serial;
+  for (unsigned threads : {2u, 4u}) EXPECT_EQ(error_of(program, threads, false), serial);
+}
+
+TEST(ParallelPreparation, OneCostModelSharedByTwoLaunchesIsAnError) {
+  Device device(trn3(), 2);
+  const isa::Program program = pipeline(4);
+  device.allocate_at(0, 10 * kTileBytes);
+  TimingModel model(trn3());
+  const std::vector<CoreProgram> launches = {{0, &program, &model}, {1, &program, &model}};
+  RunOptions options;
+  options.functional = false;
+  try {
+    run_cores(device, launches, options);
+    FAIL() << "expected a SimError";
+  } catch (const SimError& e) {
+    EXPECT_NE(std::string(e.what()).find("share one cost model"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace trnsim::sim
