@@ -95,7 +95,10 @@ void allocate_tiles(sim::Device& device) {
 }
 
 // Timing only, 2^18 tiles = 1,048,576 instructions; with unit costs the event loop alone;
-// `validate` = false skips isa::check_instruction (a program validated once, timed again).
+// `validate` = false skips isa::check_instruction (a program validated once, timed again:
+// what `trnsim run --timing-only` does with a compiled kernel). The benchmark argument is
+// RunOptions::threads for the pass before the run (0 = one per hardware thread); the run
+// itself is one event loop. Real (wall-clock) time, since the pass uses several threads.
 void run_timing_only(benchmark::State& state, bool timed, bool validate = true) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   const isa::Program program = pipeline(1u << 18);
@@ -108,6 +111,7 @@ void run_timing_only(benchmark::State& state, bool timed, bool validate = true) 
     options.functional = false;
     options.check_hazards = false;
     options.validate = validate;
+    options.threads = static_cast<unsigned>(state.range(0));
     if (timed) options.cost_model = &model;
     const sim::RunResult result = sim::run(device, program, options);
     simulated_ns = result.end_time;
@@ -129,10 +133,13 @@ void BM_TimingOnlyPrevalidated(benchmark::State& state) {
 void BM_EventLoopUnitCostsPrevalidated(benchmark::State& state) {
   run_timing_only(state, false, false);
 }
-BENCHMARK(BM_TimingOnly)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_EventLoopUnitCosts)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_TimingOnlyPrevalidated)->Unit(benchmark::kMillisecond)->MinTime(2.0);
-BENCHMARK(BM_EventLoopUnitCostsPrevalidated)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+void timing_only_args(benchmark::internal::Benchmark* b) {
+  b->ArgName("threads")->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(2.0)->UseRealTime();
+}
+BENCHMARK(BM_TimingOnly)->Apply(timing_only_args);
+BENCHMARK(BM_EventLoopUnitCosts)->Apply(timing_only_args);
+BENCHMARK(BM_TimingOnlyPrevalidated)->Apply(timing_only_args);
+BENCHMARK(BM_EventLoopUnitCostsPrevalidated)->Apply(timing_only_args);
 
 // Functional runs of 4096 tiles (16,384 instructions), with unit costs or timed.
 void run_functional(benchmark::State& state, bool timed) {

@@ -182,7 +182,7 @@ std::optional<Operation> make_operation(std::string_view mnemonic) {
 // ---------------------------------------------------------------------------------------
 // AccessPattern
 
-std::uint64_t AccessPattern::free_elements() const {
+std::uint64_t AccessPattern::free_elements_of_dims() const {
   std::uint64_t product = 1;
   for (int k = 0; k < used_dims(num_dims); ++k) {
     if (__builtin_mul_overflow(product, std::uint64_t{dims[k].count}, &product)) {

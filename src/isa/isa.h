@@ -76,8 +76,12 @@ struct AccessPattern {
   std::uint8_t num_dims = 1;
   std::array<Dim, kMaxFreeDims> dims{};
 
-  // Elements per partition (product of the free counts).
-  std::uint64_t free_elements() const;
+  // Elements per partition (product of the free counts). Inline for the one-dim case: the
+  // cost formulas ask for it many times per instruction.
+  std::uint64_t free_elements() const {
+    return num_dims == 1 ? dims[0].count : free_elements_of_dims();
+  }
+  std::uint64_t free_elements_of_dims() const;  // any num_dims (saturating)
   std::uint64_t total_elements() const { return free_elements() * partitions; }
   std::size_t element_bytes() const { return numerics::storage_bytes(dtype); }
   // True when the free dims walk consecutive elements (innermost step 1, each outer step

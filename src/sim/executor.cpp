@@ -39,7 +39,10 @@ struct SignalRecord {
   VectorClock clock;
 };
 
-enum class EventKind : std::uint8_t { kComplete, kQueueFree };
+// kCompleteAndFree: an instruction whose latency equals its occupancy (a DMA transfer)
+// completes and frees its queue in one event, handled exactly as the kComplete and
+// kQueueFree events it stands for (see Executor::run).
+enum class EventKind : std::uint8_t { kComplete, kQueueFree, kCompleteAndFree };
 
 struct Event {
   Duration time;
@@ -132,6 +135,11 @@ struct CoreRun {
   CostModel* cost = nullptr;
   std::uint32_t seed = 0;
   std::uint32_t first_queue = 0, end_queue = 0;  // its queues in the run's numbering
+  // Queues (bit q - first_queue) that are free with a head instruction whose waits did not
+  // hold when last tried: the only ones a completion can let start. Used when the core has
+  // at most 64 queues; otherwise every queue of the core is tried.
+  std::uint64_t waiting = 0;
+  bool few_queues = true;
   RunResult result;
   std::vector<VectorClock> in_flight_clock;
   std::vector<std::vector<SignalRecord>> signals;  // per semaphore (hazard checking)
@@ -231,13 +239,24 @@ class Executor {
       now_ = event.time;
       CoreRun& c = cores_[queues_[event.queue].core];
       c.result.end_time = now_;
-      if (event.kind == EventKind::kComplete) {
-        complete(c, event.index);
-        // Semaphores of this core changed: any of its queues may start now, in queue order.
-        for (std::uint32_t q = c.first_queue; q < c.end_queue; ++q) try_start(q, now_);
-      } else {
+      if (event.kind == EventKind::kQueueFree) {
         queues_[event.queue].busy = false;
         try_start(event.queue, now_);
+        continue;
+      }
+      complete(c, event.index);
+      // Semaphores of this core changed: its waiting queues may start now, in queue order.
+      start_waiting(c);
+      if (event.kind == EventKind::kCompleteAndFree) {
+        // The kQueueFree event it stands for sorts right after this one unless starts just
+        // made (of zero cost) sort before it: then it is queued after them as such.
+        const Event freed{event.time, event.queue, event.index, EventKind::kQueueFree};
+        if (!events_.empty() && freed < events_.front()) {
+          push_event(freed.time, freed.queue, freed.index, freed.kind);
+        } else {
+          queues_[event.queue].busy = false;
+          try_start(event.queue, now_);
+        }
       }
     }
     for (const auto& q : queues_)
@@ -312,7 +331,7 @@ class Executor {
     for (std::uint32_t k = 0; k < cores_.size(); ++k) {
       CoreRun& c = cores_[k];
       const std::size_t n = c.program->instructions.size();
-      c.info.resize(n);
+      c.info.assign(n, {});
       c.chunks.resize((n + CostModel::kPrepareChunk - 1) / CostModel::kPrepareChunk);
       c.cost->begin_program(n);
       for (std::uint32_t i = 0; i < c.chunks.size(); ++i) tasks.push_back({k, i});
@@ -348,6 +367,7 @@ class Executor {
       if (!violations.empty()) attributed(c, [&] { throw_violations(violations); });
       c.cost->end_program();
       c.end_queue = static_cast<std::uint32_t>(queues_.size());
+      c.few_queues = c.end_queue - c.first_queue <= 64;
       if (options_.check_hazards) {
         c.in_flight_clock.resize(c.info.size());
         c.signals.resize(isa::kNumSemaphores);
@@ -437,8 +457,24 @@ class Executor {
     if (queue.busy || queue.next == queue.instructions.size()) return;
     CoreRun& c = cores_[queue.core];
     const std::size_t index = queue.instructions[queue.next];
-    if (!waits_hold(c, index)) return;
+    const std::uint64_t bit = std::uint64_t{1} << ((q - c.first_queue) & 63);
+    if (!waits_hold(c, index)) {
+      c.waiting |= bit;
+      return;
+    }
+    c.waiting &= ~bit;
     start(c, q, index, time);
+  }
+
+  // After a completion on core `c`: tries, in queue order, every queue that may start now.
+  // Busy queues and queues with nothing left cannot, so only the waiting ones are tried.
+  void start_waiting(CoreRun& c) {
+    if (!c.few_queues) {
+      for (std::uint32_t q = c.first_queue; q < c.end_queue; ++q) try_start(q, now_);
+      return;
+    }
+    for (std::uint64_t pending = c.waiting; pending != 0; pending &= pending - 1)
+      try_start(c.first_queue + static_cast<std::uint32_t>(std::countr_zero(pending)), now_);
   }
 
   void push_event(Duration time, std::uint32_t q, std::size_t index, EventKind kind) {
@@ -494,6 +530,10 @@ class Executor {
       return;
     }
     c.result.times[index] = {time, time + cost.latency, time + cost.occupancy};
+    if (cost.latency == cost.occupancy) {
+      push_event(time + cost.latency, q, index, EventKind::kCompleteAndFree);
+      return;
+    }
     push_event(time + cost.latency, q, index, EventKind::kComplete);
     push_event(time + cost.occupancy, q, index, EventKind::kQueueFree);
   }

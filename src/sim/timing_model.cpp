@@ -150,7 +150,8 @@ TimingModel::TimingModel(const arch::ChipConfig& chip, TimingOptions options,
       power_ramp_(options.power_ramp.value_or(chip.tensor.power_ramp)) {
   const auto engines = static_cast<std::uint32_t>(chip.dma.engines_per_core.value);
   dma_engine_free_at_.assign(engines, 0.0);
-  for (std::uint32_t e = 0; e < engines; ++e) dma_engines_.push_back({e, 0.0, 0});
+  dma_engine_busy_ns_.assign(engines, 0.0);
+  dma_engine_bytes_.assign(engines, 0);
 }
 
 double TimingModel::hbm_bytes_per_ns_per_engine() const {
@@ -340,18 +341,29 @@ Duration TimingModel::ramped_duration(Duration start, Duration work_ns) {
   return tau1 - tau0;
 }
 
+// An engine's own time for a share: its bytes at its rate plus its descriptors' overhead.
+double TimingModel::share_time_ns(const DmaJob& job, std::uint64_t bytes,
+                                  std::uint64_t descriptors) {
+  return static_cast<double>(bytes) / job.engine_bytes_per_ns +
+         static_cast<double>(descriptors) * job.per_descriptor_ns;
+}
+
 TimingModel::DmaJob TimingModel::dma_job(const isa::Instruction& inst,
                                          timing::DmaPlan& plan) const {
-  formulas_.plan_dma(inst, plan);
+  formulas_.plan_dma(inst, plan, /*shares=*/false);  // dma_cost splits from job.split
   DmaJob job;
   job.bytes = plan.total_bytes;
   job.descriptors = plan.descriptors;
   job.hbm_sides = plan.hbm_sides;
-  job.engines_used = static_cast<std::uint32_t>(plan.engines.size());
+  job.engines_used = plan.engines_used;
   job.first_engine = first_dma_engine(inst, static_cast<std::uint32_t>(dma_engine_free_at_.size()));
   job.fixed_latency_ns = plan.fixed_latency_ns;
   job.engine_bytes_per_ns = plan.engine_bytes_per_ns;
   job.per_descriptor_ns = plan.per_descriptor_ns;
+  if (job.engines_used > 0) {
+    job.split = timing::DmaSplit(job.bytes, job.descriptors, job.hbm_sides, job.engines_used);
+    job.base_share_ns = share_time_ns(job, job.split.bytes_base, job.split.descriptors_base);
+  }
   return job;
 }
 
@@ -368,8 +380,9 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
     dma_bytes_ += job.bytes;
     return {job.fixed_latency_ns, job.fixed_latency_ns};
   }
-  const timing::DmaSplit split(job.bytes, job.descriptors, job.hbm_sides, job.engines_used);
-  const auto share = [&](std::uint32_t s) { return split.share(s); };
+  const auto share = [&](std::uint32_t s) { return job.split.share(s); };
+  // Every share is the same when bytes and descriptors divide evenly (the usual case).
+  const bool even = job.split.bytes_rem == 0 && job.split.descriptors_rem == 0;
   // Share s runs on engine first_engine + s, wrapping around (both are below `engines`, so
   // one subtraction replaces a division).
   const auto engine_of = [&](std::uint32_t s) {
@@ -387,17 +400,20 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
     // together: one HBM reservation at their combined rate (and an even split between them).
     std::uint32_t group = 1;
     while (s + group < job.engines_used) {
-      const timing::DmaEngineWork next = share(s + group);
-      if (next.bytes != work.bytes || next.descriptors != work.descriptors ||
-          std::max(ready, dma_engine_free_at_[engine_of(s + group)]) != begin)
-        break;
+      if (!even) {
+        const timing::DmaEngineWork next = share(s + group);
+        if (next.bytes != work.bytes || next.descriptors != work.descriptors) break;
+      }
+      if (std::max(ready, dma_engine_free_at_[engine_of(s + group)]) != begin) break;
       ++group;
     }
     // The engine's own time: its bytes at its rate plus its descriptors' overhead; HBM may
     // stretch it when other engines (of any core) have reserved the bandwidth.
     const double bytes = static_cast<double>(work.bytes);
-    const double own_ns = bytes / job.engine_bytes_per_ns +
-                          static_cast<double>(work.descriptors) * job.per_descriptor_ns;
+    const double own_ns =
+        work.bytes == job.split.bytes_base && work.descriptors == job.split.descriptors_base
+            ? job.base_share_ns
+            : share_time_ns(job, work.bytes, work.descriptors);
     double share_ns = own_ns;
     if (work.hbm_bytes > 0) {
       const double n = static_cast<double>(group);
@@ -407,11 +423,16 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
       // Rounding in the timeline must not show as contention.
       if (share_ns < own_ns * (1.0 + 1e-12)) share_ns = own_ns;
     }
-    for (std::uint32_t g = 0; g < group; ++g) {
-      const std::uint32_t e = engine_of(s + g);
-      dma_engine_free_at_[e] = begin + share_ns;
-      dma_engines_[e].busy_ns += share_ns;
-      dma_engines_[e].bytes += work.bytes;
+    // The group's engines: [first, first + group) wrapping around past the last engine.
+    const std::uint32_t first = engine_of(s);
+    const std::uint32_t before_wrap = std::min(group, engines - first);
+    for (const auto& [from, count] :
+         {std::pair{first, before_wrap}, std::pair{0u, group - before_wrap}}) {
+      for (std::uint32_t e = from; e < from + count; ++e) {
+        dma_engine_free_at_[e] = begin + share_ns;
+        dma_engine_busy_ns_[e] += share_ns;
+        dma_engine_bytes_[e] += work.bytes;
+      }
     }
     hbm_bytes_ += group * work.hbm_bytes;
     if (share_ns > own_ns) hbm_limited_ns_ += static_cast<double>(group) * (share_ns - own_ns);
@@ -451,7 +472,8 @@ TimingReport TimingModel::report(const isa::Program& program, const RunResult& r
     free_at[q] = t.occupied_until;
   }
   for (auto& q : r.queues) q.idle_ns = std::max(0.0, r.total_ns - q.busy_ns - q.stalled_ns);
-  r.dma_engines = dma_engines_;
+  for (std::uint32_t e = 0; e < dma_engine_busy_ns_.size(); ++e)
+    r.dma_engines.push_back({e, dma_engine_busy_ns_[e], dma_engine_bytes_[e]});
 
   for (const double flops : flops_by_mode_) r.flops += flops;
   // The first of equals wins, so a run without matmuls reports the bf16 peak.

@@ -135,6 +135,10 @@ class TimingModel final : public CostModel {
     std::uint64_t bytes = 0, descriptors = 0, hbm_sides = 0;
     std::uint32_t engines_used = 0, first_engine = 0;
     double fixed_latency_ns = 0, engine_bytes_per_ns = 0, per_descriptor_ns = 0;
+    // The split over engines_used engines (precomputed: it divides), and the time an engine
+    // needs for the common share (bytes_base bytes, descriptors_base descriptors) on its own.
+    timing::DmaSplit split{0, 0, 0, 1};
+    double base_share_ns = 0;
     friend bool operator==(const DmaJob&, const DmaJob&) = default;
   };
   // An instruction's precomputed cost inputs: its kind and an index into its chunk's table
@@ -174,6 +178,7 @@ class TimingModel final : public CostModel {
     timing::DmaPlan plan;                       // scratch of dma_job
   };
   DmaJob dma_job(const isa::Instruction& inst, timing::DmaPlan& plan) const;
+  static double share_time_ns(const DmaJob& job, std::uint64_t bytes, std::uint64_t descriptors);
   static std::uint32_t intern_stationary(InternTable<isa::AccessPattern>& table,
                                          const isa::AccessPattern& ap);
   InstructionCost tensor_cost(const isa::Instruction& inst, double flops, std::size_t mode,
@@ -200,7 +205,8 @@ class TimingModel final : public CostModel {
   Duration tensor_busy_until_ = 0;
   // DMA engines are shared by all DMA queues of the core.
   std::vector<Duration> dma_engine_free_at_;
-  std::vector<DmaEngineTiming> dma_engines_;
+  std::vector<Duration> dma_engine_busy_ns_;      // DmaEngineTiming::busy_ns by engine
+  std::vector<std::uint64_t> dma_engine_bytes_;  // DmaEngineTiming::bytes by engine
   // Statistics.
   std::array<double, kTensorModes.size()> flops_by_mode_{};  // indexed like kTensorModes
   Duration throttled_ns_ = 0;

@@ -336,9 +336,10 @@ DmaPlan CostModel::plan_dma(const isa::Instruction& inst) const {
   return plan;
 }
 
-void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan) const {
+void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool shares) const {
   const auto& d = chip_.dma;
   plan.engines.clear();
+  plan.engines_used = 0;
   plan.min_contiguous_bytes = 0;
   plan.total_bytes = 0;
   plan.fixed_latency_ns = d.fixed_latency_ns;
@@ -402,6 +403,8 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan) const {
   const std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
   plan.descriptors = descriptors;
   plan.hbm_sides = hbm_sides;
+  plan.engines_used = used;
+  if (!shares) return;
   const DmaSplit split(bytes, descriptors, hbm_sides, used);
   for (std::uint32_t e = 0; e < used; ++e) plan.engines.push_back(split.share(e));
 }

@@ -70,10 +70,12 @@ struct DmaSplit {
     return w;
   }
   std::uint64_t bytes_base, bytes_rem, descriptors_base, descriptors_rem, sides;
+  friend bool operator==(const DmaSplit&, const DmaSplit&) = default;
 };
 
 struct DmaPlan {
-  std::vector<DmaEngineWork> engines;
+  std::vector<DmaEngineWork> engines;  // one share per engine used (unless not asked for)
+  std::uint32_t engines_used = 0;      // engines.size() when the shares were asked for
   double fixed_latency_ns = 0;        // descriptor setup + semaphore-to-start, once per transfer
   double min_contiguous_bytes = 0;    // smallest contiguous run (efficiency indicator)
   std::uint64_t total_bytes = 0;
@@ -97,7 +99,9 @@ class CostModel {
   // How a DMA instruction (dma_copy, dma_transpose, dma_indirect) splits over DMA engines.
   DmaPlan plan_dma(const isa::Instruction& inst) const;
   // The same into `plan`, reusing its storage (no allocation once its capacity suffices).
-  void plan_dma(const isa::Instruction& inst, DmaPlan& plan) const;
+  // `shares` = false leaves plan.engines empty (engines_used and the split's inputs are
+  // still set): for callers that split again themselves.
+  void plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool shares = true) const;
 
   // Peak useful FLOP/s of the tensor engine of one core for a dtype mode (for reports).
   double tensor_peak_flops(std::string_view mode) const;
