@@ -82,6 +82,43 @@ TEST(MatmulKernel, DeterministicBitsAndTime) {
   EXPECT_EQ(a.simulated_ns, b.simulated_ns);
 }
 
+TEST(MatmulKernel, TimingOnlyLaunchTrustsTheCompilersValidationOnlyOnItsChip) {
+  // The compiler validates its programs against the chip it compiled for; a timing-only
+  // launch on that chip skips the check, on any other chip (or once the record is dropped
+  // after editing a program) it validates again.
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const Problem p = find_kernel("matmul")->make({256, 512, 256}, DType::kBFloat16, chip);
+  RunProblemOptions timing_only;
+  timing_only.functional = false;
+  ProblemReport r = build_problem(p, chip, timing_only);
+  ASSERT_TRUE(r.built.compiled.validated_for.has_value());
+  EXPECT_EQ(*r.built.compiled.validated_for, chip);
+  launch_problem(r, p, chip, timing_only);
+  const double simulated_ns = r.simulated_ns;
+
+  // An edited program: a DMA queue the chip does not have.
+  isa::Instruction& edited = r.built.compiled.programs[0].instructions.front();
+  ASSERT_EQ(edited.queue.engine, isa::Engine::kDma);
+  edited.queue.index = 99;
+  arch::ChipConfig other = chip;
+  other.hbm.bandwidth_gbps.value += 1;
+  const auto expect_rejected = [&](const arch::ChipConfig& on) {
+    try {
+      launch_problem(r, p, on, timing_only);
+      ADD_FAILURE() << "the edited program ran on " << on.name;
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("DMA queue 99 does not exist"), std::string::npos)
+          << e.what();
+    }
+  };
+  // On the chip it was validated for the record is trusted: the edit goes unchecked.
+  EXPECT_NO_THROW(launch_problem(r, p, chip, timing_only));
+  expect_rejected(other);
+  r.built.compiled.validated_for.reset();
+  expect_rejected(chip);
+  EXPECT_GT(simulated_ns, 0);
+}
+
 TEST(MatmulKernel, RejectsBadShapes) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   EXPECT_THROW(find_kernel("matmul")->make({128, 128}, DType::kBFloat16, chip),

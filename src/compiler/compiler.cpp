@@ -953,6 +953,7 @@ CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfi
     }
     timer.done("validate");
   }
+  out.validated_for = chip;
   out.stats.total_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <utility>
@@ -72,6 +73,9 @@ struct CompiledKernel {
   std::vector<HbmPlacement> hbm;
   std::vector<std::vector<OnChipPlacement>> onchip;   // per program
   CompileStats stats;
+  // The chip every program was validated against (isa::validate_program) after compiling:
+  // a run on this chip need not validate them again.
+  std::optional<arch::ChipConfig> validated_for;
 };
 
 // Throws kernel::KernelError (naming the kernel source line) for anything the compiler

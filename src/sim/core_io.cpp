@@ -106,8 +106,8 @@ CoreOperandIO::Rows CoreOperandIO::resolve(const isa::AccessPattern& ap) {
       const auto local =
           static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) + hbm_row_offset(ap, r)) -
           allocation->address;
-      rows.base.push_back(allocation->data.data() + local);
-      rows.init.push_back(&allocation->init);
+      rows.base.push_back(allocation->data() + local);
+      rows.init.push_back(&allocation->init());
       rows.init_base.push_back(local);
     }
     return rows;

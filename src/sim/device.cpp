@@ -1,6 +1,7 @@
 // Device, Core, SimError and the custom-operator registry.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <mutex>
 
@@ -179,8 +180,8 @@ void Device::write(std::uint64_t address, std::span<const std::uint8_t> bytes) {
                    hbm_->describe_miss(static_cast<std::int64_t>(address),
                                        static_cast<std::int64_t>(address + bytes.size())));
   const std::uint64_t local = address - a->address;
-  std::copy(bytes.begin(), bytes.end(), a->data.begin() + static_cast<std::ptrdiff_t>(local));
-  a->init.set(local, local + bytes.size());
+  std::copy(bytes.begin(), bytes.end(), a->data() + local);
+  a->init().set(local, local + bytes.size());
 }
 
 void Device::read(std::uint64_t address, std::span<std::uint8_t> out) const {
@@ -190,8 +191,13 @@ void Device::read(std::uint64_t address, std::span<std::uint8_t> out) const {
     throw SimError("hbm read: " +
                    hbm_->describe_miss(static_cast<std::int64_t>(address),
                                        static_cast<std::int64_t>(address + out.size())));
-  const auto first = a->data.begin() + static_cast<std::ptrdiff_t>(address - a->address);
-  std::copy(first, first + static_cast<std::ptrdiff_t>(out.size()), out.begin());
+  const std::uint8_t* data = a->data_if_materialized();
+  if (data == nullptr) {  // never accessed: all poison
+    std::fill(out.begin(), out.end(), kPoisonByte);
+    return;
+  }
+  const std::uint8_t* first = data + (address - a->address);
+  std::copy(first, first + out.size(), out.begin());
 }
 
 std::vector<std::uint8_t> Device::read(std::uint64_t address, std::uint64_t size) const {
@@ -203,7 +209,9 @@ std::vector<std::uint8_t> Device::read(std::uint64_t address, std::uint64_t size
 bool Device::is_initialized(std::uint64_t address, std::uint64_t size) const {
   const HbmAllocation* a = hbm_->find(address, address + size);
   if (a == nullptr) return false;
-  return a->init.all_set(address - a->address, address - a->address + size);
+  const InitMap* init = a->init_if_materialized();
+  if (init == nullptr) return size == 0;  // never accessed
+  return init->all_set(address - a->address, address - a->address + size);
 }
 
 // ---------------------------------------------------------------------------------------

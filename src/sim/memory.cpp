@@ -87,8 +87,7 @@ void Hbm::allocate_at(std::uint64_t address, std::uint64_t bytes) {
   }
   HbmAllocation allocation;
   allocation.address = address;
-  allocation.data.assign(bytes, kPoisonByte);
-  allocation.init = InitMap(bytes);
+  allocation.bytes = bytes;  // storage is created on first access
   allocations_.emplace(address, std::move(allocation));
 }
 

@@ -52,12 +52,36 @@ class OnChipMemory {
 };
 
 // One runtime allocation in HBM.
+// One allocation. Its host storage (poison-filled) and initialisation map are created on
+// first access: a timing-only run reads and writes no data, so there a large allocation
+// (gigabytes of weights) costs no host memory.
 struct HbmAllocation {
   std::uint64_t address = 0;
-  std::vector<std::uint8_t> data;
-  InitMap init;
-  std::uint64_t size() const { return data.size(); }
-  std::uint64_t end() const { return address + data.size(); }
+  std::uint64_t bytes = 0;
+  std::uint64_t size() const { return bytes; }
+  std::uint64_t end() const { return address + bytes; }
+  bool materialized() const { return storage_.size() == bytes; }
+  std::uint8_t* data() {
+    materialize();
+    return storage_.data();
+  }
+  InitMap& init() {
+    materialize();
+    return init_;
+  }
+  // Read-only access without creating the storage: nullptr while never accessed (every
+  // byte then reads as kPoisonByte and is uninitialised).
+  const std::uint8_t* data_if_materialized() const { return materialized() ? storage_.data() : nullptr; }
+  const InitMap* init_if_materialized() const { return materialized() ? &init_ : nullptr; }
+
+ private:
+  void materialize() {
+    if (materialized()) return;
+    storage_.assign(bytes, kPoisonByte);
+    init_ = InitMap(bytes);
+  }
+  std::vector<std::uint8_t> storage_;
+  InitMap init_;
 };
 
 // The device's HBM address space: only allocations have storage.

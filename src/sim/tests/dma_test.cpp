@@ -2,6 +2,7 @@
 // gather/scatter, and the bounds rules of HBM allocations.
 #include <gtest/gtest.h>
 
+#include "sim/memory.h"
 #include "sim/tests/test_util.h"
 
 namespace trnsim::sim::testing {
@@ -175,6 +176,37 @@ TEST(DmaIndirect, IndexOutOfRangeNamesTheRow) {
     EXPECT_EQ(e.index(), 0u);
     EXPECT_NE(e.why().find("index entry 2 is 10"), std::string::npos) << e.what();
   }
+}
+
+TEST(HbmStorage, ATimingOnlyRunNeedsNoHostMemoryForItsAllocations) {
+  // 64 GiB of HBM allocated: a timing-only run touches no data, so no host storage is made;
+  // the bytes read as never written. The first functional access creates it.
+  Device device(trn3());
+  constexpr std::uint64_t kBig = std::uint64_t{64} << 30;
+  device.allocate_at(0, kBig);
+  isa::DmaCopy load;
+  load.src = hbm(DType::kBFloat16, kBig - 128 * 256, 128, 128, {{1, 128}});
+  load.dst = sbuf(DType::kBFloat16, 0, 128, 0, {{1, 128}});
+  isa::Program program;
+  program.instructions.push_back(make(dma_q(0), load));
+  RunOptions timing_only;
+  timing_only.functional = false;
+  EXPECT_EQ(run(device, program, timing_only).instructions_executed, 1u);
+  EXPECT_FALSE(device.hbm().find(0, kBig)->materialized());
+  EXPECT_FALSE(device.is_initialized(kBig - 16, 16));
+  EXPECT_EQ(device.read(kBig - 4, 4), std::vector<std::uint8_t>(4, kPoisonByte));
+
+  Device small(trn3());
+  small.allocate_at(0, 128 * 256);
+  load.src = hbm(DType::kBFloat16, 0, 128, 128, {{1, 128}});
+  program.instructions[0] = make(dma_q(0), load);
+  EXPECT_FALSE(small.hbm().find(0, 1)->materialized());
+  // A functional run reads it: never written, an error naming the uninitialised bytes.
+  EXPECT_THROW(run(small, program), SimError);
+  EXPECT_TRUE(small.hbm().find(0, 1)->materialized());
+  small.write(0, std::vector<std::uint8_t>(128 * 256, 0x3f));
+  EXPECT_TRUE(small.is_initialized(0, 128 * 256));
+  EXPECT_EQ(run(small, program).instructions_executed, 1u);
 }
 
 TEST(DmaCopy, ReadingPastAnHbmAllocationIsAnError) {
