@@ -387,8 +387,8 @@ class Executor {
     const std::size_t end = std::min(insts.size(), begin + CostModel::kPrepareChunk);
     chunk.waits.reserve(end - begin);  // most instructions wait and signal at most once
     chunk.signals.reserve(end - begin);
-    bool packing = true;     // false after the chunk's first violation or error
-    std::size_t last = 0;    // programs tend to repeat a queue: try the last one first
+    bool packing = true;   // false after the chunk's first violation or error
+    std::size_t last = 0;  // programs tend to repeat a queue: try the last one first
     for (std::size_t i = begin; i < end; ++i) {
       const isa::Instruction& inst = insts[i];
       if (validate) {
@@ -409,7 +409,8 @@ class Executor {
         if (!(last < chunk.queues.size() && chunk.queues[last].first == inst.queue)) {
           last = 0;
           while (last < chunk.queues.size() && !(chunk.queues[last].first == inst.queue)) ++last;
-          if (last == chunk.queues.size()) chunk.queues.emplace_back(inst.queue, std::vector<std::uint32_t>{});
+          if (last == chunk.queues.size())
+            chunk.queues.emplace_back(inst.queue, std::vector<std::uint32_t>{});
         }
         chunk.queues[last].second.push_back(static_cast<std::uint32_t>(i));
 

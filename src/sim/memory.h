@@ -71,7 +71,9 @@ struct HbmAllocation {
   }
   // Read-only access without creating the storage: nullptr while never accessed (every
   // byte then reads as kPoisonByte and is uninitialised).
-  const std::uint8_t* data_if_materialized() const { return materialized() ? storage_.data() : nullptr; }
+  const std::uint8_t* data_if_materialized() const {
+    return materialized() ? storage_.data() : nullptr;
+  }
   const InitMap* init_if_materialized() const { return materialized() ? &init_ : nullptr; }
 
  private:

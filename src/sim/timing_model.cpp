@@ -255,18 +255,16 @@ std::uint32_t TimingModel::intern(InternTable<T>& table, const T& value, Hash ha
 
 std::uint32_t TimingModel::intern_stationary(InternTable<isa::AccessPattern>& table,
                                              const isa::AccessPattern& ap) {
-  return intern(table, ap,
-                [](const isa::AccessPattern& x) {
-                  // A coarse hash of fields operator== always compares: equal operands hash
-                  // equally.
-                  std::uint64_t h = 0xcbf29ce484222325ull;
-                  for (const std::uint64_t v :
-                       {static_cast<std::uint64_t>(x.memory), static_cast<std::uint64_t>(x.dtype),
-                        x.offset, static_cast<std::uint64_t>(x.start_partition),
-                        static_cast<std::uint64_t>(x.partitions)})
-                    h = (h ^ v) * 0x100000001b3ull;
-                  return h;
-                });
+  return intern(table, ap, [](const isa::AccessPattern& x) {
+    // A coarse hash of fields operator== always compares: equal operands hash
+    // equally.
+    std::uint64_t h = 0xcbf29ce484222325ull;
+    for (const std::uint64_t v :
+         {static_cast<std::uint64_t>(x.memory), static_cast<std::uint64_t>(x.dtype), x.offset,
+          static_cast<std::uint64_t>(x.start_partition), static_cast<std::uint64_t>(x.partitions)})
+      h = (h ^ v) * 0x100000001b3ull;
+    return h;
+  });
 }
 
 void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
@@ -313,7 +311,8 @@ void TimingModel::end_program() {
   for (ChunkTables& tables : chunks_) {
     tables.stationary_ids.resize(tables.stationaries.values.size());
     for (std::size_t i = 0; i < tables.stationaries.values.size(); ++i)
-      tables.stationary_ids[i] = intern_stationary(stationaries_, tables.stationaries.values[i]) + 1;
+      tables.stationary_ids[i] =
+          intern_stationary(stationaries_, tables.stationaries.values[i]) + 1;
   }
 }
 

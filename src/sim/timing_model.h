@@ -205,7 +205,7 @@ class TimingModel final : public CostModel {
   Duration tensor_busy_until_ = 0;
   // DMA engines are shared by all DMA queues of the core.
   std::vector<Duration> dma_engine_free_at_;
-  std::vector<Duration> dma_engine_busy_ns_;      // DmaEngineTiming::busy_ns by engine
+  std::vector<Duration> dma_engine_busy_ns_;     // DmaEngineTiming::busy_ns by engine
   std::vector<std::uint64_t> dma_engine_bytes_;  // DmaEngineTiming::bytes by engine
   // Statistics.
   std::array<double, kTensorModes.size()> flops_by_mode_{};  // indexed like kTensorModes
