@@ -126,9 +126,7 @@ ChipRun time_cores(const arch::ChipConfig& chip, const std::vector<isa::Program>
   std::vector<CoreProgram> launches;
   for (std::size_t i = 0; i < programs.size(); ++i)
     launches.push_back({static_cast<int>(i), &programs[i], timing.core(static_cast<int>(i))});
-  RunOptions run_options;
-  run_options.functional = false;
-  run_options.check_hazards = false;
+  const RunOptions run_options = timing_only_options();  // each launch names its model
   ChipRun out;
   out.result = run_cores(device, launches, run_options);
   out.report = timing.chip_report(launches, out.result);

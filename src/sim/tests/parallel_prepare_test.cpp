@@ -66,10 +66,7 @@ Outcome time_with(const isa::Program& program, unsigned threads, bool validate =
   Device device(chip);
   device.allocate_at(0, 10 * kTileBytes);
   TimingModel model(chip);
-  RunOptions options;
-  options.functional = false;
-  options.check_hazards = false;
-  options.cost_model = &model;
+  RunOptions options = timing_only_options(&model);
   options.threads = threads;
   options.validate = validate;
   Outcome o;
@@ -127,11 +124,7 @@ TEST(ParallelPreparation, PreparedCostsEqualTheFormulasPerInstruction) {
   device.allocate_at(0, 10 * kTileBytes);
   TimingModel model(chip);
   Unprepared direct(model);
-  RunOptions options;
-  options.functional = false;
-  options.check_hazards = false;
-  options.cost_model = &direct;
-  const RunResult unprepared = run(device, program, options);
+  const RunResult unprepared = run(device, program, timing_only_options(&direct));
   expect_same_times(prepared.result, unprepared);
   // Stationaries recur across chunks: reuse must have been found across the borders too.
   EXPECT_EQ(format_timing_report(prepared.report),

@@ -56,6 +56,16 @@ inline AccessPattern psum(DType dtype, std::uint32_t start_partition, std::uint3
 AccessPattern hbm(DType dtype, std::uint64_t address, std::uint32_t rows, std::int64_t row_step,
                   std::initializer_list<Dim> dims);
 
+// Timing only (no data) without the hazard detector, costed by `model` (nullptr = unit
+// costs): how the timing tests run their instruction streams.
+inline RunOptions timing_only_options(CostModel* model = nullptr) {
+  RunOptions options;
+  options.functional = false;
+  options.check_hazards = false;
+  options.cost_model = model;
+  return options;
+}
+
 isa::Instruction make(isa::QueueId queue, isa::Operation op, std::vector<isa::SemWait> waits = {},
                       std::vector<isa::SemSignal> signals = {});
 

@@ -32,10 +32,7 @@ Timed time_program(const arch::ChipConfig& chip, const isa::Program& program,
   Device device(chip);
   if (hbm_bytes > 0) device.allocate_at(0, hbm_bytes);
   TimingModel model(chip, timing);
-  RunOptions options;
-  options.functional = false;
-  options.check_hazards = false;
-  options.cost_model = &model;
+  const RunOptions options = timing_only_options(&model);
   Timed t;
   t.result = run(device, program, options);
   t.report = model.report(program, t.result);
