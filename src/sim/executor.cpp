@@ -127,6 +127,24 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
       inst.op);
 }
 
+// The pass before the run reads every (large) instruction once, from memory that is not in
+// any cache: it waits on those reads. Fetching the lines it will read a few instructions
+// ahead overlaps them: the variant index, queue, waits and signals at the end of an
+// instruction and, when the pass reads them (validation, or a cost model's preparation),
+// the operands at the head of its operation.
+constexpr std::size_t kPrefetchAhead = 6;
+inline void prefetch_instruction(const isa::Instruction& inst, bool operands) {
+  constexpr std::size_t kLine = 64;
+  const char* base = reinterpret_cast<const char*>(&inst);
+  if (operands)
+    for (std::size_t at = 0; at < std::min<std::size_t>(sizeof(isa::Operation), 6 * kLine);
+         at += kLine)
+      __builtin_prefetch(base + at);
+  __builtin_prefetch(base + sizeof(isa::Operation) - 1);  // the variant's index
+  __builtin_prefetch(reinterpret_cast<const char*>(&inst.waits));
+  __builtin_prefetch(reinterpret_cast<const char*>(&inst.signals) + sizeof(inst.signals) - 1);
+}
+
 // One launched core: its program, cost model and run state.
 struct CoreRun {
   int physical = 0;
@@ -389,7 +407,9 @@ class Executor {
     chunk.signals.reserve(end - begin);
     bool packing = true;   // false after the chunk's first violation or error
     std::size_t last = 0;  // programs tend to repeat a queue: try the last one first
+    const bool read_operands = validate || c.cost != &unit_cost_;
     for (std::size_t i = begin; i < end; ++i) {
+      if (i + kPrefetchAhead < end) prefetch_instruction(insts[i + kPrefetchAhead], read_operands);
       const isa::Instruction& inst = insts[i];
       if (validate) {
         std::vector<isa::Violation> found = isa::check_instruction(inst, i, device_.chip());
