@@ -23,6 +23,7 @@
 #include "sim/hazards.h"
 #include "sim/ops.h"
 #include "sim/ops_executor.h"
+#include "util/huge_pages.h"
 #include "util/parallel.h"
 
 namespace trnsim::sim {
@@ -241,7 +242,7 @@ class Executor {
     for (CoreRun& c : cores_) {
       c.core->semaphores().fill(0);
       c.core->seed_rng(c.seed);
-      c.result.times.assign(c.program->instructions.size(), {});
+      util::assign_huge(c.result.times, c.program->instructions.size());
     }
     if (options_.check_hazards) {
       std::vector<HazardCore> hc;
@@ -349,7 +350,7 @@ class Executor {
     for (std::uint32_t k = 0; k < cores_.size(); ++k) {
       CoreRun& c = cores_[k];
       const std::size_t n = c.program->instructions.size();
-      c.info.assign(n, {});
+      util::assign_huge(c.info, n);
       c.chunks.resize((n + CostModel::kPrepareChunk - 1) / CostModel::kPrepareChunk);
       c.cost->begin_program(n);
       for (std::uint32_t i = 0; i < c.chunks.size(); ++i) tasks.push_back({k, i});
@@ -357,6 +358,7 @@ class Executor {
     util::parallel_for(tasks.size(), util::resolve_threads(options_.threads),
                        [&](std::size_t t) { build_chunk(cores_[tasks[t].core], tasks[t].chunk); });
 
+    std::vector<std::size_t> sizes;  // instructions of each queue of the run
     for (std::uint32_t k = 0; k < cores_.size(); ++k) {
       CoreRun& c = cores_[k];
       c.first_queue = static_cast<std::uint32_t>(queues_.size());
@@ -372,17 +374,27 @@ class Executor {
         for (auto& [id, list] : chunk.queues) {
           std::uint32_t q = c.first_queue;
           while (q < queues_.size() && !(queues_[q].id == id)) ++q;
-          if (q == queues_.size()) queues_.push_back(Queue{id, k, {}, 0, false, {}});
-          auto& all = queues_[q].instructions;
-          if (all.empty()) {
-            all = std::move(list);
-          } else {
-            all.insert(all.end(), list.begin(), list.end());
+          if (q == queues_.size()) {
+            queues_.push_back(Queue{id, k, {}, 0, false, {}});
+            sizes.push_back(0);
           }
+          sizes[q] += list.size();
         }
-        chunk.queues.clear();
       }
       if (!violations.empty()) attributed(c, [&] { throw_violations(violations); });
+      // Each queue's instructions, chunk by chunk, in one allocation.
+      for (std::uint32_t q = c.first_queue; q < queues_.size(); ++q) {
+        util::assign_huge(queues_[q].instructions, sizes[q]);
+        queues_[q].instructions.clear();
+      }
+      for (CoreRun::Chunk& chunk : c.chunks) {
+        for (auto& [id, list] : chunk.queues) {
+          std::uint32_t q = c.first_queue;
+          while (!(queues_[q].id == id)) ++q;
+          queues_[q].instructions.insert(queues_[q].instructions.end(), list.begin(), list.end());
+        }
+        chunk.queues = {};
+      }
       c.cost->end_program();
       c.end_queue = static_cast<std::uint32_t>(queues_.size());
       c.few_queues = c.end_queue - c.first_queue <= 64;

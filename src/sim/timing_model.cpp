@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "util/huge_pages.h"
+
 namespace trnsim::sim {
 namespace {
 
@@ -208,7 +210,7 @@ InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t inde
 }
 
 void TimingModel::begin_program(std::size_t instructions) {
-  prepared_.assign(instructions, Prepared{});
+  util::assign_huge(prepared_, instructions);
   chunks_.clear();
   chunks_.resize((instructions + kPrepareChunk - 1) / kPrepareChunk);
   stationaries_ = {};
@@ -231,8 +233,14 @@ std::uint64_t hash_words(const T& value) {
 
 template <class T, class Hash>
 std::uint32_t TimingModel::intern(InternTable<T>& table, const T& value, Hash hash) {
-  // Instructions of one queue repeat the same shape: try the last one found first.
-  if (table.last < table.values.size() && table.values[table.last] == value) return table.last;
+  // Programs repeat a few shapes over and over: try the ones found last first.
+  for (const std::uint32_t id : table.recent)
+    if (id < table.values.size() && table.values[id] == value) return id;
+  const auto remember = [&](std::uint32_t id) {
+    table.recent[table.oldest] = id;
+    table.oldest = (table.oldest + 1) % static_cast<std::uint32_t>(table.recent.size());
+    return id;
+  };
   if (2 * (table.values.size() + 1) > table.slots.size()) {
     // Grow (and rehash) so that the table stays at most half full.
     table.slots.assign(std::max<std::size_t>(64, 2 * table.slots.size()), 0);
@@ -246,11 +254,11 @@ std::uint32_t TimingModel::intern(InternTable<T>& table, const T& value, Hash ha
   const std::size_t mask = table.slots.size() - 1;
   std::size_t i = hash(value) & mask;
   for (; table.slots[i] != 0; i = (i + 1) & mask)
-    if (table.values[table.slots[i] - 1] == value) return table.last = table.slots[i] - 1;
-  table.last = static_cast<std::uint32_t>(table.values.size());
+    if (table.values[table.slots[i] - 1] == value) return remember(table.slots[i] - 1);
+  const auto id = static_cast<std::uint32_t>(table.values.size());
   table.values.push_back(value);
-  table.slots[i] = table.last + 1;
-  return table.last;
+  table.slots[i] = id + 1;
+  return remember(id);
 }
 
 std::uint32_t TimingModel::intern_stationary(InternTable<isa::AccessPattern>& table,

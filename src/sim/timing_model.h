@@ -159,12 +159,14 @@ class TimingModel final : public CostModel {
     friend bool operator==(const PreparedCost&, const PreparedCost&) = default;
   };
   // Distinct values by id: `slots` is an open-addressing hash table of id + 1 (0 = empty,
-  // kept at most half full), `last` the id found last.
+  // kept at most half full); `recent` the ids found last (a software pipeline interleaves
+  // a few instruction shapes: load, matmul, eviction, store), the oldest replaced first.
   template <class T>
   struct InternTable {
     std::vector<T> values;
     std::vector<std::uint32_t> slots;
-    std::uint32_t last = 0;
+    std::array<std::uint32_t, 4> recent{};
+    std::uint32_t oldest = 0;  // index into recent
   };
   template <class T, class Hash>
   static std::uint32_t intern(InternTable<T>& table, const T& value, Hash hash);  // by ==

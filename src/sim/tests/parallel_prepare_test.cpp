@@ -10,6 +10,7 @@
 
 #include "sim/tests/test_util.h"
 #include "sim/timing_model.h"
+#include "util/huge_pages.h"
 
 namespace trnsim::sim {
 namespace {
@@ -181,6 +182,25 @@ TEST(ParallelPreparation, OneCostModelSharedByTwoLaunchesIsAnError) {
   } catch (const SimError& e) {
     EXPECT_NE(std::string(e.what()).find("share one cost model"), std::string::npos) << e.what();
   }
+}
+
+// The run's large arrays are allocated through util::assign_huge: a hint about pages that
+// must not change what they hold, on a fresh allocation or reusing one.
+TEST(HugePages, AssignHugeHoldsTheValuesWhateverTheStorage) {
+  std::vector<InstructionTime> times = {{1.0, 2.0, 3.0}};
+  const std::size_t count = 3 * util::kHugePageBytes / sizeof(InstructionTime) + 7;
+  util::assign_huge(times, count, InstructionTime{4.0, 5.0, 6.0});
+  ASSERT_EQ(times.size(), count);
+  EXPECT_EQ(times.front().start, 4.0);
+  EXPECT_EQ(times.back().occupied_until, 6.0);
+  const InstructionTime* storage = times.data();
+  util::assign_huge(times, 10);  // fits: the storage is reused, the values reset
+  EXPECT_EQ(times.data(), storage);
+  ASSERT_EQ(times.size(), 10u);
+  EXPECT_EQ(times[9].start, 0.0);
+  std::vector<std::uint32_t> none = {1, 2};
+  util::assign_huge(none, 0);
+  EXPECT_TRUE(none.empty());
 }
 
 }  // namespace
