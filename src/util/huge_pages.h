@@ -1,8 +1,9 @@
 // Large per-run arrays (a timing-only run of 10^6 instructions allocates some 80 MB of them)
 // are written once from start to end. Backed by 4 KiB pages, each page costs a fault on
-// first write, which under a hypervisor costs more than writing the page; transparent huge
-// pages (2 MiB) cut the faults 512-fold. Linux only: elsewhere, and where the kernel has
-// transparent huge pages off, the hint does nothing.
+// first write (a kernel entry, a zeroed page, a page-table update: ~19% of a profiled
+// timing-only run, BENCHMARKS.md); transparent huge pages (2 MiB) cut the faults 512-fold.
+// Linux only: elsewhere, and where the kernel has transparent huge pages off, the hint does
+// nothing.
 #pragma once
 
 #include <cstddef>
