@@ -324,13 +324,9 @@ HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t row
 namespace {
 
 runtime::HostTensor host_tensor(std::string name, DType dtype, kernel::Shape shape, std::span<const std::byte> bytes) {
-  runtime::HostTensor t;
-  t.name = std::move(name);
-  t.dtype = dtype;
-  t.shape = std::move(shape);
-  t.bytes.resize(bytes.size());
-  std::memcpy(t.bytes.data(), bytes.data(), bytes.size());
-  return t;
+  std::vector<std::uint8_t> contents(bytes.size());
+  std::memcpy(contents.data(), bytes.data(), bytes.size());
+  return runtime::HostTensor(std::move(name), dtype, std::move(shape), std::move(contents));
 }
 
 // Element value of an MX matrix in the decoded inputs: data elements (4 per word, raw) and

@@ -78,7 +78,7 @@ TEST(MatmulKernel, DeterministicBitsAndTime) {
   const ProblemReport a = run("trn3", {256, 512, 384}, DType::kBFloat16);
   const ProblemReport b = run("trn3", {256, 512, 384}, DType::kBFloat16);
   ASSERT_EQ(a.launch.outputs.size(), 1u);
-  EXPECT_EQ(a.launch.outputs[0].bytes, b.launch.outputs[0].bytes);
+  EXPECT_EQ(a.launch.outputs[0].bytes(), b.launch.outputs[0].bytes());
   EXPECT_EQ(a.simulated_ns, b.simulated_ns);
 }
 
@@ -140,7 +140,7 @@ TEST(MatmulKernel, LogicalCoreOfTwoSplitsTheWorkAndAgrees) {
   ASSERT_TRUE(two.check && one.check);
   EXPECT_TRUE(two.check->ok) << format_report(two);
   EXPECT_EQ(two.launch.runs.size(), 2u);
-  EXPECT_EQ(one.launch.outputs[0].bytes, two.launch.outputs[0].bytes);
+  EXPECT_EQ(one.launch.outputs[0].bytes(), two.launch.outputs[0].bytes());
   // Half the blocks per core: clearly faster, and no faster than perfect scaling.
   EXPECT_LT(two.simulated_ns, 0.75 * one.simulated_ns) << format_report(one) << format_report(two);
   EXPECT_GT(two.simulated_ns, 0.45 * one.simulated_ns);

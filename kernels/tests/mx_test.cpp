@@ -30,8 +30,8 @@ void expect_quantize_bit_exact(const Problem& p, DType packed, std::int64_t r, s
   expect_correct(rep);
   ASSERT_EQ(rep.launch.outputs.size(), 2u);
   const HostMx h = mx_quantize_host(packed, p.inputs[0].to_floats(), r, c);
-  const auto& words = rep.launch.outputs[0].bytes;
-  const auto& scales = rep.launch.outputs[1].bytes;
+  const auto& words = rep.launch.outputs[0].bytes();
+  const auto& scales = rep.launch.outputs[1].bytes();
   ASSERT_EQ(words.size(), h.words.size());
   ASSERT_EQ(scales.size(), h.scales.size());
   EXPECT_EQ(std::memcmp(words.data(), h.words.data(), words.size()), 0) << p.label;
@@ -79,9 +79,9 @@ TEST(MxDequantize, SpecialScaleCodes) {
   // elements >= 2), 255 is NaN. Checked element by element (check() compares in double).
   const arch::ChipConfig chip = arch::load_preset("trn3");
   Problem p = find_kernel("mx_dequantize")->make({16, 8}, DType::kFloat8E4M3x4, chip);
-  p.inputs[1].bytes[0] = 0;    // rows 0..7, columns 0..3
-  p.inputs[1].bytes[1] = 254;  // rows 0..7, columns 4..7
-  p.inputs[1].bytes[2] = 255;  // rows 8..15, columns 0..3
+  p.inputs[1].mutable_bytes()[0] = 0;    // rows 0..7, columns 0..3
+  p.inputs[1].mutable_bytes()[1] = 254;  // rows 0..7, columns 4..7
+  p.inputs[1].mutable_bytes()[2] = 255;  // rows 8..15, columns 0..3
   const ProblemReport r = run_problem(p, chip, {.functional = true});
   ASSERT_EQ(r.launch.outputs.size(), 1u);
   const std::vector<float> out = r.launch.outputs[0].to_floats();
@@ -132,7 +132,7 @@ TEST(MxMatmul, RegistryProblemAndCheckCanFail) {
   expect_correct(r);
   // A scale off by one (a factor of 2 on a block of 32 k) must fail the check.
   Problem wrong = p;
-  wrong.inputs[1].bytes[5] = static_cast<std::uint8_t>(wrong.inputs[1].bytes[5] + 1);
+  wrong.inputs[1].mutable_bytes()[5] = static_cast<std::uint8_t>(wrong.inputs[1].bytes()[5] + 1);
   EXPECT_FALSE(check(wrong, r.launch.outputs).ok);
 }
 

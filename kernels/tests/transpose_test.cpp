@@ -50,8 +50,8 @@ TEST(TransposePe, OutputIsTheTransposeBitForBit) {
   const Problem p = find_kernel("transpose")->make({130, 260}, DType::kBFloat16, chip);
   const ProblemReport r = run_problem(p, chip);
   ASSERT_EQ(r.launch.outputs.size(), 1u);
-  const auto& in = p.inputs[0].bytes;
-  const auto& out = r.launch.outputs[0].bytes;
+  const auto& in = p.inputs[0].bytes();
+  const auto& out = r.launch.outputs[0].bytes();
   ASSERT_EQ(in.size(), out.size());
   EXPECT_EQ(r.launch.outputs[0].shape, (kernel::Shape{260, 130}));
   std::size_t bad = 0;

@@ -41,6 +41,7 @@ struct RunArgs {
   bool compare_given = false;    // --compare was on the command line (even if empty)
   int lnc = 0;                   // 0 = the problem's own
   bool timing_only = false, no_schedule = false, no_power_ramp = false, list = false;
+  bool no_hazards = false;
 };
 
 // One run of a library kernel, fully resolved: what a comparison varies.
@@ -54,6 +55,7 @@ struct RunSpec {
   int lnc = 0;  // 0 = the problem's own
   bool schedule = true;
   std::optional<bool> power_ramp;  // unset = the chip's default
+  bool check_hazards = true;       // the race detector (--no-hazards: off)
 };
 
 // The keys of a --compare spec (docs/profiler.md); any other key is a tuning option of the
@@ -187,6 +189,7 @@ RunSpec first_spec(const RunArgs& args) {
   s.lnc = args.lnc;
   s.schedule = !args.no_schedule;
   if (args.no_power_ramp) s.power_ramp = false;
+  s.check_hazards = !args.no_hazards;
   return s;
 }
 
@@ -323,6 +326,7 @@ kernels::RunProblemOptions run_options(const RunSpec& spec, bool timing_only) {
   options.functional = !timing_only;
   options.compile.schedule = spec.schedule;
   options.power_ramp = spec.power_ramp;
+  options.check_hazards = spec.check_hazards;
   return options;
 }
 
@@ -500,6 +504,8 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
   cmd->add_flag("--no-schedule", args->no_schedule,
                 "Keep the kernel's program order on each queue");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");
+  cmd->add_flag("--no-hazards", args->no_hazards,
+                "Do not check for races between queues (faster timing of large kernels)");
   cmd->add_flag("--list", args->list,
                 "List the library kernels with their shapes, dtypes and tuning options (only "
                 "KERNEL's when one is named)");

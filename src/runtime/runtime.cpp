@@ -30,13 +30,59 @@ std::uint64_t mix(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
+// The values of random_tensor: element i from (seed, i) alone.
+void generate_uniform(std::span<float> values, std::uint32_t seed, float lo, float hi) {
+  const std::uint64_t base = std::uint64_t{seed} << 32;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    const double u = static_cast<double>(mix(base + i) >> 11) * 0x1.0p-53;
+    values[i] = static_cast<float>(lo + (hi - lo) * u);
+  }
+}
+
 }  // namespace
 
-std::int64_t HostTensor::words() const { return product(shape); }
+HostTensor::HostTensor(std::string name_, DType dtype_, kernel::Shape shape_,
+                       std::vector<std::uint8_t> bytes)
+    : name(std::move(name_)), dtype(dtype_), shape(std::move(shape_)), bytes_(std::move(bytes)) {}
+
+std::int64_t HostTensor::words() const {
+  return product(shape);
+}
+
+std::size_t HostTensor::byte_size() const {
+  return static_cast<std::size_t>(words()) * numerics::storage_bytes(dtype);
+}
+
+std::size_t HostTensor::stored_size() const {
+  if (deferred_ == nullptr) return bytes_.size();
+  return static_cast<std::size_t>(deferred_->words) * numerics::storage_bytes(deferred_->dtype);
+}
+
+const std::vector<std::uint8_t>& HostTensor::bytes() const {
+  if (deferred_ == nullptr) return bytes_;
+  Deferred& d = *deferred_;
+  std::call_once(d.once, [&d] {
+    std::vector<float> values(static_cast<std::size_t>(d.words) *
+                              numerics::info(d.dtype).elements_per_word);
+    generate_uniform(values, d.seed, d.lo, d.hi);
+    d.bytes.assign(static_cast<std::size_t>(d.words) * numerics::storage_bytes(d.dtype), 0);
+    numerics::encode_bytes(d.dtype, values, std::as_writable_bytes(std::span(d.bytes)));
+    d.ready.store(true, std::memory_order_release);
+  });
+  return d.bytes;
+}
+
+std::vector<std::uint8_t>& HostTensor::mutable_bytes() {
+  if (deferred_ != nullptr) {
+    bytes_ = bytes();  // the shared values stay as they are for the other copies
+    deferred_.reset();
+  }
+  return bytes_;
+}
 
 HostTensor HostTensor::zeros(std::string name, DType dtype, kernel::Shape shape) {
-  HostTensor t{std::move(name), dtype, std::move(shape), {}};
-  t.bytes.assign(static_cast<std::size_t>(t.words()) * numerics::storage_bytes(dtype), 0);
+  HostTensor t(std::move(name), dtype, std::move(shape), {});
+  t.bytes_.assign(t.byte_size(), 0);
   return t;
 }
 
@@ -45,30 +91,32 @@ HostTensor HostTensor::from_floats(std::string name, DType dtype, kernel::Shape 
   HostTensor t = zeros(std::move(name), dtype, std::move(shape));
   const std::size_t per_word = numerics::info(dtype).elements_per_word;
   if (values.size() != static_cast<std::size_t>(t.words()) * per_word)
-    throw std::invalid_argument(fmt::format("{}: {} values for {} words of {}", t.name, values.size(),
-                                            t.words(), numerics::name(dtype)));
-  numerics::encode_bytes(dtype, values, std::as_writable_bytes(std::span(t.bytes)));
+    throw std::invalid_argument(fmt::format("{}: {} values for {} words of {}", t.name,
+                                            values.size(), t.words(), numerics::name(dtype)));
+  numerics::encode_bytes(dtype, values, std::as_writable_bytes(std::span(t.bytes_)));
   return t;
 }
 
 std::vector<float> HostTensor::to_floats() const {
   const std::size_t per_word = numerics::info(dtype).elements_per_word;
   std::vector<float> out(static_cast<std::size_t>(words()) * per_word);
-  numerics::decode_bytes(dtype, std::as_bytes(std::span(bytes)), out);
+  numerics::decode_bytes(dtype, std::as_bytes(std::span(bytes())), out);
   return out;
 }
 
 HostTensor random_tensor(std::string name, DType dtype, kernel::Shape shape, std::uint32_t seed,
                          float lo, float hi) {
-  const std::size_t per_word = numerics::info(dtype).elements_per_word;
-  const std::size_t n = static_cast<std::size_t>(product(shape)) * per_word;
-  std::vector<float> values(n);
-  const std::uint64_t base = std::uint64_t{seed} << 32;
-  for (std::size_t i = 0; i < n; ++i) {
-    const double u = static_cast<double>(mix(base + i) >> 11) * 0x1.0p-53;
-    values[i] = static_cast<float>(lo + (hi - lo) * u);
-  }
-  return HostTensor::from_floats(std::move(name), dtype, std::move(shape), values);
+  HostTensor t(std::move(name), dtype, std::move(shape), {});
+  if (t.words() < 0 || numerics::storage_bytes(dtype) == 0)
+    throw std::invalid_argument(fmt::format("{}: no random values for shape [{}] of {}", t.name,
+                                            fmt::join(t.shape, ", "), numerics::name(dtype)));
+  t.deferred_ = std::make_shared<HostTensor::Deferred>();
+  t.deferred_->dtype = dtype;
+  t.deferred_->words = t.words();
+  t.deferred_->seed = seed;
+  t.deferred_->lo = lo;
+  t.deferred_->hi = hi;
+  return t;
 }
 
 BuiltKernel build(const kernel::KernelFn& fn, std::span<const kernel::TensorSpec> inputs,
@@ -94,19 +142,21 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const kernel::TensorSpec& spec = kernel.inputs[i];
     if (inputs[i].dtype != spec.dtype || inputs[i].shape != spec.shape)
-      throw std::invalid_argument(fmt::format(
-          "input {} ('{}'): the kernel was built for {} [{}], got {} [{}]", i, spec.name,
-          numerics::name(spec.dtype), fmt::join(spec.shape, ", "), numerics::name(inputs[i].dtype),
-          fmt::join(inputs[i].shape, ", ")));
-    if (inputs[i].bytes.size() != static_cast<std::size_t>(inputs[i].words()) * numerics::storage_bytes(spec.dtype))
-      throw std::invalid_argument(fmt::format("input {} ('{}') holds {} bytes, not {}", i, spec.name,
-                                              inputs[i].bytes.size(),
-                                              inputs[i].words() * numerics::storage_bytes(spec.dtype)));
+      throw std::invalid_argument(
+          fmt::format("input {} ('{}'): the kernel was built for {} [{}], got {} [{}]", i,
+                      spec.name, numerics::name(spec.dtype), fmt::join(spec.shape, ", "),
+                      numerics::name(inputs[i].dtype), fmt::join(inputs[i].shape, ", ")));
+    // Checked without generating a deferred tensor's values.
+    if (inputs[i].stored_size() != inputs[i].byte_size())
+      throw std::invalid_argument(fmt::format("input {} ('{}') holds {} bytes, not {}", i,
+                                              spec.name, inputs[i].stored_size(),
+                                              inputs[i].byte_size()));
   }
   const int cores = options.first_core + programs;
   if (options.first_core < 0 || cores > chip.cores_per_chip)
-    throw std::invalid_argument(fmt::format("{} programs from core {} do not fit the {} cores of {}",
-                                            programs, options.first_core, chip.cores_per_chip, chip.name));
+    throw std::invalid_argument(
+        fmt::format("{} programs from core {} do not fit the {} cores of {}", programs,
+                    options.first_core, chip.cores_per_chip, chip.name));
 
   sim::Device device(chip, cores);
   const auto& ir0 = kernel.ir.front();
@@ -115,7 +165,7 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
     if (p.role == kernel::TensorRole::kInput && options.functional) {
       const auto it = std::find(ir0.inputs.begin(), ir0.inputs.end(), p.storage);
       const auto arg = static_cast<std::size_t>(it - ir0.inputs.begin());
-      device.write(p.address, inputs[arg].bytes);
+      device.write(p.address, inputs[arg].bytes());
     }
   }
 
@@ -146,11 +196,12 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   }
   if (options.functional) {
     for (kernel::StorageId id : ir0.outputs) {
-      const auto it = std::find_if(ck.hbm.begin(), ck.hbm.end(), [&](const compiler::HbmPlacement& p) {
-        return p.storage == id && p.program == -1;
-      });
-      if (it == ck.hbm.end()) throw std::logic_error("compiled kernel has no placement for an output");
-      HostTensor out{it->name, it->dtype, it->shape, device.read(it->address, it->bytes)};
+      const auto it = std::find_if(
+          ck.hbm.begin(), ck.hbm.end(),
+          [&](const compiler::HbmPlacement& p) { return p.storage == id && p.program == -1; });
+      if (it == ck.hbm.end())
+        throw std::logic_error("compiled kernel has no placement for an output");
+      HostTensor out(it->name, it->dtype, it->shape, device.read(it->address, it->bytes));
       result.outputs.push_back(std::move(out));
     }
   }

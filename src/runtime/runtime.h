@@ -5,7 +5,10 @@
 // callable, input specs and host data, get outputs and a timing report back.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <span>
 #include <string>
@@ -22,25 +25,57 @@ namespace trnsim::runtime {
 using numerics::DType;
 
 // A dense row-major host array of storage words (x4-packed types: one word per 4 values).
-struct HostTensor {
+//
+// A tensor from random_tensor holds only its recipe until its contents are first asked for
+// (bytes(), to_floats()): a timing-only launch never asks, so timing a large kernel does
+// not spend its host time and memory on inputs it does not compute with. The values are
+// the same whenever they are generated; copies share them once generated.
+class HostTensor {
+ public:
   std::string name;
   DType dtype = DType::kFloat32;
   kernel::Shape shape;
-  std::vector<std::uint8_t> bytes;
 
-  std::int64_t words() const;  // product of shape
+  HostTensor() = default;
+  HostTensor(std::string name, DType dtype, kernel::Shape shape, std::vector<std::uint8_t> bytes);
   // A tensor of zero bytes.
   static HostTensor zeros(std::string name, DType dtype, kernel::Shape shape);
   // Values rounded to nearest even into dtype (not for x4-packed types).
   static HostTensor from_floats(std::string name, DType dtype, kernel::Shape shape,
                                 std::span<const float> values);
+
+  std::int64_t words() const;     // product of shape
+  std::size_t byte_size() const;  // words() x storage bytes of dtype (generates nothing)
+  // Bytes the contents hold (a deferred tensor: as its recipe will generate them, which
+  // differs from byte_size() if the shape or dtype was changed after random_tensor).
+  std::size_t stored_size() const;
+  bool generated() const { return deferred_ == nullptr || deferred_->ready; }
+  // The contents (generated now if deferred; safe to call from several threads).
+  const std::vector<std::uint8_t>& bytes() const;
+  // The contents for editing: this tensor gets its own copy.
+  std::vector<std::uint8_t>& mutable_bytes();
   // Decoded values (x4-packed types: the raw element values, no MX scale, 4 per word).
   std::vector<float> to_floats() const;
   kernel::TensorSpec spec() const { return {name, dtype, shape}; }
+
+ private:
+  friend HostTensor random_tensor(std::string, DType, kernel::Shape, std::uint32_t, float, float);
+  // Uniform values in [lo, hi) from `seed`, generated once and shared by the copies.
+  struct Deferred {
+    DType dtype = DType::kFloat32;  // as made (the tensor's fields may be edited since)
+    std::int64_t words = 0;
+    std::uint32_t seed = 0;
+    float lo = -1.0f, hi = 1.0f;
+    std::once_flag once;
+    std::atomic<bool> ready{false};
+    std::vector<std::uint8_t> bytes;
+  };
+  std::vector<std::uint8_t> bytes_;     // the contents, unless deferred_
+  std::shared_ptr<Deferred> deferred_;  // random values not generated yet (or shared)
 };
 
 // Uniform values in [lo, hi) from a counter-based generator: the same seed gives the same
-// tensor on every machine and thread count.
+// tensor on every machine and thread count. Generated on first access (see HostTensor).
 HostTensor random_tensor(std::string name, DType dtype, kernel::Shape shape, std::uint32_t seed,
                          float lo = -1.0f, float hi = 1.0f);
 
@@ -63,8 +98,8 @@ BuiltKernel build(const kernel::KernelFn& fn, std::span<const kernel::TensorSpec
                   const arch::ChipConfig& chip, const BuildOptions& options = {});
 
 struct LaunchOptions {
-  bool functional = true;     // false: timing only, outputs are not computed
-  bool timing = true;         // time the run with the timing model
+  bool functional = true;  // false: timing only, outputs are not computed
+  bool timing = true;      // time the run with the timing model
   bool check_hazards = true;
   std::optional<bool> power_ramp;  // unset = the chip's default
   sim::UninitializedPolicy uninitialized = sim::UninitializedPolicy::kError;

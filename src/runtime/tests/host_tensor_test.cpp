@@ -1,0 +1,138 @@
+// Host tensors: random inputs generated only when their contents are needed, with the same
+// bits whenever and wherever they are generated; launches that do and do not need them.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "arch/arch.h"
+#include "kernel/kernel.h"
+#include "runtime/runtime.h"
+
+namespace trnsim::runtime {
+namespace {
+
+using kernel::Tensor;
+
+// out = in * 2 over a [256, 64] fp32 tensor, two tiles.
+std::vector<Tensor> doubled(std::span<const Tensor> in) {
+  const Tensor& x = in[0];
+  Tensor y = nl::ndarray({x.dim(0), x.dim(1)}, DType::kFloat32, nl::shared_hbm, "y");
+  for (std::int64_t r0 = 0; r0 < x.dim(0); r0 += 128) {
+    Tensor t = nl::load(x(nl::ds(r0, 128), nl::all));
+    Tensor s = nl::ndarray({128, x.dim(1)}, DType::kFloat32, nl::sbuf, "s");
+    nisa::tensor_scalar(s, t, isa::AluOp::kMultiply, 2.0f);
+    nl::store(y(nl::ds(r0, 128), nl::all), s);
+  }
+  return {y};
+}
+
+TEST(HostTensor, RandomValuesAreGeneratedOnFirstAccessOnly) {
+  const HostTensor t = random_tensor("x", DType::kBFloat16, {64, 48}, 5, -2.0f, 3.0f);
+  EXPECT_FALSE(t.generated());
+  EXPECT_EQ(t.byte_size(), 64u * 48u * 2u);
+  EXPECT_EQ(t.spec().shape, (kernel::Shape{64, 48}));
+  EXPECT_FALSE(t.generated());  // neither the size nor the spec generates
+  const std::vector<std::uint8_t>& bytes = t.bytes();
+  EXPECT_TRUE(t.generated());
+  ASSERT_EQ(bytes.size(), t.byte_size());
+  for (const float v : t.to_floats()) {
+    EXPECT_GE(v, -2.0f);
+    EXPECT_LE(v, 3.0f);  // bf16 rounding may reach the bound
+  }
+  EXPECT_EQ(&t.bytes(), &bytes);  // generated once
+}
+
+TEST(HostTensor, SameSeedSameBitsWhenGeneratedAndOtherSeedDiffers) {
+  const HostTensor a = random_tensor("a", DType::kFloat8E4M3, {300, 7}, 11);
+  const HostTensor b = random_tensor("b", DType::kFloat8E4M3, {300, 7}, 11);
+  const HostTensor c = random_tensor("c", DType::kFloat8E4M3, {300, 7}, 12);
+  EXPECT_EQ(a.bytes(), b.bytes());
+  EXPECT_NE(a.bytes(), c.bytes());
+  // The values are those of the documented formula, encoded by from_floats.
+  const HostTensor f = random_tensor("f", DType::kFloat32, {3, 5}, 1);
+  const HostTensor g = HostTensor::from_floats("g", DType::kBFloat16, {3, 5}, f.to_floats());
+  EXPECT_EQ(random_tensor("h", DType::kBFloat16, {3, 5}, 1).bytes(), g.bytes());
+}
+
+TEST(HostTensor, CopiesShareGeneratedValuesButEditsStayPrivate) {
+  HostTensor original = random_tensor("x", DType::kFloat32, {8, 8}, 3);
+  HostTensor copy = original;
+  EXPECT_EQ(&copy.bytes(), &original.bytes());  // generated once for both
+  const std::vector<std::uint8_t> before = original.bytes();
+  copy.mutable_bytes()[0] ^= 0xff;
+  EXPECT_EQ(original.bytes(), before);
+  EXPECT_NE(copy.bytes(), before);
+  EXPECT_TRUE(copy.generated());
+}
+
+TEST(HostTensor, ConcurrentFirstAccessGeneratesOnce) {
+  const HostTensor t = random_tensor("x", DType::kBFloat16, {512, 512}, 9);
+  std::vector<const std::vector<std::uint8_t>*> seen(4, nullptr);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < seen.size(); ++i)
+    threads.emplace_back([&, i] { seen[i] = &t.bytes(); });
+  for (auto& th : threads) th.join();
+  for (const auto* s : seen) EXPECT_EQ(s, seen.front());
+  EXPECT_EQ(t.bytes(), random_tensor("y", DType::kBFloat16, {512, 512}, 9).bytes());
+}
+
+TEST(HostTensor, ImpossibleShapeIsAClearError) {
+  try {
+    (void)random_tensor("bad", DType::kFloat32, {4, -3}, 1);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("bad"), std::string::npos);
+  }
+}
+
+TEST(Launch, TimingOnlyLeavesRandomInputsUngeneratedFunctionalUsesTheirValues) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const std::vector<HostTensor> inputs = {random_tensor("x", DType::kFloat32, {256, 64}, 4)};
+  const BuiltKernel built = build(doubled, std::vector{inputs[0].spec()}, chip);
+
+  const LaunchResult timed = launch(built, chip, inputs, {.functional = false});
+  EXPECT_GT(timed.simulated_ns, 0);
+  EXPECT_TRUE(timed.outputs.empty());
+  EXPECT_FALSE(inputs[0].generated());
+
+  const LaunchResult run = launch(built, chip, inputs);
+  EXPECT_TRUE(inputs[0].generated());
+  ASSERT_EQ(run.outputs.size(), 1u);
+  const std::vector<float> x = inputs[0].to_floats(), y = run.outputs[0].to_floats();
+  ASSERT_EQ(x.size(), y.size());
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], 2.0f * x[i]) << "element " << i;
+  EXPECT_EQ(run.simulated_ns, timed.simulated_ns);  // the data does not change the time
+}
+
+TEST(Launch, InputOfTheWrongSizeIsRejected) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  HostTensor x = HostTensor::zeros("x", DType::kFloat32, {256, 64});
+  const BuiltKernel built = build(doubled, std::vector{x.spec()}, chip);
+  x.mutable_bytes().pop_back();
+  try {
+    (void)launch(built, chip, std::vector{x});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 65535 bytes, not 65536"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(Launch, RandomInputReshapedAfterItsRecipeIsRejectedUngenerated) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  HostTensor x = random_tensor("x", DType::kFloat32, {128, 64}, 2);
+  x.shape = {256, 64};  // the recipe still makes 128 x 64 values
+  EXPECT_EQ(x.stored_size(), 128u * 64u * 4u);
+  const BuiltKernel built = build(doubled, std::vector{x.spec()}, chip);
+  try {
+    (void)launch(built, chip, std::vector{x}, {.functional = false});
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("holds 32768 bytes, not 65536"), std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(x.generated());
+}
+
+}  // namespace
+}  // namespace trnsim::runtime
