@@ -78,15 +78,89 @@ class HazardDetector {
     std::uint32_t core, queue, seq;
     std::size_t index;
     std::string operand;
+    std::uint64_t order;  // when it was recorded (reports keep this order)
   };
-  std::vector<Record>& records_for(isa::Memory m) { return records_[static_cast<int>(m)]; }
+  // Records in recording order, with what the scans test first kept apart (rectangle,
+  // queue and sequence number: 40 bytes per record, a few hundred remembered in a long
+  // kernel): a new access looks at a full record only where they leave a possible race.
+  class RecordList {
+   public:
+    std::size_t size() const { return records_.size(); }
+    void push_back(Record r) {
+      keys_.push_back({r.where, r.queue, r.seq});
+      records_.push_back(std::move(r));
+    }
+    // Calls f(record) for each record whose rectangle overlaps `w` and that is not ordered
+    // before an instruction of queue `queue` with vector clock `clock`, in order.
+    template <class F>
+    void for_each_unordered_overlapping(const Footprint& w, std::uint32_t queue,
+                                        const VectorClock& clock, F&& f) const {
+      for (std::size_t i = 0; i < keys_.size(); ++i) {
+        const Key& k = keys_[i];
+        if (k.where.overlaps(w) && k.queue != queue && clock[k.queue] < k.seq) f(records_[i]);
+      }
+    }
+    // Erases the records whose rectangle `w` contains, that are ordered before an
+    // instruction with vector clock `clock`, and for which pred(record) holds.
+    template <class Pred>
+    void erase_within(const Footprint& w, const VectorClock& clock, Pred pred) {
+      const auto erased = [&](std::size_t i) {
+        const Key& k = keys_[i];
+        return w.contains(k.where) && clock[k.queue] >= k.seq && pred(records_[i]);
+      };
+      std::size_t i = 0;
+      while (i < records_.size() && !erased(i)) ++i;
+      if (i == records_.size()) return;  // the usual case: nothing to move
+      std::size_t kept = i;
+      for (++i; i < records_.size(); ++i) {
+        if (erased(i)) continue;
+        records_[kept] = std::move(records_[i]);
+        keys_[kept] = keys_[i];
+        ++kept;
+      }
+      records_.resize(kept);
+      keys_.resize(kept);
+    }
+    // Erases the records ordered before everything still to start (see prune).
+    void erase_ordered(const VectorClock& lower_bound) {
+      std::size_t kept = 0;
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        if (lower_bound[keys_[i].queue] >= keys_[i].seq) continue;
+        if (kept != i) {
+          records_[kept] = std::move(records_[i]);
+          keys_[kept] = keys_[i];
+        }
+        ++kept;
+      }
+      records_.resize(kept);
+      keys_.resize(kept);
+    }
+
+   private:
+    struct Key {
+      Footprint where;
+      std::uint32_t queue, seq;
+    };
+    std::vector<Key> keys_;
+    std::vector<Record> records_;
+  };
+  // Remembered accesses of one memory, reads and writes apart: a read can only race with a
+  // write, so it scans only the writes. Each list is in recording order.
+  struct Remembered {
+    RecordList reads, writes;
+  };
+  Remembered& records_for(isa::Memory m) { return records_[static_cast<int>(m)]; }
+  // Reports the hazards `access` forms with remembered accesses `a` it conflicts with.
+  void check(const Access& access, const Record& a, std::uint32_t core, std::uint32_t queue,
+             std::size_t index, const VectorClock& clock, RunResult& out);
 
   std::string describe(std::uint32_t core, std::size_t index) const;
 
   std::size_t num_queues_;
   std::vector<HazardCore> cores_;
   bool label_cores_ = false;
-  std::vector<Record> records_[3];  // HBM, SBUF, PSUM
+  Remembered records_[3];  // HBM, SBUF, PSUM
+  std::uint64_t recorded_ = 0;
   // Reported pairs: (core << 48 | index) of both instructions.
   std::set<std::pair<std::uint64_t, std::uint64_t>> reported_;
 };
