@@ -171,7 +171,9 @@ struct CoreRun {
     std::uint16_t waits = 0, signals = 0;
     bool barrier = false;  // a core_barrier among more than one core
   };
-  struct Chunk {
+  // Each chunk on cache lines of its own: threads packing neighbouring chunks write their
+  // vectors' ends on every instruction, and sharing a line made them wait on each other.
+  struct alignas(64) Chunk {
     std::vector<isa::SemWait> waits;
     std::vector<isa::SemSignal> signals;
     // The chunk's instructions by queue, queues in order of first appearance in the chunk.

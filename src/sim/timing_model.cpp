@@ -99,9 +99,8 @@ std::size_t HbmBandwidth::split_at(Duration time) {
   return i + 1;
 }
 
-Duration HbmBandwidth::reserve(Duration begin, double bytes, double max_rate, double sides) {
-  if (bytes <= 0.0) return begin;
-  if (!limited_) return begin + bytes / max_rate;
+Duration HbmBandwidth::reserve_limited(Duration begin, double bytes, double max_rate,
+                                       double sides) {
   // Below this much free bandwidth an interval counts as full (keeps the timeline small).
   const double epsilon = 1e-9 * capacity_;
   std::size_t i = split_at(begin);
@@ -275,25 +274,114 @@ std::uint32_t TimingModel::intern_stationary(InternTable<isa::AccessPattern>& ta
   });
 }
 
+namespace {
+
+// Equal up to where the operand starts in its memory (AccessPattern::offset): shape,
+// strides, dtype, memory and partitions compare. Other members compare with ==.
+bool equal_but_offset(const isa::AccessPattern& a, const isa::AccessPattern& b) {
+  if (a.memory != b.memory || a.dtype != b.dtype || a.start_partition != b.start_partition ||
+      a.partitions != b.partitions || a.partition_step != b.partition_step ||
+      a.num_dims != b.num_dims)
+    return false;
+  for (std::size_t d = 0; d < a.num_dims && d < a.dims.size(); ++d)
+    if (!(a.dims[d] == b.dims[d])) return false;
+  return true;
+}
+bool equal_but_offset(const std::optional<isa::AccessPattern>& a,
+                      const std::optional<isa::AccessPattern>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || equal_but_offset(*a, *b);
+}
+bool equal_but_offset(const isa::ScalarOperand& a, const isa::ScalarOperand& b) {
+  const auto* ap = std::get_if<isa::AccessPattern>(&a);
+  const auto* bp = std::get_if<isa::AccessPattern>(&b);
+  if (ap != nullptr && bp != nullptr) return equal_but_offset(*ap, *bp);
+  return a == b;
+}
+template <class T>
+bool equal_but_offset(const T& a, const T& b) {
+  return a == b;
+}
+
+// True when two operations differ at most in their operands' offsets. No cost formula reads
+// an offset (src/timing uses shapes, strides, dtypes, memories and partitions; the first DMA
+// engine comes from the start partition), so such operations on one engine cost the same.
+// Only trivially copyable operations are compared (the others hold names and lists).
+bool same_cost_shape(const isa::Operation& a, const isa::Operation& b) {
+  if (a.index() != b.index()) return false;
+  return std::visit(
+      [&](const auto& op) {
+        using Op = std::decay_t<decltype(op)>;
+        if constexpr (!std::is_trivially_copyable_v<Op>) {
+          return false;
+        } else {
+          // fields() lists every member (the assembly round trip relies on it) in a fixed
+          // order: walk the other operation's first, then compare member by member.
+          const Op& other = std::get<Op>(b);
+          std::array<const void*, 32> theirs{};
+          std::size_t n = 0;
+          const_cast<Op&>(other).fields([&](std::string_view, const auto& member, isa::Role) {
+            if (n < theirs.size()) theirs[n] = &member;
+            ++n;
+          });
+          if (n > theirs.size()) return false;
+          bool same = true;
+          std::size_t i = 0;
+          const_cast<Op&>(op).fields([&](std::string_view, const auto& member, isa::Role) {
+            using M = std::decay_t<decltype(member)>;
+            if (same) same = equal_but_offset(member, *static_cast<const M*>(theirs[i]));
+            ++i;
+          });
+          return same;
+        }
+      },
+      a);
+}
+
+}  // namespace
+
 void TimingModel::prepare(const isa::Instruction& inst, std::size_t index) {
   if (index >= prepared_.size()) return;
   Prepared& p = prepared_[index];
   ChunkTables& tables = chunks_[index >> kPrepareChunkShift];
+  // Kernels repeat a few operation shapes at moving addresses: an instruction shaped like
+  // one prepared recently in this chunk takes its record (the matmul's stationary operand,
+  // which is compared with its address, is interned anew).
+  for (const RecentShape& r : tables.recent_shapes) {
+    if (r.inst == nullptr || r.inst->queue.engine != inst.queue.engine ||
+        !same_cost_shape(r.inst->op, inst.op))
+      continue;
+    p = r.prepared;
+    if (p.kind == Kind::kMatmul)
+      p.stationary = intern_stationary(tables.stationaries, matmul_stationary(inst));
+    return;
+  }
+  prepare_anew(inst, p, tables);
+  tables.recent_shapes[tables.oldest_shape] = {&inst, p};
+  tables.oldest_shape =
+      (tables.oldest_shape + 1) % static_cast<std::uint32_t>(tables.recent_shapes.size());
+}
+
+const isa::AccessPattern& TimingModel::matmul_stationary(const isa::Instruction& inst) {
+  if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) return mm->stationary;
+  return std::get<isa::NcMatmulMx>(inst.op).stationary;
+}
+
+void TimingModel::prepare_anew(const isa::Instruction& inst, Prepared& p, ChunkTables& tables) {
   p.tensor_queue = inst.queue.engine == Engine::kTensor;
   if (is_dma_transfer(inst)) {
     p.kind = Kind::kDma;
     p.cost = intern(tables.dma_jobs, dma_job(inst, tables.plan), hash_words<DmaJob>);
     return;
   }
-  const isa::AccessPattern* stationary = nullptr;
-  if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) stationary = &mm->stationary;
-  if (const auto* mx = std::get_if<isa::NcMatmulMx>(&inst.op)) stationary = &mx->stationary;
+  const bool matmul = std::holds_alternative<isa::NcMatmul>(inst.op) ||
+                      std::holds_alternative<isa::NcMatmulMx>(inst.op);
   PreparedCost cost;
-  if (stationary != nullptr) {
+  if (matmul) {
     // Both outcomes of the stationary check: loaded already, or to be loaded.
     p.kind = Kind::kMatmul;
     p.mode = static_cast<std::uint8_t>(tensor_mode(inst));
-    p.stationary = intern_stationary(tables.stationaries, *stationary);
+    p.stationary = intern_stationary(tables.stationaries, matmul_stationary(inst));
     timing::TensorEngineState state;
     const timing::ComputeCost load = formulas_.compute(inst, state);   // state: none loaded
     const timing::ComputeCost reuse = formulas_.compute(inst, state);  // now it is loaded
@@ -378,7 +466,7 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
   const auto engines = static_cast<std::uint32_t>(dma_engine_free_at_.size());
   // Every later transfer of any core begins at or after `start` (cost hooks are called in
   // order of start time), so older HBM reservations no longer matter.
-  hbm_->forget_before(start);
+  if (hbm_->can_limit()) hbm_->forget_before(start);
   // The descriptors are ready fixed_latency_ns after the queue starts the transfer; each
   // engine then moves its share after the shares queued on it before (all queues).
   const Duration ready = start + job.fixed_latency_ns;

@@ -81,7 +81,12 @@ class HbmBandwidth {
   HbmBandwidth(double bytes_per_ns, double max_demand_bytes_per_ns);
   // Moves `bytes` (transfer bytes, each crossing HBM `sides` times, sides > 0) at up to
   // `max_rate` transfer bytes/ns from `begin`; returns when the last byte is moved.
-  Duration reserve(Duration begin, double bytes, double max_rate, double sides);
+  Duration reserve(Duration begin, double bytes, double max_rate, double sides) {
+    // Inline: every DMA share of every transfer asks, and usually nothing can limit it.
+    if (bytes <= 0.0) return begin;
+    if (!limited_) return begin + bytes / max_rate;
+    return reserve_limited(begin, bytes, max_rate, sides);
+  }
   // Reservations before `time` can no longer matter (every later begin is >= time).
   void forget_before(Duration time);
   double bytes_per_ns() const { return capacity_; }
@@ -93,6 +98,7 @@ class HbmBandwidth {
     Duration time;
     double used;  // HBM bytes/ns reserved on [time, next step's time)
   };
+  Duration reserve_limited(Duration begin, double bytes, double max_rate, double sides);
   std::size_t split_at(Duration time);  // index of the step starting exactly at `time`
   double capacity_;
   bool limited_;
@@ -170,15 +176,26 @@ class TimingModel final : public CostModel {
   };
   template <class T, class Hash>
   static std::uint32_t intern(InternTable<T>& table, const T& value, Hash hash);  // by ==
+  struct RecentShape {
+    const isa::Instruction* inst = nullptr;  // in the program being prepared
+    Prepared prepared;
+  };
   // What one chunk of the program (CostModel::kPrepareChunk instructions) prepared: it is
-  // filled by one thread; end_program() gives its stationaries program-wide ids.
-  struct ChunkTables {
+  // filled by one thread; end_program() gives its stationaries program-wide ids. Aligned to
+  // cache lines: threads preparing neighbouring chunks write their tables all the time.
+  struct alignas(64) ChunkTables {
     InternTable<DmaJob> dma_jobs;
     InternTable<PreparedCost> costs;
     InternTable<isa::AccessPattern> stationaries;
+    // The last instructions prepared from the formulas (TimingModel::prepare), the oldest
+    // replaced first.
+    std::array<RecentShape, 4> recent_shapes{};
+    std::uint32_t oldest_shape = 0;
     std::vector<std::uint32_t> stationary_ids;  // program-wide id of each (> 0)
     timing::DmaPlan plan;                       // scratch of dma_job
   };
+  void prepare_anew(const isa::Instruction& inst, Prepared& p, ChunkTables& tables);
+  static const isa::AccessPattern& matmul_stationary(const isa::Instruction& inst);
   DmaJob dma_job(const isa::Instruction& inst, timing::DmaPlan& plan) const;
   static double share_time_ns(const DmaJob& job, std::uint64_t bytes, std::uint64_t descriptors);
   static std::uint32_t intern_stationary(InternTable<isa::AccessPattern>& table,

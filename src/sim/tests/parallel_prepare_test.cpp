@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/describe.h"
 #include "sim/tests/test_util.h"
 #include "sim/timing_model.h"
 #include "util/huge_pages.h"
@@ -128,6 +129,93 @@ TEST(ParallelPreparation, PreparedCostsEqualTheFormulasPerInstruction) {
   const RunResult unprepared = run(device, program, timing_only_options(&direct));
   expect_same_times(prepared.result, unprepared);
   // Stationaries recur across chunks: reuse must have been found across the borders too.
+  EXPECT_EQ(format_timing_report(prepared.report),
+            format_timing_report(model.report(program, unprepared)));
+}
+
+// TimingModel::prepare hands an instruction whose operation equals a recent one's up to the
+// operands' offsets that instruction's record. Every other field must count: variants that
+// each differ from a base in one field, cycled at moving offsets, must be timed exactly as
+// the formulas time them instruction by instruction; and each variant must cost differently
+// from its base on its own, or the comparison would prove nothing.
+TEST(ParallelPreparation, RecentShapesAreReusedOnlyUpToOffsets) {
+  const DType bf16 = DType::kBFloat16, fp32 = DType::kFloat32;
+  const auto load = [](DType dtype, std::uint32_t start, std::uint32_t rows, std::int64_t step,
+                       std::uint32_t n, std::uint64_t shift) {
+    isa::DmaCopy op;
+    op.dst = sbuf(dtype, start, rows, shift, {{1, n}});
+    op.src = hbm(dtype, shift, rows, step, {{1, n}});
+    return op;
+  };
+  const auto scale = [](isa::AccessPattern data, std::uint32_t n, std::uint64_t shift) {
+    isa::TensorScalar op;
+    op.dst = sbuf(DType::kBFloat16, 0, 128, 4096 + shift, {{1, n}});
+    op.data = data;
+    return op;
+  };
+  const auto multiply = [](DType dtype, std::uint32_t n, std::uint64_t shift) {
+    isa::NcMatmul op;
+    op.stationary = sbuf(dtype, 0, 128, 8192 + shift, {{1, 128}});
+    op.moving = sbuf(dtype, 0, 128, 12288 + shift, {{1, n}});
+    op.dst = psum(DType::kFloat32, 0, 128, 0, {{1, n}});
+    return op;
+  };
+  // {base, variant, whether the variant costs differently on its own}, built at `shift`.
+  struct Pair {
+    isa::Instruction base, variant;
+    bool costs_differ;
+  };
+  const auto pairs = [&](std::uint64_t shift) {
+    const isa::Instruction dma = make(dma_q(0), load(bf16, 0, 128, 128, 128, shift));
+    const isa::Instruction vec =
+        make(vector_q(), scale(psum(fp32, 0, 128, shift, {{1, 512}}), 512, shift));
+    const isa::Instruction mm = make(tensor_q(), multiply(bf16, 512, shift));
+    // One element per partition, where the access requests (not the stream) set the latency.
+    const isa::Instruction tiny =
+        make(vector_q(), scale(psum(fp32, 0, 128, shift, {{1, 1}}), 1, shift));
+    isa::TensorScalar by_tile = std::get<isa::TensorScalar>(tiny.op);
+    by_tile.operand0 = sbuf(fp32, 0, 128, 16384 + shift, {{1, 1}});
+    return std::vector<Pair>{
+        {dma, make(dma_q(0), load(bf16, 0, 128, 128, 64, shift)), true},   // elements
+        {dma, make(dma_q(0), load(fp32, 0, 128, 128, 128, shift)), true},  // dtype
+        {dma, make(dma_q(0), load(bf16, 0, 4, 128, 128, shift)), true},    // partitions
+        {dma, make(dma_q(0), load(bf16, 0, 128, 512, 64, shift)), true},   // HBM row step
+        {make(dma_q(0), load(bf16, 0, 64, 128, 128, shift)),               // first engine
+         make(dma_q(0), load(bf16, 64, 64, 128, 128, shift)), false},
+        {vec, make(vector_q(), scale(sbuf(bf16, 0, 128, shift, {{1, 512}}), 512, shift)), true},
+        {vec, make(vector_q(), scale(psum(fp32, 0, 128, shift, {{1, 128}}), 128, shift)), true},
+        {vec, make(scalar_q(), std::get<isa::TensorScalar>(vec.op)), true},  // engine
+        {tiny, make(vector_q(), by_tile), true},                             // scalar operand
+        {mm, make(tensor_q(), multiply(bf16, 128, shift)), true},
+        {mm, make(tensor_q(), multiply(fp32, 512, shift)), true},
+    };
+  };
+  isa::Program program;
+  for (std::uint64_t round = 0; round < 3; ++round) {
+    for (const Pair& p : pairs(round * 64)) {
+      program.instructions.push_back(p.base);
+      program.instructions.push_back(p.variant);
+    }
+  }
+  const std::vector<Pair> at_zero = pairs(0);
+  for (std::size_t k = 0; k < at_zero.size(); ++k) {
+    const Pair& p = at_zero[k];
+    if (!p.costs_differ) continue;
+    TimingModel alone(trn3());
+    const InstructionCost base = alone.cost(p.base, 0, 0.0);
+    TimingModel other(trn3());
+    const InstructionCost variant = other.cost(p.variant, 0, 0.0);
+    EXPECT_TRUE(base.occupancy != variant.occupancy || base.latency != variant.latency)
+        << "pair " << k << ": " << describe_instruction(p.variant, 0);
+  }
+
+  const Outcome prepared = time_with(program, 1);
+  Device device(trn3());
+  device.allocate_at(0, 10 * kTileBytes);
+  TimingModel model(trn3());
+  Unprepared direct(model);
+  const RunResult unprepared = run(device, program, timing_only_options(&direct));
+  expect_same_times(prepared.result, unprepared);
   EXPECT_EQ(format_timing_report(prepared.report),
             format_timing_report(model.report(program, unprepared)));
 }
