@@ -464,42 +464,85 @@ TimingModel::DmaJob TimingModel::dma_job(const isa::Instruction& inst,
 
 InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
   const auto engines = static_cast<std::uint32_t>(dma_engine_free_at_.size());
+  // When no combination of engines can exceed the HBM bandwidth (one core's engines never
+  // can), a share takes its own time and the timeline is not consulted at all.
+  const bool hbm_can_limit = hbm_->can_limit();
   // Every later transfer of any core begins at or after `start` (cost hooks are called in
   // order of start time), so older HBM reservations no longer matter.
-  if (hbm_->can_limit()) hbm_->forget_before(start);
+  if (hbm_can_limit) hbm_->forget_before(start);
   // The descriptors are ready fixed_latency_ns after the queue starts the transfer; each
   // engine then moves its share after the shares queued on it before (all queues).
   const Duration ready = start + job.fixed_latency_ns;
-  Duration done = ready;
-  if (job.engines_used == 0) {
-    dma_bytes_ += job.bytes;
-    return {job.fixed_latency_ns, job.fixed_latency_ns};
-  }
-  const auto share = [&](std::uint32_t s) { return job.split.share(s); };
-  // Every share is the same when bytes and descriptors divide evenly (the usual case).
-  const bool even = job.split.bytes_rem == 0 && job.split.descriptors_rem == 0;
+  dma_bytes_ += job.bytes;
+  if (job.engines_used == 0) return {job.fixed_latency_ns, job.fixed_latency_ns};
   // Share s runs on engine first_engine + s, wrapping around (both are below `engines`, so
   // one subtraction replaces a division).
   const auto engine_of = [&](std::uint32_t s) {
     const std::uint32_t e = job.first_engine + s;
     return e >= engines ? e - engines : e;
   };
+  // Engines [first, first + count) take a share of `bytes` lasting `share_ns` from `begin`.
+  // While every engine is free at the same time (the usual state when transfers use all of
+  // them) the per-engine arrays are not written: the common time and the totals added to
+  // every engine stand for them.
+  const auto occupy = [&](std::uint32_t first, std::uint32_t count, Duration begin, double share_ns,
+                          std::uint64_t bytes) {
+    const Duration end = begin + share_ns;
+    if (count == engines) {
+      dma_engines_free_by_ = end;  // begin is at or after every engine's free time
+      dma_all_engines_busy_ns_ += share_ns;
+      dma_all_engines_bytes_ += bytes;
+      dma_engines_uniform_ = true;
+      return;
+    }
+    if (dma_engines_uniform_) {
+      std::fill(dma_engine_free_at_.begin(), dma_engine_free_at_.end(), dma_engines_free_by_);
+      dma_engines_uniform_ = false;
+    }
+    dma_engines_free_by_ = std::max(dma_engines_free_by_, end);
+    const std::uint32_t before_wrap = std::min(count, engines - first);
+    for (const auto& [from, n] :
+         {std::pair{first, before_wrap}, std::pair{0u, count - before_wrap}}) {
+      for (std::uint32_t e = from; e < from + n; ++e) {
+        dma_engine_free_at_[e] = end;
+        dma_engine_busy_ns_[e] += share_ns;
+        dma_engine_bytes_[e] += bytes;
+      }
+    }
+  };
+  // Every share is the same when bytes and descriptors divide evenly (the usual case).
+  const bool even = job.split.bytes_rem == 0 && job.split.descriptors_rem == 0;
+  if (even && job.split.bytes_base > 0 && !hbm_can_limit &&
+      (dma_engines_free_by_ <= ready || dma_engines_uniform_)) {
+    // The usual case, and what the general loop below computes for it: every engine is
+    // free by `ready`, or all are free at the same time, so every share begins at the same
+    // time and takes the common share's own time.
+    const Duration begin = std::max(ready, dma_engines_free_by_);
+    occupy(job.first_engine, job.engines_used, begin, job.base_share_ns, job.split.bytes_base);
+    hbm_bytes_ += job.engines_used * job.split.bytes_base * job.split.sides;
+    const Duration latency = begin + job.base_share_ns - start;
+    return {latency, latency};
+  }
+  const auto free_at = [&](std::uint32_t e) {
+    return dma_engines_uniform_ ? dma_engines_free_by_ : dma_engine_free_at_[e];
+  };
+  Duration done = ready;
   for (std::uint32_t s = 0; s < job.engines_used;) {
-    const timing::DmaEngineWork work = share(s);
+    const timing::DmaEngineWork work = job.split.share(s);
     if (work.bytes == 0) {
       ++s;
       continue;
     }
-    const Duration begin = std::max(ready, dma_engine_free_at_[engine_of(s)]);
+    const Duration begin = std::max(ready, free_at(engine_of(s)));
     // Shares identical to this one that begin at the same time on the next engines move
     // together: one HBM reservation at their combined rate (and an even split between them).
     std::uint32_t group = 1;
     while (s + group < job.engines_used) {
       if (!even) {
-        const timing::DmaEngineWork next = share(s + group);
+        const timing::DmaEngineWork next = job.split.share(s + group);
         if (next.bytes != work.bytes || next.descriptors != work.descriptors) break;
       }
-      if (std::max(ready, dma_engine_free_at_[engine_of(s + group)]) != begin) break;
+      if (std::max(ready, free_at(engine_of(s + group))) != begin) break;
       ++group;
     }
     // The engine's own time: its bytes at its rate plus its descriptors' overhead; HBM may
@@ -510,7 +553,7 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
             ? job.base_share_ns
             : share_time_ns(job, work.bytes, work.descriptors);
     double share_ns = own_ns;
-    if (work.hbm_bytes > 0) {
+    if (hbm_can_limit && work.hbm_bytes > 0) {
       const double n = static_cast<double>(group);
       share_ns =
           hbm_->reserve(begin, n * bytes, n * bytes / own_ns, static_cast<double>(job.hbm_sides)) -
@@ -518,23 +561,12 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
       // Rounding in the timeline must not show as contention.
       if (share_ns < own_ns * (1.0 + 1e-12)) share_ns = own_ns;
     }
-    // The group's engines: [first, first + group) wrapping around past the last engine.
-    const std::uint32_t first = engine_of(s);
-    const std::uint32_t before_wrap = std::min(group, engines - first);
-    for (const auto& [from, count] :
-         {std::pair{first, before_wrap}, std::pair{0u, group - before_wrap}}) {
-      for (std::uint32_t e = from; e < from + count; ++e) {
-        dma_engine_free_at_[e] = begin + share_ns;
-        dma_engine_busy_ns_[e] += share_ns;
-        dma_engine_bytes_[e] += work.bytes;
-      }
-    }
+    occupy(engine_of(s), group, begin, share_ns, work.bytes);
     hbm_bytes_ += group * work.hbm_bytes;
     if (share_ns > own_ns) hbm_limited_ns_ += static_cast<double>(group) * (share_ns - own_ns);
     done = std::max(done, begin + share_ns);
     s += group;
   }
-  dma_bytes_ += job.bytes;
   // A queue has one transfer in flight: it starts the next when this one completed, so
   // overlapping the fixed latency takes several queues (as the bandwidth guide advises).
   const Duration latency = done - start;
@@ -568,7 +600,8 @@ TimingReport TimingModel::report(const isa::Program& program, const RunResult& r
   }
   for (auto& q : r.queues) q.idle_ns = std::max(0.0, r.total_ns - q.busy_ns - q.stalled_ns);
   for (std::uint32_t e = 0; e < dma_engine_busy_ns_.size(); ++e)
-    r.dma_engines.push_back({e, dma_engine_busy_ns_[e], dma_engine_bytes_[e]});
+    r.dma_engines.push_back({e, dma_engine_busy_ns_[e] + dma_all_engines_busy_ns_,
+                             dma_engine_bytes_[e] + dma_all_engines_bytes_});
 
   for (const double flops : flops_by_mode_) r.flops += flops;
   // The first of equals wins, so a run without matmuls reports the bf16 peak.

@@ -224,6 +224,13 @@ class TimingModel final : public CostModel {
   Duration tensor_busy_until_ = 0;
   // DMA engines are shared by all DMA queues of the core.
   std::vector<Duration> dma_engine_free_at_;
+  // When every engine is free at the same time, dma_engines_free_by_, dma_engine_free_at_ is
+  // stale and not read (TimingModel::dma_cost).
+  Duration dma_engines_free_by_ = 0;  // the latest free time of any engine
+  bool dma_engines_uniform_ = true;
+  // Added to every engine's busy time and bytes (by transfers that used every engine).
+  Duration dma_all_engines_busy_ns_ = 0;
+  std::uint64_t dma_all_engines_bytes_ = 0;
   std::vector<Duration> dma_engine_busy_ns_;     // DmaEngineTiming::busy_ns by engine
   std::vector<std::uint64_t> dma_engine_bytes_;  // DmaEngineTiming::bytes by engine
   // Statistics.

@@ -3,10 +3,13 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "sim/asm_runner.h"
 #include "sim/tests/test_util.h"
@@ -283,6 +286,98 @@ TEST(TimingDma, OneQueueIsLimitedByTheEnginesItsTransfersUse) {
   EXPECT_GT(one.report.achieved_hbm_bytes_per_s, 0.5 * share);
 }
 
+// Forwards to a TimingModel and records the order and time of its cost calls.
+class RecordingCostModel final : public CostModel {
+ public:
+  explicit RecordingCostModel(TimingModel& inner) : inner_(inner) {}
+  InstructionCost cost(const isa::Instruction& inst, std::size_t index, Duration start) override {
+    calls.emplace_back(index, start);
+    return inner_.cost(inst, index, start);
+  }
+  void begin_program(std::size_t n) override { inner_.begin_program(n); }
+  void prepare(const isa::Instruction& inst, std::size_t index) override {
+    inner_.prepare(inst, index);
+  }
+  void end_program() override { inner_.end_program(); }
+  std::vector<std::pair<std::size_t, Duration>> calls;
+
+ private:
+  TimingModel& inner_;
+};
+
+// The DMA engine schedule, replayed one share at a time in the order the model was asked:
+// each share of a transfer begins when its descriptors are ready and its engine (8 on-chip
+// partitions per engine, from the on-chip side's first partition) is free. The model keeps
+// all engines as one while every transfer uses all of them; mixing transfers that use all,
+// some, and unevenly split engines must give the same times, per-engine busy time and
+// bytes as this plain per-engine schedule.
+TEST(TimingDma, EngineScheduleMatchesAPlainPerEngineReplay) {
+  const arch::ChipConfig& chip = trn3();
+  const auto engines = static_cast<std::uint32_t>(chip.dma.engines_per_core.value);
+  struct Shape {
+    std::uint32_t first_partition, partitions, free;
+  };
+  // Full width (all engines, even); 16 partitions (2 engines); 36 partitions from 64
+  // (5 engines, an uneven split); a small full-width transfer.
+  const std::vector<Shape> shapes = {{0, 128, 512}, {32, 16, 2048}, {64, 36, 777}, {0, 128, 3}};
+  isa::Program program;
+  for (int round = 0; round < 6; ++round) {
+    for (std::size_t q = 0; q < shapes.size(); ++q) {
+      // Rounds 2 and 3 use full-width transfers only, so that all engines line up again.
+      const Shape& s = (round == 2 || round == 3) ? shapes[0] : shapes[(q + round) % shapes.size()];
+      isa::DmaCopy copy;
+      copy.src = hbm(DType::kBFloat16, 0, s.partitions, s.free, {{1, s.free}});
+      copy.dst = sbuf(DType::kBFloat16, s.first_partition, s.partitions, 0, {{1, s.free}});
+      if (round % 2 == 1) std::swap(copy.src, copy.dst);
+      program.instructions.push_back(make(dma_q(static_cast<std::uint8_t>(q)), copy));
+    }
+  }
+  Device device(chip);
+  device.allocate_at(0, 128ull * 2048 * 2);
+  TimingModel model(chip);
+  RecordingCostModel recorder(model);
+  const RunResult result = run(device, program, timing_only_options(&recorder));
+  const TimingReport report = model.report(program, result);
+  ASSERT_EQ(recorder.calls.size(), program.instructions.size());
+
+  const timing::CostModel formulas(chip);
+  std::vector<Duration> free_at(engines, 0.0), busy(engines, 0.0);
+  std::vector<std::uint64_t> bytes(engines, 0);
+  int waited = 0;  // shares that began after their descriptors were ready
+  for (const auto& [index, start] : recorder.calls) {
+    const isa::Instruction& inst = program.instructions[index];
+    const auto& copy = std::get<isa::DmaCopy>(inst.op);
+    const isa::AccessPattern& onchip = copy.dst.memory == Memory::kSbuf ? copy.dst : copy.src;
+    const std::uint32_t first = onchip.start_partition / 8 % engines;
+    const timing::DmaPlan plan = formulas.plan_dma(inst);
+    const Duration ready = start + plan.fixed_latency_ns;
+    Duration done = ready;
+    for (const timing::DmaEngineWork& w : plan.engines) {
+      if (w.bytes == 0) continue;
+      const std::uint32_t e = (first + w.engine) % engines;
+      const Duration begin = std::max(ready, free_at[e]);
+      waited += begin > ready;
+      const Duration time = plan.engine_time_ns(w);
+      free_at[e] = begin + time;
+      busy[e] += time;
+      bytes[e] += w.bytes;
+      done = std::max(done, begin + time);
+    }
+    SCOPED_TRACE(fmt::format("instruction {}", index));
+    EXPECT_DOUBLE_EQ(result.times[index].start, start);
+    EXPECT_DOUBLE_EQ(result.times[index].end, done);
+  }
+  EXPECT_GT(waited, 0);
+  ASSERT_EQ(report.dma_engines.size(), engines);
+  for (std::uint32_t e = 0; e < engines; ++e) {
+    SCOPED_TRACE(fmt::format("engine {}", e));
+    EXPECT_NEAR(report.dma_engines[e].busy_ns, busy[e], 1e-9 * busy[e]);
+    EXPECT_EQ(report.dma_engines[e].bytes, bytes[e]);
+  }
+  // The shapes did load the engines unevenly.
+  EXPECT_NE(bytes[0], bytes[5]);
+}
+
 TEST(TimingDma, TinyTransferCostsTheFixedLatency) {
   const arch::ChipConfig& chip = trn3();
   isa::DmaCopy copy;
@@ -377,9 +472,10 @@ TEST(TimingCalibration, TinyInstructionIsDominatedByFixedOverhead) {
   const Timed t = time_program(chip, program);
   // MIN_II, the static instruction overhead and one fixed access cost per SBUF operand (a
   // read and a write): ARCH-v2's ~100 and ~60 cycles.
-  const double overhead_ns = (chip.scalar.min_initiation_interval + chip.scalar.fixed_overhead_cycles +
-                              2 * chip.scalar.access_overhead_cycles) /
-                             chip.scalar.clock_ghz;
+  const double overhead_ns =
+      (chip.scalar.min_initiation_interval + chip.scalar.fixed_overhead_cycles +
+       2 * chip.scalar.access_overhead_cycles) /
+      chip.scalar.clock_ghz;
   const double one_element_ns =
       1.0 / (chip.scalar.elems_per_cycle_other / chip.scalar.lanes) / chip.scalar.clock_ghz;
   record("tiny_activation_ns", t.report.total_ns);
