@@ -2,7 +2,9 @@
 // determinism, timing-only mode, cost hook, step limit and custom operators.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "sim/tests/test_util.h"
 
@@ -255,6 +257,64 @@ TEST(Executor, QueueOccupancyLetsTheNextInstructionStartEarly) {
   EXPECT_EQ(result.times[1].start, 1);
   EXPECT_EQ(result.times[2].start, 2);
   EXPECT_EQ(result.times[3].start, 7);  // after the third signal at 2 + 5
+}
+
+// A chain of queues, each instruction waiting for the one of the same rank on the queue
+// before, with costs that make completions overtake one another: enough pending events
+// that the event loop's queue of events turns from a scanned array into a heap and back.
+// Times must be those computed queue by queue: an instruction starts when its queue is
+// free and the k-th signal of the queue before (in completion order) has come.
+TEST(Executor, ManyPendingEventsKeepTheirOrder) {
+  Device device(trn3());
+  class Varied final : public CostModel {
+   public:
+    InstructionCost cost(const isa::Instruction&, std::size_t index, Duration) override {
+      const auto occupancy = static_cast<Duration>(1 + index * 7 % 5);
+      return {occupancy, occupancy + static_cast<Duration>(index * 13 % 9)};
+    }
+  } costs;
+  std::vector<isa::QueueId> queues = {sync_q(), gpsimd_q(), vector_q(), scalar_q(), tensor_q()};
+  for (std::uint8_t d = 0; d < 16; ++d) queues.push_back(dma_q(d));
+  constexpr std::uint32_t kPerQueue = 30;
+  isa::Program program;
+  // Interleaved in program order: the queue of instruction i is i % queues.
+  for (std::uint32_t k = 0; k < kPerQueue; ++k)
+    for (std::size_t q = 0; q < queues.size(); ++q) {
+      std::vector<isa::SemWait> waits;
+      if (q > 0) waits.push_back({static_cast<std::uint16_t>(q - 1), k + 1});
+      program.instructions.push_back(
+          make(queues[q], isa::SemaphoreOp{}, waits, {{static_cast<std::uint16_t>(q), 1}}));
+    }
+  RunOptions options;
+  options.cost_model = &costs;
+  const RunResult result = run(device, program, options);
+
+  std::vector<Duration> previous_ends;  // of the queue before, in completion order
+  std::size_t most_pending = 0;
+  for (std::size_t q = 0; q < queues.size(); ++q) {
+    std::vector<Duration> ends;
+    Duration free_at = 0;
+    for (std::uint32_t k = 0; k < kPerQueue; ++k) {
+      const std::size_t i = k * queues.size() + q;
+      const InstructionCost c = costs.cost(program.instructions[i], i, 0);
+      const Duration start = std::max(free_at, q > 0 ? previous_ends[k] : 0.0);
+      SCOPED_TRACE(::testing::Message() << "queue " << q << " instruction " << i);
+      EXPECT_EQ(result.times[i].start, start);
+      EXPECT_EQ(result.times[i].end, start + c.latency);
+      free_at = start + c.occupancy;
+      ends.push_back(start + c.latency);
+    }
+    std::sort(ends.begin(), ends.end());
+    previous_ends = ends;
+  }
+  // Events pending right after each start: the completions and queue releases still to come.
+  for (const InstructionTime& at : result.times) {
+    std::size_t pending = 0;
+    for (const InstructionTime& t : result.times)
+      if (t.start <= at.start) pending += (t.end > at.start) + (t.occupied_until > at.start);
+    most_pending = std::max(most_pending, pending);
+  }
+  EXPECT_GT(most_pending, 16u);
 }
 
 TEST(Executor, StepLimitStopsRunawayPrograms) {
