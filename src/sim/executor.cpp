@@ -625,6 +625,15 @@ class Executor {
     }
 
     const InstructionCost cost = c.cost->cost(inst, index, time);
+    // A cost model is user code: a negative, infinite or NaN cost would run time backwards
+    // or stop it, silently.
+    constexpr Duration kForever = std::numeric_limits<Duration>::infinity();
+    if (!(cost.occupancy >= 0 && cost.occupancy < kForever && cost.latency >= 0 &&
+          cost.latency < kForever)) [[unlikely]]
+      fail(c, index,
+           fmt::format("the cost model gave occupancy {} and latency {}; costs must be finite "
+                       "and non-negative",
+                       cost.occupancy, cost.latency));
     if (c.info[index].barrier) {
       arrive(c, std::get<isa::CoreBarrier>(inst.op), q, index, time, cost);
       return;

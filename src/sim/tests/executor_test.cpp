@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "sim/tests/test_util.h"
@@ -315,6 +317,37 @@ TEST(Executor, ManyPendingEventsKeepTheirOrder) {
     most_pending = std::max(most_pending, pending);
   }
   EXPECT_GT(most_pending, 16u);
+}
+
+TEST(Executor, ACostModelGivingNegativeOrNonFiniteCostsIsAnError) {
+  class Broken final : public CostModel {
+   public:
+    explicit Broken(InstructionCost bad) : bad_(bad) {}
+    InstructionCost cost(const isa::Instruction&, std::size_t index, Duration) override {
+      return index == 1 ? bad_ : InstructionCost{};
+    }
+
+   private:
+    InstructionCost bad_;
+  };
+  const Duration nan = std::numeric_limits<Duration>::quiet_NaN();
+  const Duration inf = std::numeric_limits<Duration>::infinity();
+  for (const InstructionCost bad : {InstructionCost{-1, 1}, InstructionCost{1, -0.5},
+                                    InstructionCost{nan, 1}, InstructionCost{1, inf}}) {
+    RoundTrip rt;
+    Broken costs(bad);
+    RunOptions options;
+    options.cost_model = &costs;
+    SCOPED_TRACE(::testing::Message() << bad.occupancy << " " << bad.latency);
+    try {
+      run(rt.device, rt.program, options);
+      ADD_FAILURE() << "no error";
+    } catch (const SimError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("instruction 1 (tensor_copy)"), std::string::npos) << what;
+      EXPECT_NE(what.find("costs must be finite and non-negative"), std::string::npos) << what;
+    }
+  }
 }
 
 TEST(Executor, StepLimitStopsRunawayPrograms) {
