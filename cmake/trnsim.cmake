@@ -8,9 +8,11 @@ target_compile_options(trnsim_options INTERFACE -Wall -Wextra -Wpedantic -Wshado
 if(TRNSIM_WERROR)
   target_compile_options(trnsim_options INTERFACE -Werror)
 endif()
-if(CMAKE_BUILD_TYPE STREQUAL "Release" OR CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+if((CMAKE_BUILD_TYPE STREQUAL "Release" OR CMAKE_BUILD_TYPE STREQUAL "RelWithDebInfo")
+   AND NOT TRNSIM_SANITIZE)
   # The simulator's hot loops are written to be auto-vectorised; let the compiler use the
   # host's vector units only when asked (portable binaries by default, x86-64-v2 baseline).
+  # Not in sanitizer builds: they are for finding bugs, and -O3 doubled their build time.
   target_compile_options(trnsim_options INTERFACE -O3)
 endif()
 if(TRNSIM_SANITIZE)
