@@ -59,7 +59,8 @@ void fill_sbuf(sim::Core& core, DType dtype, std::uint64_t offset, std::uint64_t
     if (dtype == DType::kBFloat16) {
       std::vector<float> values(bytes / 2);
       for (float& v : values) v = dist(rng);
-      trnsim::numerics::encode_bytes(DType::kBFloat16, values, std::as_writable_bytes(std::span(row)));
+      trnsim::numerics::encode_bytes(DType::kBFloat16, values,
+                                     std::as_writable_bytes(std::span(row)));
     } else {
       // E4M3 codes without the NaN pattern (S.1111.111) and E8M0 scales near 2^0.
       for (auto& b : row) {
@@ -116,12 +117,12 @@ MatmulProblem mxfp8_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
                                (std::uint64_t{l} * m + std::uint64_t{i} * 128) * 4, 128);
         mm.moving = onchip(Memory::kSbuf, DType::kFloat8E4M3x4, 128,
                            a_bytes + (std::uint64_t{l} * n + std::uint64_t{j} * 512) * 4, 512);
-        mm.stationary_scale = onchip(Memory::kSbuf, DType::kUInt8, 128,
-                                     scale_base + std::uint64_t{l} * m + std::uint64_t{i} * 128, 128);
-        mm.moving_scale = onchip(Memory::kSbuf, DType::kUInt8, 128,
-                                 scale_base + a_scale_bytes + std::uint64_t{l} * n +
-                                     std::uint64_t{j} * 512,
-                                 512);
+        mm.stationary_scale =
+            onchip(Memory::kSbuf, DType::kUInt8, 128,
+                   scale_base + std::uint64_t{l} * m + std::uint64_t{i} * 128, 128);
+        mm.moving_scale =
+            onchip(Memory::kSbuf, DType::kUInt8, 128,
+                   scale_base + a_scale_bytes + std::uint64_t{l} * n + std::uint64_t{j} * 512, 512);
         mm.dst = onchip(Memory::kPsum, DType::kFloat32, 128, std::uint64_t{j % 8} * 2048, 512);
         mm.accumulate = l == 0 ? isa::AccumulateMode::kOverwrite : isa::AccumulateMode::kAccumulate;
         problem.program.instructions.push_back(on_tensor(mm));
@@ -175,8 +176,8 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
   for (float& v : a) v = dist(rng);
   for (float& v : b) v = dist(rng);
   for (auto _ : state) {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(),
-                n, 0.0f, c.data(), n);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k, 1.0f, a.data(), k, b.data(), n,
+                0.0f, c.data(), n);
     benchmark::DoNotOptimize(c.data());
   }
   state.counters["FLOP/s"] =
@@ -184,8 +185,14 @@ void BM_OpenBlasSgemm(benchmark::State& state) {
 }
 
 // One full tile (a single instruction) and a 2048^3 GEMM made of full tiles.
-BENCHMARK(BM_SimBf16Matmul)->Args({128, 512, 128})->Args({2048, 2048, 2048})->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_SimMxfp8Matmul)->Args({128, 512, 512})->Args({2048, 2048, 2048})->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimBf16Matmul)
+    ->Args({128, 512, 128})
+    ->Args({2048, 2048, 2048})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_SimMxfp8Matmul)
+    ->Args({128, 512, 512})
+    ->Args({2048, 2048, 2048})
+    ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_OpenBlasSgemm)
     ->Args({128, 512, 128})
     ->Args({128, 512, 512})

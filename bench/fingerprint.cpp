@@ -43,8 +43,8 @@ class Fnv64 {
 };
 
 // One line per run: label, chip, cores, digests, exact simulated time (hex float).
-void fingerprint(const kernels::KernelInfo& info, numerics::DType dtype, const std::string& chip_name,
-                 int lnc) {
+void fingerprint(const kernels::KernelInfo& info, numerics::DType dtype,
+                 const std::string& chip_name, int lnc) {
   const arch::ChipConfig chip = arch::load_preset(chip_name);
   try {
     kernels::Problem problem = info.make(info.default_shape, dtype, chip);
@@ -57,16 +57,16 @@ void fingerprint(const kernels::KernelInfo& info, numerics::DType dtype, const s
       const std::vector<std::uint8_t>& bytes = t.bytes();
       outputs.add(bytes.data(), bytes.size());
     }
-    fmt::print("{} | {} lnc={} | asm {:016x} | out {:016x} | {:a} ns | {}\n", report.label, chip_name,
-               lnc, program.value(), outputs.value(), report.simulated_ns,
+    fmt::print("{} | {} lnc={} | asm {:016x} | out {:016x} | {:a} ns | {}\n", report.label,
+               chip_name, lnc, program.value(), outputs.value(), report.simulated_ns,
                report.ok() ? "correct" : "WRONG");
   } catch (const std::exception& e) {
     // A kernel that does not take this chip or core count says so; the message is part of
     // the fingerprint (it must not change either).
     std::string what = e.what();
     if (const auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
-    fmt::print("{} {} | {} lnc={} | error: {}\n", info.name, numerics::name(dtype), chip_name,
-               lnc, what);
+    fmt::print("{} {} | {} lnc={} | error: {}\n", info.name, numerics::name(dtype), chip_name, lnc,
+               what);
   }
 }
 

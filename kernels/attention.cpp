@@ -42,14 +42,17 @@ namespace {
 using kernel::KernelError;
 using kernel::Tensor;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
 constexpr float kMasked = -1e30f;  // additive mask: exp(scale * (s + kMasked) - ...) == 0
 
 }  // namespace
 
 std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions& o) {
-  if (in.size() != 3) throw KernelError({}, "attention takes three inputs: q_t [D, S], k_t [D, S], v [S, D]");
+  if (in.size() != 3)
+    throw KernelError({}, "attention takes three inputs: q_t [D, S], k_t [D, S], v [S, D]");
   const Tensor& q_t = in[0];
   const Tensor& k_t = in[1];
   const Tensor& v = in[2];
@@ -58,10 +61,14 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
     throw KernelError({}, "attention: expected q_t [D, S], k_t [D, S] and v [S, D]");
   const std::int64_t d = q_t.dim(0), s = q_t.dim(1);
   const std::int64_t pmax = nl::tile_size::pmax();
-  if (d > pmax) throw KernelError({}, fmt::format("attention: head dim {} exceeds {} partitions", d, pmax));
+  if (d > pmax)
+    throw KernelError({}, fmt::format("attention: head dim {} exceeds {} partitions", d, pmax));
   if (o.kv_block < 128 || o.kv_block % 128 != 0 || o.kv_block > 2048)
-    throw KernelError({}, fmt::format("attention: kv_block {} must be a multiple of 128 in [128, 2048]", o.kv_block));
-  const float scale = o.scale != 0.0f ? o.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
+    throw KernelError(
+        {},
+        fmt::format("attention: kv_block {} must be a multiple of 128 in [128, 2048]", o.kv_block));
+  const float scale =
+      o.scale != 0.0f ? o.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   const std::int64_t kvb = o.kv_block;
   const std::int64_t mm_cols = std::min<std::int64_t>(nl::tile_size::gemm_moving_fmax(), kvb);
   // P^T chunks per PSUM tile: one bank of BF16 (1024 per partition) = 8 chunks of 128.
@@ -91,7 +98,9 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
     mask = nl::ndarray({pmax, pmax}, DType::kFloat32, nl::sbuf, "causal_mask");
     // keep where query (partition p) - key (column i) >= 0
     nisa::affine_select(mask, zero, isa::AluOp::kGreaterEqual, kMasked,
-                        {.pattern = {{-1, static_cast<std::uint32_t>(pmax)}}, .offset = 0, .channel_multiplier = 1});
+                        {.pattern = {{-1, static_cast<std::uint32_t>(pmax)}},
+                         .offset = 0,
+                         .channel_multiplier = 1});
   }
 
   // Causal query tiles run longest first (tile i sees i + 1 key tiles), so the short ones
@@ -123,7 +132,8 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
       }
 
       Tensor blk_neg_max = nl::ndarray({r, 1}, DType::kFloat32, nl::sbuf, "blk_neg_max");
-      nisa::tensor_reduce(blk_neg_max, scores, isa::AluOp::kMaximum, {.negate = true, .common = {.engine = isa::Engine::kVector}});
+      nisa::tensor_reduce(blk_neg_max, scores, isa::AluOp::kMaximum,
+                          {.negate = true, .common = {.engine = isa::Engine::kVector}});
       Tensor new_neg_max = blk_neg_max;
       if (!first) {
         new_neg_max = nl::ndarray({r, 1}, DType::kFloat32, nl::sbuf, "neg_max");
@@ -134,15 +144,18 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
 
       Tensor p = nl::ndarray({r, w}, DType::kBFloat16, nl::sbuf, "p");
       Tensor row_sum = nl::ndarray({r, 1}, DType::kFloat32, nl::sbuf, "row_sum");
-      nisa::activation(p, isa::ActivationFunc::kExp, scores, {.scale = scale, .bias = bias, .reduce_res = row_sum});
+      nisa::activation(p, isa::ActivationFunc::kExp, scores,
+                       {.scale = scale, .bias = bias, .reduce_res = row_sum});
 
       Tensor alpha;
       if (!first) {
         // exp(scale * max_old - scale * max_new)
         alpha = nl::ndarray({r, 1}, DType::kFloat32, nl::sbuf, "alpha");
-        nisa::activation(alpha, isa::ActivationFunc::kExp, neg_max, {.scale = -scale, .bias = bias});
+        nisa::activation(alpha, isa::ActivationFunc::kExp, neg_max,
+                         {.scale = -scale, .bias = bias});
         Tensor new_sum = nl::ndarray({r, 1}, DType::kFloat32, nl::sbuf, "sum");
-        nisa::scalar_tensor_tensor(new_sum, sum, isa::AluOp::kMultiply, alpha, isa::AluOp::kAdd, row_sum);
+        nisa::scalar_tensor_tensor(new_sum, sum, isa::AluOp::kMultiply, alpha, isa::AluOp::kAdd,
+                                   row_sum);
         sum = new_sum;
       } else {
         sum = row_sum;
@@ -158,7 +171,8 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
       std::vector<std::int64_t> on_tensor;
       for (std::int64_t c = 0; c < chunks; ++c) {
         const std::int64_t k0 = c * pmax, kw = std::min(pmax, w - k0);
-        if (o.dma_transpose_period > 0 && c % o.dma_transpose_period == o.dma_transpose_period - 1) {
+        if (o.dma_transpose_period > 0 &&
+            c % o.dma_transpose_period == o.dma_transpose_period - 1) {
           Tensor t = nl::ndarray({kw, r}, DType::kBFloat16, nl::sbuf, "pt_dma");
           nisa::dma_transpose(t, p(nl::all, nl::ds(k0, kw)));
           pt_of[static_cast<std::size_t>(c)] = t;
@@ -180,15 +194,20 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
           pt_of[static_cast<std::size_t>(c)] = pt(nl::ds(0, kw), nl::ds(i * r, r));
           if (kw == pmax) ++full;
         }
-        if (full > 0) nisa::tensor_copy(pt(nl::all, nl::ds(0, full * r)), pt_ps(nl::all, nl::ds(0, full * r)));
+        if (full > 0)
+          nisa::tensor_copy(pt(nl::all, nl::ds(0, full * r)), pt_ps(nl::all, nl::ds(0, full * r)));
         if (full < gn) {
-          const std::int64_t kw = pt_of[static_cast<std::size_t>(on_tensor[static_cast<std::size_t>(g0 + full)])].dim(0);
-          nisa::tensor_copy(pt(nl::ds(0, kw), nl::ds(full * r, r)), pt_ps(nl::ds(0, kw), nl::ds(full * r, r)));
+          const std::int64_t kw =
+              pt_of[static_cast<std::size_t>(on_tensor[static_cast<std::size_t>(g0 + full)])].dim(
+                  0);
+          nisa::tensor_copy(pt(nl::ds(0, kw), nl::ds(full * r, r)),
+                            pt_ps(nl::ds(0, kw), nl::ds(full * r, r)));
         }
       }
       for (std::int64_t c = 0; c < chunks; ++c)
         nisa::nc_matmul(pv, pt_of[static_cast<std::size_t>(c)],
-                        v_chunk[static_cast<std::size_t>((b0 + c * pmax) / pmax)], {.accumulate = c > 0});
+                        v_chunk[static_cast<std::size_t>((b0 + c * pmax) / pmax)],
+                        {.accumulate = c > 0});
       Tensor new_acc = nl::ndarray({r, d}, DType::kFloat32, nl::sbuf, "acc");
       if (first) {
         nisa::tensor_copy(new_acc, pv);
@@ -212,7 +231,8 @@ namespace {
 
 // Double reference: rows of probabilities are computed once per sampled query row.
 ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, double scale) {
-  return [=](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  return [=](const std::vector<std::vector<float>>& in, std::size_t,
+             std::span<const std::int64_t> idx) {
     const auto& qt = in[0];
     const auto& kt = in[1];
     const auto& vv = in[2];
@@ -229,7 +249,8 @@ ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, dou
         for (std::int64_t j = 0; j < n; ++j) {
           double acc = 0;
           for (std::int64_t k = 0; k < d; ++k)
-            acc += double(qt[static_cast<std::size_t>(k * s + i)]) * double(kt[static_cast<std::size_t>(k * s + j)]);
+            acc += double(qt[static_cast<std::size_t>(k * s + i)]) *
+                   double(kt[static_cast<std::size_t>(k * s + j)]);
           sc[static_cast<std::size_t>(j)] = acc * scale;
           mx = std::max(mx, acc * scale);
         }
@@ -238,7 +259,8 @@ ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, dou
         std::vector<double> o(static_cast<std::size_t>(d), 0.0);
         for (std::int64_t j = 0; j < n; ++j)
           for (std::int64_t k = 0; k < d; ++k)
-            o[static_cast<std::size_t>(k)] += sc[static_cast<std::size_t>(j)] * double(vv[static_cast<std::size_t>(j * d + k)]);
+            o[static_cast<std::size_t>(k)] +=
+                sc[static_cast<std::size_t>(j)] * double(vv[static_cast<std::size_t>(j * d + k)]);
         for (auto& x : o) x /= l;
         it = rows.emplace(i, std::move(o)).first;
       }
@@ -256,8 +278,9 @@ Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool
   if (d > 128) throw std::invalid_argument(fmt::format("attention: head dim {} exceeds 128", d));
   if (dtype != DType::kBFloat16) throw std::invalid_argument("attention takes bfloat16 inputs");
   Problem p;
-  p.label = fmt::format("attention{}{} {}x{} {}", causal ? "_causal" : "", dma_transpose_period == 0 ? " (PE transposes)" : "",
-                        s, d, numerics::name(dtype));
+  p.label =
+      fmt::format("attention{}{} {}x{} {}", causal ? "_causal" : "",
+                  dma_transpose_period == 0 ? " (PE transposes)" : "", s, d, numerics::name(dtype));
   p.fn = [causal, out_dtype, kv_block, dma_transpose_period](std::span<const Tensor> in) {
     return attention(in, {.causal = causal,
                           .out_dtype = out_dtype,
@@ -269,7 +292,8 @@ Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool
   p.inputs.push_back(runtime::random_tensor("q_t", dtype, {d, s}, 11, -3.0f, 3.0f));
   p.inputs.push_back(runtime::random_tensor("k_t", dtype, {d, s}, 12));
   p.inputs.push_back(runtime::random_tensor("v", dtype, {s, d}, 13));
-  const double scale = static_cast<double>(static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
+  const double scale =
+      static_cast<double>(static_cast<float>(1.0 / std::sqrt(static_cast<double>(d))));
   p.reference = attention_reference(s, d, causal, scale);
   // P is rounded to BF16 (relative error <= 2^-8 per weight) before the P V matmul while the
   // row sums use the fp32 values, so |error| <= 2^-8 * sum_j p_j |v_j| / l <= 2^-8 max|v|
@@ -283,7 +307,8 @@ Problem make_attention(const std::vector<std::int64_t>& shape, DType dtype, bool
   // Useful work: QK^T and PV over the visible (query, key) pairs.
   const double pairs = causal ? sd * (sd + 1) / 2 : sd * sd;
   p.flops = 4.0 * pairs * dd;
-  p.hbm_bytes = 3.0 * sd * dd * double(numerics::storage_bytes(dtype)) + sd * dd * double(numerics::storage_bytes(out_dtype));
+  p.hbm_bytes = 3.0 * sd * dd * double(numerics::storage_bytes(dtype)) +
+                sd * dd * double(numerics::storage_bytes(out_dtype));
   p.peak_mode = "bf16";
   return p;
 }

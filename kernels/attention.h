@@ -17,11 +17,12 @@ namespace trnsim::kernels {
 using numerics::DType;
 
 struct AttentionOptions {
-  bool causal = false;       // key j is visible to query i only when j <= i
+  bool causal = false;  // key j is visible to query i only when j <= i
   DType out_dtype = DType::kBFloat16;
-  float scale = 0.0f;        // 0 = 1 / sqrt(D)
+  float scale = 0.0f;  // 0 = 1 / sqrt(D)
   // Keys per online-softmax step: one PSUM score block of 128 x kv_block fp32, one max and
-  // one rescale per step (512 measures best: small enough for several blocks in flight). A multiple of 128, at most 2048 (4 of the 8 PSUM banks).
+  // one rescale per step (512 measures best: small enough for several blocks in flight). A multiple
+  // of 128, at most 2048 (4 of the 8 PSUM banks).
   int kv_block = 512;
   // 0: every P^T chunk is transposed on the tensor engine. n > 0: every n-th 128-key chunk
   // is transposed by the DMA engines instead (dma_transpose SBUF -> SBUF), which the

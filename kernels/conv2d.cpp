@@ -24,7 +24,9 @@
 namespace trnsim::kernels {
 
 namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 }  // namespace
 
 std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
@@ -35,7 +37,8 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
   const std::int64_t n_total = x.dim(0), c_total = x.dim(1), h = x.dim(2), wd = x.dim(3);
   const std::int64_t k_total = w.dim(0), r_taps = w.dim(2), s_taps = w.dim(3);
   if (w.dim(1) != c_total)
-    throw kernel::KernelError({}, fmt::format("conv2d: w has {} input channels, x {}", w.dim(1), c_total));
+    throw kernel::KernelError(
+        {}, fmt::format("conv2d: w has {} input channels, x {}", w.dim(1), c_total));
   if (o.stride < 1 || o.pad < 0) throw kernel::KernelError({}, "conv2d: stride >= 1 and pad >= 0");
   const std::int64_t stride = o.stride, pad = o.pad;
   const std::int64_t p_total = (h + 2 * pad - r_taps) / stride + 1;
@@ -56,7 +59,8 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
   for (std::int64_t cc = 0; cc < c_chunks; ++cc) {
     const std::int64_t c0 = cc * pmax, cp = std::min(pmax, c_total - c0);
     Tensor t = nl::ndarray({cp, k_total, taps}, w.dtype(), nl::sbuf, "w_taps");
-    nisa::dma_copy(t, w3(nl::all, nl::ds(c0, cp), nl::all).permute({1, 0, 2}), {.name = "load weights"});
+    nisa::dma_copy(t, w3(nl::all, nl::ds(c0, cp), nl::all).permute({1, 0, 2}),
+                   {.name = "load weights"});
     wts.push_back(t);
   }
 
@@ -94,7 +98,8 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
                 const Tensor moving = bands[static_cast<std::size_t>(cc)]
                                           .slice(1, r, r + (np - 1) * stride + 1, stride)
                                           .slice(2, s, s + (qn - 1) * stride + 1, stride);
-                const Tensor stationary = wts[static_cast<std::size_t>(cc)](nl::all, nl::ds(k0, kn), r * s_taps + s);
+                const Tensor stationary =
+                    wts[static_cast<std::size_t>(cc)](nl::all, nl::ds(k0, kn), r * s_taps + s);
                 nisa::nc_matmul(acc, stationary, moving, {.accumulate = !first});
                 first = false;
               }
@@ -102,7 +107,8 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
           }
           Tensor ot = nl::ndarray({kn, np, qn}, x.dtype(), nl::sbuf, "out_tile");
           nisa::tensor_copy(ot, acc);
-          nisa::dma_copy(out(n, nl::ds(k0, kn), nl::ds(p0, np), nl::ds(q0, qn)), ot, {.name = "store out"});
+          nisa::dma_copy(out(n, nl::ds(k0, kn), nl::ds(p0, np), nl::ds(q0, qn)), ot,
+                         {.name = "store out"});
         }
       }
     }
@@ -114,20 +120,25 @@ Problem make_conv2d_problem(const std::vector<std::int64_t>& s, DType dtype, int
   require_dims(s, 7, "NxCxHxWxKxRxS");
   const std::int64_t n = s[0], c = s[1], h = s[2], w = s[3], k = s[4], r = s[5], sw = s[6];
   if (stride < 1 || pad < 0) throw std::invalid_argument("conv2d: stride >= 1, pad >= 0");
-  if (h + 2 * pad < r || w + 2 * pad < sw) throw std::invalid_argument("conv2d: filter larger than the padded input");
-  const std::int64_t p_out = (h + 2 * pad - r) / stride + 1, q_out = (w + 2 * pad - sw) / stride + 1;
+  if (h + 2 * pad < r || w + 2 * pad < sw)
+    throw std::invalid_argument("conv2d: filter larger than the padded input");
+  const std::int64_t p_out = (h + 2 * pad - r) / stride + 1,
+                     q_out = (w + 2 * pad - sw) / stride + 1;
   Problem p;
-  p.label = fmt::format("conv2d {}x{}x{}x{} * {}x{}x{}x{} stride {} pad {} {}", n, c, h, w, k, c, r, sw, stride, pad,
-                        numerics::name(dtype));
-  p.fn = [stride, pad](std::span<const Tensor> in) { return conv2d(in, {.stride = stride, .pad = pad}); };
+  p.label = fmt::format("conv2d {}x{}x{}x{} * {}x{}x{}x{} stride {} pad {} {}", n, c, h, w, k, c, r,
+                        sw, stride, pad, numerics::name(dtype));
+  p.fn = [stride, pad](std::span<const Tensor> in) {
+    return conv2d(in, {.stride = stride, .pad = pad});
+  };
   p.inputs.push_back(runtime::random_tensor("x", dtype, {n, c, h, w}, 61));
   p.inputs.push_back(runtime::random_tensor("w", dtype, {k, c, r, sw}, 62));
-  p.reference = [=](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  p.reference = [=](const std::vector<std::vector<float>>& in, std::size_t,
+                    std::span<const std::int64_t> idx) {
     std::vector<double> out;
     out.reserve(idx.size());
     for (std::int64_t flat : idx) {
-      const std::int64_t q = flat % q_out, pp = (flat / q_out) % p_out, kk = (flat / (q_out * p_out)) % k,
-                         nn = flat / (q_out * p_out * k);
+      const std::int64_t q = flat % q_out, pp = (flat / q_out) % p_out,
+                         kk = (flat / (q_out * p_out)) % k, nn = flat / (q_out * p_out * k);
       double acc = 0;
       for (std::int64_t cc = 0; cc < c; ++cc)
         for (std::int64_t rr = 0; rr < r; ++rr)
@@ -145,10 +156,11 @@ Problem make_conv2d_problem(const std::vector<std::int64_t>& s, DType dtype, int
   // and the fp32 PSUM sum of T = C*R*S terms of magnitude < 1 errs by <= T * 2^-22 with
   // running sums below 4; one rounding into the output type.
   const double terms = double(c * r * sw);
-  p.tolerance = {terms * 0x1p-22 + 1e-6, half_ulp(dtype) * (1 + 0x1p-6),
-                 fmt::format("fp32 accumulation of C*R*S={} products (<= T*2^-22 absolute) plus one rounding "
-                             "to {}",
-                             c * r * sw, numerics::name(dtype))};
+  p.tolerance = {
+      terms * 0x1p-22 + 1e-6, half_ulp(dtype) * (1 + 0x1p-6),
+      fmt::format("fp32 accumulation of C*R*S={} products (<= T*2^-22 absolute) plus one rounding "
+                  "to {}",
+                  c * r * sw, numerics::name(dtype))};
   p.flops = 2.0 * double(n * k * p_out * q_out) * terms;
   const double e = double(numerics::storage_bytes(dtype));
   p.hbm_bytes = e * double(n * c * h * w + k * c * r * sw + n * k * p_out * q_out);
@@ -168,21 +180,37 @@ Problem make_same(const std::vector<std::int64_t>& s, DType d, int stride) {
 }
 
 const bool registered_same = register_kernel(
-    {"conv2d", "NCHW conv2d, stride 1, zero pad (R-1)/2 ('same'); taps accumulate in PSUM, no im2col",
-     "NxCxHxWxKxRxS", {1, 128, 32, 32, 128, 3, 3}, DType::kBFloat16, kDtypes,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_same(s, d, 1); }});
-
-const bool registered_s2 = register_kernel(
-    {"conv2d_s2", "NCHW conv2d, stride 2, zero pad (R-1)/2", "NxCxHxWxKxRxS", {1, 128, 32, 32, 128, 3, 3},
-     DType::kBFloat16, kDtypes,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_same(s, d, 2); }});
-
-const bool registered_valid = register_kernel(
-    {"conv2d_valid", "NCHW conv2d, stride 1, no padding", "NxCxHxWxKxRxS", {1, 128, 32, 32, 128, 3, 3},
-     DType::kBFloat16, kDtypes,
+    {"conv2d",
+     "NCHW conv2d, stride 1, zero pad (R-1)/2 ('same'); taps accumulate in PSUM, no im2col",
+     "NxCxHxWxKxRxS",
+     {1, 128, 32, 32, 128, 3, 3},
+     DType::kBFloat16,
+     kDtypes,
      [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_conv2d_problem(s, d, 1, 0);
+       return make_same(s, d, 1);
      }});
+
+const bool registered_s2 =
+    register_kernel({"conv2d_s2",
+                     "NCHW conv2d, stride 2, zero pad (R-1)/2",
+                     "NxCxHxWxKxRxS",
+                     {1, 128, 32, 32, 128, 3, 3},
+                     DType::kBFloat16,
+                     kDtypes,
+                     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+                       return make_same(s, d, 2);
+                     }});
+
+const bool registered_valid =
+    register_kernel({"conv2d_valid",
+                     "NCHW conv2d, stride 1, no padding",
+                     "NxCxHxWxKxRxS",
+                     {1, 128, 32, 32, 128, 3, 3},
+                     DType::kBFloat16,
+                     kDtypes,
+                     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+                       return make_conv2d_problem(s, d, 1, 0);
+                     }});
 
 }  // namespace
 

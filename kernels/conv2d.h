@@ -20,6 +20,7 @@ struct Conv2dOptions {
 std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& options = {});
 
 // The problem for any stride/pad (the registry names fix them: conv2d, conv2d_s2, conv2d_valid).
-Problem make_conv2d_problem(const std::vector<std::int64_t>& nchwkrs, DType dtype, int stride, int pad);
+Problem make_conv2d_problem(const std::vector<std::int64_t>& nchwkrs, DType dtype, int stride,
+                            int pad);
 
 }  // namespace trnsim::kernels

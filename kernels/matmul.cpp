@@ -17,12 +17,15 @@
 namespace trnsim::kernels {
 
 namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 }  // namespace
 
 std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
   using namespace trnsim;
-  if (in.size() != 2) throw kernel::KernelError({}, "matmul takes two inputs: a_t [K, M] and b [K, N]");
+  if (in.size() != 2)
+    throw kernel::KernelError({}, "matmul takes two inputs: a_t [K, M] and b [K, N]");
   const Tensor& a_t = in[0];
   const Tensor& b = in[1];
   if (a_t.ndim() != 2 || b.ndim() != 2 || a_t.shape()[0] != b.shape()[0])
@@ -57,8 +60,9 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
       std::vector<Tensor> acc;
       for (std::int64_t i = 0; i < m_tiles; ++i)
         for (std::int64_t j = 0; j < n_tiles; ++j)
-          acc.push_back(nl::ndarray({std::min(tile_m, rows - i * tile_m), std::min(tile_n, cols - j * tile_n)},
-                                    DType::kFloat32, nl::psum, "acc"));
+          acc.push_back(nl::ndarray(
+              {std::min(tile_m, rows - i * tile_m), std::min(tile_n, cols - j * tile_n)},
+              DType::kFloat32, nl::psum, "acc"));
       for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
         const std::int64_t k0 = kt * tile_k, ks = std::min(tile_k, k_total - k0);
         Tensor a_tile = nl::ndarray({ks, rows}, a_t.dtype(), nl::sbuf, "a_tile");
@@ -81,7 +85,8 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
           const Tensor& a = acc[static_cast<std::size_t>(i * n_tiles + j)];
           Tensor out = nl::ndarray(a.shape(), o.out_dtype, nl::sbuf, "c_tile");
           nisa::tensor_copy(out, a);
-          nisa::dma_copy(c(nl::ds(m0 + i * tile_m, a.dim(0)), nl::ds(n0 + j * tile_n, a.dim(1))), out);
+          nisa::dma_copy(c(nl::ds(m0 + i * tile_m, a.dim(0)), nl::ds(n0 + j * tile_n, a.dim(1))),
+                         out);
         }
       }
     }
@@ -121,7 +126,8 @@ Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>&
       const std::int64_t i = flat / n, j = flat % n;
       double s = 0;
       for (std::int64_t kk = 0; kk < k; ++kk)
-        s += double(in[0][static_cast<std::size_t>(kk * m + i)]) * double(in[1][static_cast<std::size_t>(kk * n + j)]);
+        s += double(in[0][static_cast<std::size_t>(kk * m + i)]) *
+             double(in[1][static_cast<std::size_t>(kk * n + j)]);
       r.push_back(s);
     }
     return r;
@@ -137,7 +143,7 @@ Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>&
   p.flops = 2.0 * double(m) * double(n) * double(k);
   p.hbm_bytes = double(numerics::storage_bytes(dtype)) * double(m * k + k * n) +
                 double(numerics::storage_bytes(out)) * double(m * n);
-  p.peak_mode = dtype == DType::kFloat32 ? "fp32"
+  p.peak_mode = dtype == DType::kFloat32                                       ? "fp32"
                 : (dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2) ? "fp8"
                                                                                : "bf16";
   return p;

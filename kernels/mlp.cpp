@@ -32,33 +32,41 @@ using kernel::KernelError;
 using kernel::Tensor;
 
 namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 }  // namespace
 
 std::vector<Tensor> mlp(std::span<const Tensor> in, const MlpOptions& o) {
-  if (in.size() != 4) throw KernelError({}, "mlp takes four inputs: x [T, H], w_gate [H, F], w_up [H, F], w_down [F, H]");
+  if (in.size() != 4)
+    throw KernelError({},
+                      "mlp takes four inputs: x [T, H], w_gate [H, F], w_up [H, F], w_down [F, H]");
   const Tensor& x = in[0];
   const Tensor& wg = in[1];
   const Tensor& wu = in[2];
   const Tensor& wd = in[3];
-  if (x.ndim() != 2 || wg.ndim() != 2 || wu.shape() != wg.shape() || wd.ndim() != 2 || wg.dim(0) != x.dim(1) ||
-      wd.dim(0) != wg.dim(1) || wd.dim(1) != x.dim(1))
+  if (x.ndim() != 2 || wg.ndim() != 2 || wu.shape() != wg.shape() || wd.ndim() != 2 ||
+      wg.dim(0) != x.dim(1) || wd.dim(0) != wg.dim(1) || wd.dim(1) != x.dim(1))
     throw KernelError({}, "mlp: expected x [T, H], w_gate and w_up [H, F], w_down [F, H]");
   if (o.act != isa::ActivationFunc::kSilu && o.act != isa::ActivationFunc::kGelu)
     throw KernelError({}, "mlp: the activation is silu or gelu");
   const std::int64_t t_total = x.dim(0), h = x.dim(1), f = wg.dim(1);
   const std::int64_t pmax = nl::tile_size::pmax();
   const std::int64_t tb_max = std::min(o.token_block, nl::tile_size::gemm_moving_fmax());
-  const std::int64_t slab = std::min<std::int64_t>(512, nl::tile_size::gemm_moving_fmax());  // F columns per gate/up DMA
+  const std::int64_t slab =
+      std::min<std::int64_t>(512, nl::tile_size::gemm_moving_fmax());  // F columns per gate/up DMA
   const std::int64_t dc = std::min(o.down_cols, nl::tile_size::psum_bank_fmax());
   const std::int64_t h_tiles = ceil_div(h, pmax), f_tiles = ceil_div(f, pmax);
   {
     // Live per partition: x^T, a^T, a gate+up slab pair and a down slab (x2 for overlap).
-    const std::int64_t bytes = 2 * (h_tiles * tb_max + f_tiles * tb_max + 2 * h_tiles * slab + f_tiles * dc) * 2;
+    const std::int64_t bytes =
+        2 * (h_tiles * tb_max + f_tiles * tb_max + 2 * h_tiles * slab + f_tiles * dc) * 2;
     if (bytes > nl::tile_size::sbuf_bytes_per_partition())
-      throw KernelError({}, fmt::format("mlp: H={} F={} with {} tokens per block needs ~{} KiB per partition of SBUF "
-                                        "(> {} KiB); lower token_block or down_cols",
-                                        h, f, tb_max, bytes / 1024, nl::tile_size::sbuf_bytes_per_partition() / 1024));
+      throw KernelError(
+          {}, fmt::format(
+                  "mlp: H={} F={} with {} tokens per block needs ~{} KiB per partition of SBUF "
+                  "(> {} KiB); lower token_block or down_cols",
+                  h, f, tb_max, bytes / 1024, nl::tile_size::sbuf_bytes_per_partition() / 1024));
   }
   Tensor y = nl::ndarray({t_total, h}, o.out_dtype, nl::shared_hbm, "y");
 
@@ -149,12 +157,14 @@ Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::Activ
     return mlp(in, {.act = act, .token_block = token_block, .down_cols = down_cols});
   };
   // Variance-preserving weights: U(-a, a) with a = sqrt(3 / fan_in), so g, u ~ unit scale.
-  const float ah = static_cast<float>(std::sqrt(3.0 / double(h))), af = static_cast<float>(std::sqrt(3.0 / double(f)));
+  const float ah = static_cast<float>(std::sqrt(3.0 / double(h))),
+              af = static_cast<float>(std::sqrt(3.0 / double(f)));
   p.inputs.push_back(runtime::random_tensor("x", dtype, {t, h}, 41));
   p.inputs.push_back(runtime::random_tensor("w_gate", dtype, {h, f}, 42, -ah, ah));
   p.inputs.push_back(runtime::random_tensor("w_up", dtype, {h, f}, 43, -ah, ah));
   p.inputs.push_back(runtime::random_tensor("w_down", dtype, {f, h}, 44, -af, af));
-  p.reference = [t, h, f, act](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  p.reference = [t, h, f, act](const std::vector<std::vector<float>>& in, std::size_t,
+                               std::span<const std::int64_t> idx) {
     (void)t;
     std::map<std::int64_t, std::vector<double>> a_rows;  // token -> a[t, :]
     std::vector<double> r;
@@ -174,12 +184,14 @@ Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::Activ
           }
         }
         for (std::int64_t j = 0; j < f; ++j)
-          g[static_cast<std::size_t>(j)] = act_ref(act, g[static_cast<std::size_t>(j)]) * u[static_cast<std::size_t>(j)];
+          g[static_cast<std::size_t>(j)] =
+              act_ref(act, g[static_cast<std::size_t>(j)]) * u[static_cast<std::size_t>(j)];
         it = a_rows.emplace(tok, std::move(g)).first;
       }
       double s = 0;
       for (std::int64_t j = 0; j < f; ++j)
-        s += it->second[static_cast<std::size_t>(j)] * double(in[3][static_cast<std::size_t>(j * h + col)]);
+        s += it->second[static_cast<std::size_t>(j)] *
+             double(in[3][static_cast<std::size_t>(j * h + col)]);
       r.push_back(s);
     }
     return r;
@@ -189,9 +201,10 @@ Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::Activ
   // and E[w_down^2] = 1/F, so the error of y has std <= 2^-8 / sqrt(27); 8 sigma of it is
   // the absolute bound. fp32 PSUM sums are ~2^-24 (H + F) relative; BF16 output rounding is
   // half an ulp.
-  p.tolerance = {8 * 0x1p-8 / std::sqrt(27.0) + 1e-5, half_ulp(DType::kBFloat16),
-                 "BF16 intermediate a = act(g) u (8-sigma bound of the rounding noise through the down "
-                 "projection), fp32 PSUM accumulation, BF16 output rounding"};
+  p.tolerance = {
+      8 * 0x1p-8 / std::sqrt(27.0) + 1e-5, half_ulp(DType::kBFloat16),
+      "BF16 intermediate a = act(g) u (8-sigma bound of the rounding noise through the down "
+      "projection), fp32 PSUM accumulation, BF16 output rounding"};
   p.flops = 6.0 * double(t) * double(h) * double(f);
   p.hbm_bytes = 2.0 * (2.0 * double(t) * double(h) + 3.0 * double(h) * double(f));
   p.peak_mode = "bf16";

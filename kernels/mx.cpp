@@ -40,9 +40,13 @@ namespace {
 
 using isa::AluOp;
 
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
 
-bool is_fp8_x4(DType t) { return t == DType::kFloat8E4M3x4 || t == DType::kFloat8E5M2x4; }
+bool is_fp8_x4(DType t) {
+  return t == DType::kFloat8E4M3x4 || t == DType::kFloat8E5M2x4;
+}
 
 }  // namespace
 
@@ -53,15 +57,19 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
   if (in.size() != 1 || in[0].ndim() != 2)
     throw kernel::KernelError({}, "mx_quantize takes one input x [R, C]");
   if (!is_fp8_x4(o.packed))
-    throw kernel::KernelError({}, fmt::format("mx_quantize produces float8_e4m3fn_x4 or float8_e5m2_x4, "
-                                              "not {}", numerics::name(o.packed)));
+    throw kernel::KernelError(
+        {}, fmt::format("mx_quantize produces float8_e4m3fn_x4 or float8_e5m2_x4, "
+                        "not {}",
+                        numerics::name(o.packed)));
   const Tensor& x = in[0];
   const std::int64_t r_total = x.dim(0), c_total = x.dim(1);
   if (c_total % 4 != 0)
-    throw kernel::KernelError({}, fmt::format("mx_quantize: C = {} must be a multiple of 4", c_total));
+    throw kernel::KernelError({},
+                              fmt::format("mx_quantize: C = {} must be a multiple of 4", c_total));
   const std::int64_t words_total = c_total / 4;
   Tensor data = nl::ndarray({r_total, words_total}, o.packed, nl::shared_hbm, "mx_data");
-  Tensor scales = nl::ndarray({ceil_div(r_total, 8), words_total}, DType::kUInt8, nl::shared_hbm, "mx_scales");
+  Tensor scales =
+      nl::ndarray({ceil_div(r_total, 8), words_total}, DType::kUInt8, nl::shared_hbm, "mx_scales");
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t pmax = nl::tile_size::pmax();
   for (std::int64_t r0 = 0; r0 < r_total; r0 += pmax) {
@@ -71,7 +79,8 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
       const std::int64_t cs = std::min(kChunk, c_total - c0), ws = cs / 4;
       Tensor src = nl::ndarray({prows, cs}, x.dtype(), nl::sbuf, "src");
       if (prows != rows) nisa::memset(src, 0.0f);  // zero rows: no effect on a block's amax
-      nisa::dma_copy(src(nl::ds(0, rows), nl::all), x(nl::ds(r0, rows), nl::ds(c0, cs)), {.name = "load x"});
+      nisa::dma_copy(src(nl::ds(0, rows), nl::all), x(nl::ds(r0, rows), nl::ds(c0, cs)),
+                     {.name = "load x"});
       Tensor q = nl::ndarray({prows, ws}, o.packed, nl::sbuf, "q");
       Tensor s = nl::ndarray({prows, ws}, DType::kUInt8, nl::sbuf, "scale");
       nisa::quantize_mx(q, src, s);
@@ -79,8 +88,8 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
                      {.name = "store words"});
       for (std::int64_t quad = 0; quad * 32 < rows; ++quad) {
         const std::int64_t n = ceil_div(std::min<std::int64_t>(32, rows - quad * 32), 8);
-        nisa::dma_copy(scales(nl::ds(r0 / 8 + quad * 4, n), nl::ds(c0 / 4, ws)), s(nl::ds(quad * 32, n), nl::all),
-                       {.name = "store scales"});
+        nisa::dma_copy(scales(nl::ds(r0 / 8 + quad * 4, n), nl::ds(c0 / 4, ws)),
+                       s(nl::ds(quad * 32, n), nl::all), {.name = "store scales"});
       }
     }
   }
@@ -94,8 +103,9 @@ namespace {
 
 // Rows [8 g0, 8 g0 + 8 gp) (or a tail group of `rows_per_group` < 8 rows when gp == 1),
 // columns [c0, c0 + cs): data viewed as fp8 [.., C], out fp32 [.., C].
-void dequantize_groups(const Tensor& data8, const Tensor& scales, const Tensor& out, std::int64_t g0,
-                       std::int64_t gp, std::int64_t rows_per_group, std::int64_t c0, std::int64_t cs) {
+void dequantize_groups(const Tensor& data8, const Tensor& scales, const Tensor& out,
+                       std::int64_t g0, std::int64_t gp, std::int64_t rows_per_group,
+                       std::int64_t c0, std::int64_t cs) {
   const std::int64_t c_total = data8.dim(1), ws = cs / 4;
   const std::int64_t r0 = g0 * 8;
   const DType e8 = data8.dtype();
@@ -103,11 +113,13 @@ void dequantize_groups(const Tensor& data8, const Tensor& scales, const Tensor& 
   Tensor dst = nl::ndarray({gp, rows_per_group, cs}, DType::kFloat32, nl::sbuf, "values");
   if (rows_per_group == 8) {
     const std::int64_t r_full = data8.dim(0) / 8 * 8;
-    nisa::dma_copy(d, data8(nl::ds(0, r_full), nl::all).reshape({r_full / 8, 8, c_total})(
-                          nl::ds(g0, gp), nl::all, nl::ds(c0, cs)),
+    nisa::dma_copy(d,
+                   data8(nl::ds(0, r_full), nl::all)
+                       .reshape({r_full / 8, 8, c_total})(nl::ds(g0, gp), nl::all, nl::ds(c0, cs)),
                    {.name = "load words"});
   } else {
-    nisa::dma_copy(d, data8(nl::ds(r0, rows_per_group), nl::ds(c0, cs)).expand_dim(0), {.name = "load words"});
+    nisa::dma_copy(d, data8(nl::ds(r0, rows_per_group), nl::ds(c0, cs)).expand_dim(0),
+                   {.name = "load words"});
   }
   // E8M0 code -> int32 (DMA casts) -> fp32 bits of 2^(s - 127).
   Tensor s = nl::ndarray({gp, ws}, DType::kInt32, nl::sbuf, "scale_code");
@@ -126,15 +138,16 @@ void dequantize_groups(const Tensor& data8, const Tensor& scales, const Tensor& 
                        .broadcast(1, rows_per_group)
                        .expand_dim(3)
                        .broadcast(3, 4);  // [gp, rows, ws, 4]
-  nisa::tensor_tensor(dst.reshape({gp, rows_per_group, ws, 4}), d.reshape({gp, rows_per_group, ws, 4}), f,
-                      AluOp::kMultiply);
+  nisa::tensor_tensor(dst.reshape({gp, rows_per_group, ws, 4}),
+                      d.reshape({gp, rows_per_group, ws, 4}), f, AluOp::kMultiply);
   if (rows_per_group == 8) {
     const std::int64_t r_full = out.dim(0) / 8 * 8;
-    nisa::dma_copy(out(nl::ds(0, r_full), nl::all).reshape({r_full / 8, 8, c_total})(nl::ds(g0, gp), nl::all,
-                                                                                       nl::ds(c0, cs)),
+    nisa::dma_copy(out(nl::ds(0, r_full), nl::all)
+                       .reshape({r_full / 8, 8, c_total})(nl::ds(g0, gp), nl::all, nl::ds(c0, cs)),
                    dst, {.name = "store values"});
   } else {
-    nisa::dma_copy(out(nl::ds(r0, rows_per_group), nl::ds(c0, cs)).expand_dim(0), dst, {.name = "store values"});
+    nisa::dma_copy(out(nl::ds(r0, rows_per_group), nl::ds(c0, cs)).expand_dim(0), dst,
+                   {.name = "store values"});
   }
 }
 
@@ -146,12 +159,14 @@ std::vector<Tensor> mx_dequantize(std::span<const Tensor> in) {
   const Tensor& data = in[0];
   const Tensor& scales = in[1];
   if (!is_fp8_x4(data.dtype()))
-    throw kernel::KernelError({}, fmt::format("mx_dequantize decodes MXFP8 (float8_e4m3fn_x4, float8_e5m2_x4), "
-                                              "not {}: FP4 has no unpacked dtype the Vector engine reads",
-                                              numerics::name(data.dtype())));
+    throw kernel::KernelError(
+        {}, fmt::format("mx_dequantize decodes MXFP8 (float8_e4m3fn_x4, float8_e5m2_x4), "
+                        "not {}: FP4 has no unpacked dtype the Vector engine reads",
+                        numerics::name(data.dtype())));
   const std::int64_t r_total = data.dim(0), words = data.dim(1), c_total = words * 4;
   if (scales.dim(0) != ceil_div(r_total, 8) || scales.dim(1) != words)
-    throw kernel::KernelError({}, fmt::format("mx_dequantize: scales must be [{}, {}]", ceil_div(r_total, 8), words));
+    throw kernel::KernelError(
+        {}, fmt::format("mx_dequantize: scales must be [{}, {}]", ceil_div(r_total, 8), words));
   const DType e8 = numerics::unpacked_element(data.dtype());
   const Tensor data8 = data.view(e8);  // [R, C] plain fp8 bytes
   Tensor out = nl::ndarray({r_total, c_total}, DType::kFloat32, nl::shared_hbm, "out");
@@ -173,13 +188,16 @@ std::vector<Tensor> mx_dequantize(std::span<const Tensor> in) {
 std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions& o) {
   const arch::ChipConfig& chip = nl::chip();
   if (!chip.tensor.has_mx)
-    throw kernel::KernelError({__FILE__, static_cast<std::uint32_t>(__LINE__), 0},
-                              fmt::format("matmul_mx needs the MX tensor engine (nc_matmul_mx, x4-packed "
-                                          "types), which NeuronCore-v4 (trn3) has; {} is {}",
-                                          chip.name, arch::core_name(chip.generation)));
+    throw kernel::KernelError(
+        {__FILE__, static_cast<std::uint32_t>(__LINE__), 0},
+        fmt::format("matmul_mx needs the MX tensor engine (nc_matmul_mx, x4-packed "
+                    "types), which NeuronCore-v4 (trn3) has; {} is {}",
+                    chip.name, arch::core_name(chip.generation)));
   if (in.size() != 4)
-    throw kernel::KernelError({}, "matmul_mx takes a data [K/4, M], a scales [K/32, M], b data [K/4, N], "
-                                  "b scales [K/32, N]");
+    throw kernel::KernelError(
+        {},
+        "matmul_mx takes a data [K/4, M], a scales [K/32, M], b data [K/4, N], "
+        "b scales [K/32, N]");
   const Tensor& a = in[0];
   const Tensor& as = in[1];
   const Tensor& b = in[2];
@@ -187,19 +205,22 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
   for (const Tensor* t : {&a, &as, &b, &bs})
     if (t->ndim() != 2) throw kernel::KernelError({}, "matmul_mx: every input is 2-D");
   if (!numerics::is_mx_packed(a.dtype()) || a.dtype() != b.dtype())
-    throw kernel::KernelError({}, fmt::format("matmul_mx: a and b must have the same x4-packed MX type; got {} "
-                                              "and {}",
-                                              numerics::name(a.dtype()), numerics::name(b.dtype())));
+    throw kernel::KernelError(
+        {}, fmt::format("matmul_mx: a and b must have the same x4-packed MX type; got {} "
+                        "and {}",
+                        numerics::name(a.dtype()), numerics::name(b.dtype())));
   const std::int64_t k4 = a.dim(0), m_total = a.dim(1), n_total = b.dim(1);
   if (b.dim(0) != k4 || k4 % 32 != 0)
-    throw kernel::KernelError({}, fmt::format("matmul_mx: a and b need the same K/4 rows, a multiple of 32 (K a "
-                                              "multiple of 128); got {} and {}",
-                                              k4, b.dim(0)));
+    throw kernel::KernelError(
+        {}, fmt::format("matmul_mx: a and b need the same K/4 rows, a multiple of 32 (K a "
+                        "multiple of 128); got {} and {}",
+                        k4, b.dim(0)));
   if (m_total % 2 != 0)
-    throw kernel::KernelError({}, fmt::format("matmul_mx: M = {} must be even (stationary free size)", m_total));
+    throw kernel::KernelError(
+        {}, fmt::format("matmul_mx: M = {} must be even (stationary free size)", m_total));
   if (as.dim(0) != k4 / 8 || as.dim(1) != m_total || bs.dim(0) != k4 / 8 || bs.dim(1) != n_total)
-    throw kernel::KernelError({}, fmt::format("matmul_mx: scales must be [{}, {}] and [{}, {}]", k4 / 8, m_total,
-                                              k4 / 8, n_total));
+    throw kernel::KernelError({}, fmt::format("matmul_mx: scales must be [{}, {}] and [{}, {}]",
+                                              k4 / 8, m_total, k4 / 8, n_total));
   const std::int64_t tile_k = nl::tile_size::pmax();  // partitions (x4 = 512 values of K)
   const std::int64_t tile_m = nl::tile_size::gemm_stationary_fmax();
   const std::int64_t tile_n = nl::tile_size::psum_bank_fmax();
@@ -214,19 +235,22 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
   const std::int64_t block_rows = o.block_m * tile_m, block_cols = o.block_n * tile_n;
 
   // Scales of all K steps for columns [f0, f0 + fs) of one operand: [128, k_tiles, fs].
-  const auto load_scales = [&](const Tensor& hbm, std::int64_t f0, std::int64_t fs, const char* name) {
+  const auto load_scales = [&](const Tensor& hbm, std::int64_t f0, std::int64_t fs,
+                               const char* name) {
     Tensor t = nl::ndarray({tile_k, k_tiles, fs}, DType::kUInt8, nl::sbuf, name);
     if (k_full > 0) {
       // HBM scale rows [16t + 4q + s] as [t, q, s, f]; quadrant q is [s, t, f].
       const Tensor v = hbm(nl::ds(0, k_full * 16), nl::all).reshape({k_full, 4, 4, hbm.dim(1)});
       for (std::int64_t q = 0; q < 4; ++q)
         nisa::dma_copy(t(nl::ds(q * 32, 4), nl::ds(0, k_full), nl::all),
-                       v(nl::all, q, nl::all, nl::ds(f0, fs)).permute({1, 0, 2}), {.name = "load scales"});
+                       v(nl::all, q, nl::all, nl::ds(f0, fs)).permute({1, 0, 2}),
+                       {.name = "load scales"});
     }
     if (k_full < k_tiles) {  // a last step of 32, 64 or 96 partitions
       const std::int64_t quads = (k4 - k_full * tile_k) / 32;
       for (std::int64_t q = 0; q < quads; ++q)
-        nisa::dma_copy(t(nl::ds(q * 32, 4), k_full, nl::all), hbm(nl::ds(k_full * 16 + q * 4, 4), nl::ds(f0, fs)),
+        nisa::dma_copy(t(nl::ds(q * 32, 4), k_full, nl::all),
+                       hbm(nl::ds(k_full * 16 + q * 4, 4), nl::ds(f0, fs)),
                        {.name = "load scales"});
     }
     return t;
@@ -240,8 +264,9 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
     // So does the stationary data when the band (all K steps) fits the budget: it is then
     // loaded once instead of once per block (K x M bytes in all instead of N / block_cols
     // times that).
-    const bool hoist_a = static_cast<std::int64_t>(numerics::storage_bytes(a.dtype())) * k_tiles * rows <=
-                         o.a_band_budget_bytes;
+    const bool hoist_a =
+        static_cast<std::int64_t>(numerics::storage_bytes(a.dtype())) * k_tiles * rows <=
+        o.a_band_budget_bytes;
     std::vector<Tensor> a_band;
     if (hoist_a)
       for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
@@ -257,21 +282,26 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
       std::vector<Tensor> acc;
       for (std::int64_t i = 0; i < m_tiles; ++i)
         for (std::int64_t j = 0; j < n_tiles; ++j)
-          acc.push_back(nl::ndarray({std::min(tile_m, rows - i * tile_m), std::min(tile_n, cols - j * tile_n)},
-                                    DType::kFloat32, nl::psum, "acc"));
+          acc.push_back(nl::ndarray(
+              {std::min(tile_m, rows - i * tile_m), std::min(tile_n, cols - j * tile_n)},
+              DType::kFloat32, nl::psum, "acc"));
       for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
         const std::int64_t k0 = kt * tile_k, ks = std::min(tile_k, k4 - k0);
-        Tensor a_tile = hoist_a ? a_band[static_cast<std::size_t>(kt)] : nl::ndarray({ks, rows}, a.dtype(), nl::sbuf, "a_tile");
+        Tensor a_tile = hoist_a ? a_band[static_cast<std::size_t>(kt)]
+                                : nl::ndarray({ks, rows}, a.dtype(), nl::sbuf, "a_tile");
         Tensor b_tile = nl::ndarray({ks, cols}, b.dtype(), nl::sbuf, "b_tile");
-        if (!hoist_a) nisa::dma_copy(a_tile, a(nl::ds(k0, ks), nl::ds(m0, rows)), {.name = "load a"});
+        if (!hoist_a)
+          nisa::dma_copy(a_tile, a(nl::ds(k0, ks), nl::ds(m0, rows)), {.name = "load a"});
         nisa::dma_copy(b_tile, b(nl::ds(k0, ks), nl::ds(n0, cols)), {.name = "load b"});
         for (std::int64_t i = 0; i < m_tiles; ++i) {
           const std::int64_t ms = std::min(tile_m, rows - i * tile_m);
           for (std::int64_t j = 0; j < n_tiles; ++j) {
             const std::int64_t ns = std::min(tile_n, cols - j * tile_n);
-            nisa::nc_matmul_mx(acc[static_cast<std::size_t>(i * n_tiles + j)], a_tile(nl::all, nl::ds(i * tile_m, ms)),
-                               b_tile(nl::all, nl::ds(j * tile_n, ns)), sa(nl::ds(0, ks), kt, nl::ds(i * tile_m, ms)),
-                               sb(nl::ds(0, ks), kt, nl::ds(j * tile_n, ns)), {.accumulate = kt > 0});
+            nisa::nc_matmul_mx(
+                acc[static_cast<std::size_t>(i * n_tiles + j)],
+                a_tile(nl::all, nl::ds(i * tile_m, ms)), b_tile(nl::all, nl::ds(j * tile_n, ns)),
+                sa(nl::ds(0, ks), kt, nl::ds(i * tile_m, ms)),
+                sb(nl::ds(0, ks), kt, nl::ds(j * tile_n, ns)), {.accumulate = kt > 0});
           }
         }
       }
@@ -280,8 +310,9 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
           const Tensor& acc_t = acc[static_cast<std::size_t>(i * n_tiles + j)];
           Tensor out = nl::ndarray(acc_t.shape(), o.out_dtype, nl::sbuf, "c_tile");
           nisa::tensor_copy(out, acc_t);
-          nisa::dma_copy(c(nl::ds(m0 + i * tile_m, acc_t.dim(0)), nl::ds(n0 + j * tile_n, acc_t.dim(1))), out,
-                         {.name = "store c"});
+          nisa::dma_copy(
+              c(nl::ds(m0 + i * tile_m, acc_t.dim(0)), nl::ds(n0 + j * tile_n, acc_t.dim(1))), out,
+              {.name = "store c"});
         }
       }
     }
@@ -292,7 +323,8 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
 // ---------------------------------------------------------------------------------------
 // Host side and problems
 
-HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t rows, std::int64_t cols) {
+HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols) {
   if (cols % 4 != 0 || static_cast<std::int64_t>(x.size()) != rows * cols)
     throw std::invalid_argument("mx_quantize_host: x must be [rows, cols], cols a multiple of 4");
   const std::int64_t words = cols / 4, groups = ceil_div(rows, 8);
@@ -312,10 +344,12 @@ HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t row
           block[i * 4 + l] = r < rows ? x[static_cast<std::size_t>(r * cols + 4 * j + l)] : 0.0f;
         }
       std::uint8_t scale = 0;
-      numerics::quantize_mx_packed(packed, block, std::span(out, 8 * wb), std::span(&scale, 1), opts);
+      numerics::quantize_mx_packed(packed, block, std::span(out, 8 * wb), std::span(&scale, 1),
+                                   opts);
       h.scales[static_cast<std::size_t>(g * words + j)] = scale;
       for (std::int64_t i = 0; i < 8 && 8 * g + i < rows; ++i)
-        std::memcpy(h.words.data() + static_cast<std::size_t>((8 * g + i) * words + j) * wb, out + i * wb, wb);
+        std::memcpy(h.words.data() + static_cast<std::size_t>((8 * g + i) * words + j) * wb,
+                    out + i * wb, wb);
     }
   }
   return h;
@@ -323,7 +357,8 @@ HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t row
 
 namespace {
 
-runtime::HostTensor host_tensor(std::string name, DType dtype, kernel::Shape shape, std::span<const std::byte> bytes) {
+runtime::HostTensor host_tensor(std::string name, DType dtype, kernel::Shape shape,
+                                std::span<const std::byte> bytes) {
   std::vector<std::uint8_t> contents(bytes.size());
   std::memcpy(contents.data(), bytes.data(), bytes.size());
   return runtime::HostTensor(std::move(name), dtype, std::move(shape), std::move(contents));
@@ -331,8 +366,8 @@ runtime::HostTensor host_tensor(std::string name, DType dtype, kernel::Shape sha
 
 // Element value of an MX matrix in the decoded inputs: data elements (4 per word, raw) and
 // scale codes, as check() hands them to the reference.
-double mx_value(const std::vector<float>& elems, const std::vector<float>& codes, std::int64_t words,
-                std::int64_t r, std::int64_t col) {
+double mx_value(const std::vector<float>& elems, const std::vector<float>& codes,
+                std::int64_t words, std::int64_t r, std::int64_t col) {
   const double e = elems[static_cast<std::size_t>(r * words * 4 + col)];
   const auto s = static_cast<int>(codes[static_cast<std::size_t>((r / 8) * words + col / 4)]);
   return s == 255 ? NAN : std::ldexp(e, s - 127);
@@ -345,18 +380,21 @@ std::vector<float> mx_values(std::int64_t rows, std::int64_t cols, std::uint32_t
   std::vector<float> v = u.to_floats();
   for (std::int64_t r = 0; r < rows; ++r)
     for (std::int64_t c = 0; c < cols; ++c) {
-      std::uint32_t h = static_cast<std::uint32_t>((r / 8) * 2654435761u) ^ static_cast<std::uint32_t>((c / 4) * 40503u) ^ seed;
+      std::uint32_t h = static_cast<std::uint32_t>((r / 8) * 2654435761u) ^
+                        static_cast<std::uint32_t>((c / 4) * 40503u) ^ seed;
       h ^= h >> 15;
       h *= 0x2C1B3C6Du;
       h ^= h >> 12;
-      v[static_cast<std::size_t>(r * cols + c)] = std::ldexp(v[static_cast<std::size_t>(r * cols + c)], -static_cast<int>(h % 5));
+      v[static_cast<std::size_t>(r * cols + c)] =
+          std::ldexp(v[static_cast<std::size_t>(r * cols + c)], -static_cast<int>(h % 5));
     }
   return v;
 }
 
 Problem make_mx_quantize(const std::vector<std::int64_t>& shape, DType packed) {
   require_dims(shape, 2, "RxC");
-  if (!is_fp8_x4(packed)) throw std::invalid_argument("mx_quantize produces float8_e4m3fn_x4 or float8_e5m2_x4");
+  if (!is_fp8_x4(packed))
+    throw std::invalid_argument("mx_quantize produces float8_e4m3fn_x4 or float8_e5m2_x4");
   const std::int64_t r = shape[0], c = shape[1];
   if (c % 4 != 0) throw std::invalid_argument("mx_quantize: C must be a multiple of 4");
   Problem p;
@@ -373,21 +411,25 @@ Problem make_mx_quantize(const std::vector<std::int64_t>& shape, DType packed) {
       std::vector<std::uint8_t> codes(static_cast<std::size_t>(r * c));
       numerics::unpack_x4(packed, h.words, codes);
       const DType e = numerics::unpacked_element(packed);
-      for (std::int64_t i : idx) out.push_back(numerics::decode(e, codes[static_cast<std::size_t>(i)]));
+      for (std::int64_t i : idx)
+        out.push_back(numerics::decode(e, codes[static_cast<std::size_t>(i)]));
     } else {
       for (std::int64_t i : idx) out.push_back(h.scales[static_cast<std::size_t>(i)]);
     }
     return out;
   };
-  p.tolerance = {0, 0, "quantize_mx with the Trainium scale rule is exact: the same element codes and E8M0 "
-                       "scales as numerics::quantize_mx_packed"};
+  p.tolerance = {
+      0, 0,
+      "quantize_mx with the Trainium scale rule is exact: the same element codes and E8M0 "
+      "scales as numerics::quantize_mx_packed"};
   p.hbm_bytes = 2.0 * double(r * c) + double(r * c) + double(ceil_div(r, 8) * c / 4);
   return p;
 }
 
 Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed) {
   require_dims(shape, 2, "RxC");
-  if (!is_fp8_x4(packed)) throw std::invalid_argument("mx_dequantize decodes float8_e4m3fn_x4 or float8_e5m2_x4");
+  if (!is_fp8_x4(packed))
+    throw std::invalid_argument("mx_dequantize decodes float8_e4m3fn_x4 or float8_e5m2_x4");
   const std::int64_t r = shape[0], c = shape[1];
   if (c % 4 != 0) throw std::invalid_argument("mx_dequantize: C must be a multiple of 4");
   Problem p;
@@ -395,8 +437,10 @@ Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed)
   p.fn = [](std::span<const Tensor> in) { return mx_dequantize(in); };
   const HostMx h = mx_quantize_host(packed, mx_values(r, c, 41), r, c);
   p.inputs.push_back(host_tensor("data", packed, {r, c / 4}, h.words));
-  p.inputs.push_back(host_tensor("scales", DType::kUInt8, {ceil_div(r, 8), c / 4}, std::as_bytes(std::span(h.scales))));
-  p.reference = [c](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  p.inputs.push_back(host_tensor("scales", DType::kUInt8, {ceil_div(r, 8), c / 4},
+                                 std::as_bytes(std::span(h.scales))));
+  p.reference = [c](const std::vector<std::vector<float>>& in, std::size_t,
+                    std::span<const std::int64_t> idx) {
     std::vector<double> out;
     out.reserve(idx.size());
     for (std::int64_t i : idx) out.push_back(mx_value(in[0], in[1], c / 4, i / c, i % c));
@@ -408,7 +452,8 @@ Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed)
 }
 
 // A matmul operand X [K, F] in the MX layout of mx.h (from Y [K/4, 4F], Y[p, 4f+l] = X[4p+l, f]).
-void add_mx_operand(Problem& p, const char* name, DType packed, std::int64_t k, std::int64_t f, std::uint32_t seed) {
+void add_mx_operand(Problem& p, const char* name, DType packed, std::int64_t k, std::int64_t f,
+                    std::uint32_t seed) {
   const HostMx h = mx_quantize_host(packed, mx_values(k / 4, 4 * f, seed), k / 4, 4 * f);
   p.inputs.push_back(host_tensor(fmt::format("{}_data", name), packed, {k / 4, f}, h.words));
   p.inputs.push_back(host_tensor(fmt::format("{}_scales", name), DType::kUInt8, {k / 32, f},
@@ -420,22 +465,27 @@ void add_mx_operand(Problem& p, const char* name, DType packed, std::int64_t k, 
 Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType packed,
                                const MatmulMxOptions& options) {
   const DType out = options.out_dtype;
-  if (m <= 0 || n <= 0 || k <= 0) throw std::invalid_argument("matmul_mx: shape values must be positive");
+  if (m <= 0 || n <= 0 || k <= 0)
+    throw std::invalid_argument("matmul_mx: shape values must be positive");
   if (!numerics::is_mx_packed(packed))
-    throw std::invalid_argument("matmul_mx takes float8_e4m3fn_x4, float8_e5m2_x4 or float4_e2m1fn_x4");
-  if (k % 128 != 0) throw std::invalid_argument(fmt::format("matmul_mx: K = {} must be a multiple of 128", k));
+    throw std::invalid_argument(
+        "matmul_mx takes float8_e4m3fn_x4, float8_e5m2_x4 or float4_e2m1fn_x4");
+  if (k % 128 != 0)
+    throw std::invalid_argument(fmt::format("matmul_mx: K = {} must be a multiple of 128", k));
   if (m % 2 != 0) throw std::invalid_argument(fmt::format("matmul_mx: M = {} must be even", m));
   if (out != DType::kFloat32 && out != DType::kBFloat16)
     throw std::invalid_argument("matmul_mx writes float32 or bfloat16");
   Problem p;
-  p.label = fmt::format("matmul_mx {}x{}x{} {} -> {}", m, n, k, numerics::name(packed), numerics::name(out));
+  p.label = fmt::format("matmul_mx {}x{}x{} {} -> {}", m, n, k, numerics::name(packed),
+                        numerics::name(out));
   p.fn = [options](std::span<const Tensor> in) { return matmul_mx(in, options); };
   add_mx_operand(p, "a", packed, k, m, 51);
   add_mx_operand(p, "b", packed, k, n, 52);
-  p.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  p.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::size_t,
+                          std::span<const std::int64_t> idx) {
     // Operand values X[kk, f] = element (p = kk/4, word f, lane kk%4) x 2^(scale (kk/32, f) - 127).
-    const auto value = [k](const std::vector<float>& e, const std::vector<float>& s, std::int64_t f_total,
-                           std::int64_t kk, std::int64_t f) {
+    const auto value = [k](const std::vector<float>& e, const std::vector<float>& s,
+                           std::int64_t f_total, std::int64_t kk, std::int64_t f) {
       const double el = e[static_cast<std::size_t>(((kk / 4) * f_total + f) * 4 + kk % 4)];
       const auto code = static_cast<int>(s[static_cast<std::size_t>((kk / 32) * f_total + f)]);
       (void)k;
@@ -446,7 +496,8 @@ Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, D
     for (std::int64_t flat : idx) {
       const std::int64_t i = flat / n, j = flat % n;
       double s = 0;
-      for (std::int64_t kk = 0; kk < k; ++kk) s += value(in[0], in[1], m, kk, i) * value(in[2], in[3], n, kk, j);
+      for (std::int64_t kk = 0; kk < k; ++kk)
+        s += value(in[0], in[1], m, kk, i) * value(in[2], in[3], n, kk, j);
       r.push_back(s);
     }
     return r;
@@ -457,10 +508,11 @@ Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, D
   // far below 2^5 (their spread is about 0.09 sqrt(K)): at most K * 2^-20 absolute. Then
   // one rounding into the output type (half an ulp relative).
   const double kd = static_cast<double>(k);
-  p.tolerance = {kd * 0x1p-20, half_ulp(out) * (1 + 0x1p-6),
-                 fmt::format("exact MX products, fp32 accumulation of K={} terms with running sums < 2^5 "
-                             "(<= K*2^-20 absolute), one rounding to {}",
-                             k, numerics::name(out))};
+  p.tolerance = {
+      kd * 0x1p-20, half_ulp(out) * (1 + 0x1p-6),
+      fmt::format("exact MX products, fp32 accumulation of K={} terms with running sums < 2^5 "
+                  "(<= K*2^-20 absolute), one rounding to {}",
+                  k, numerics::name(out))};
   p.flops = 2.0 * double(m) * double(n) * double(k);
   const double wb = double(numerics::storage_bytes(packed));
   p.hbm_bytes = double(m + n) * (double(k / 4) * wb + double(k / 32)) +
@@ -474,15 +526,27 @@ namespace {
 const std::vector<DType> kFp8x4 = {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4};
 
 const bool registered_q = register_kernel(
-    {"mx_quantize", "BF16 x [R, C] -> MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] by quantize_mx (dtype: the "
-                    "packed output)",
-     "RxC", {1024, 4096}, DType::kFloat8E4M3x4, kFp8x4,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_mx_quantize(s, d); }});
+    {"mx_quantize",
+     "BF16 x [R, C] -> MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] by quantize_mx (dtype: the "
+     "packed output)",
+     "RxC",
+     {1024, 4096},
+     DType::kFloat8E4M3x4,
+     kFp8x4,
+     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+       return make_mx_quantize(s, d);
+     }});
 
 const bool registered_dq = register_kernel(
-    {"mx_dequantize", "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops",
-     "RxC", {1024, 4096}, DType::kFloat8E4M3x4, kFp8x4,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) { return make_mx_dequantize(s, d); }});
+    {"mx_dequantize",
+     "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops",
+     "RxC",
+     {1024, 4096},
+     DType::kFloat8E4M3x4,
+     kFp8x4,
+     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+       return make_mx_dequantize(s, d);
+     }});
 
 const bool registered_mm = register_kernel(
     {"matmul_mx",

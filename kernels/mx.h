@@ -39,7 +39,7 @@ std::vector<Tensor> mx_dequantize(std::span<const Tensor> in);
 
 struct MatmulMxOptions {
   DType out_dtype = DType::kBFloat16;  // or kFloat32
-  int block_m = 4;  // output tiles of 128 rows per block
+  int block_m = 4;                     // output tiles of 128 rows per block
   int block_n = 2;  // output tiles of 512 columns per block (block_m * block_n <= 8 banks)
   bool hoist_a_scales = true;  // load the stationary scales once per row band of blocks
   // Keep the stationary data of a whole row band (all of K) in SBUF when it takes at most
@@ -54,10 +54,11 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
 // ---- Host side -------------------------------------------------------------------------
 // The layout above from plain values x [R, C] (row-major): what mx_quantize computes.
 struct HostMx {
-  std::vector<std::byte> words;     // [R, C/4] packed words
-  std::vector<std::uint8_t> scales; // [ceil(R/8), C/4]
+  std::vector<std::byte> words;      // [R, C/4] packed words
+  std::vector<std::uint8_t> scales;  // [ceil(R/8), C/4]
 };
-HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t rows, std::int64_t cols);
+HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t rows,
+                        std::int64_t cols);
 
 // Problems with a choice the registry's (shape, dtype) does not carry.
 Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, DType packed,

@@ -23,12 +23,17 @@ Sizes sizes_of(std::span<const Tensor> in, std::int64_t block_m = 1, std::int64_
                std::int64_t block_k = 1) {
   if (in.size() != 2 || in[0].ndim() != 2 || in[1].ndim() != 2 || in[0].dim(0) != in[1].dim(0))
     throw kernel::KernelError({}, "tutorial matmul takes a_t [K, M] and b [K, N]");
-  Sizes s{in[0].dim(0), in[0].dim(1), in[1].dim(1), nl::tile_size::pmax(),
-          nl::tile_size::gemm_stationary_fmax(), nl::tile_size::gemm_moving_fmax()};
+  Sizes s{in[0].dim(0),
+          in[0].dim(1),
+          in[1].dim(1),
+          nl::tile_size::pmax(),
+          nl::tile_size::gemm_stationary_fmax(),
+          nl::tile_size::gemm_moving_fmax()};
   if (s.m % (s.tile_m * block_m) != 0 || s.n % (s.tile_n * block_n) != 0 ||
       s.k % (s.tile_k * block_k) != 0)
-    throw kernel::KernelError({}, fmt::format("tutorial matmul needs M a multiple of {}, N of {} and K of {}",
-                                              s.tile_m * block_m, s.tile_n * block_n, s.tile_k * block_k));
+    throw kernel::KernelError(
+        {}, fmt::format("tutorial matmul needs M a multiple of {}, N of {} and K of {}",
+                        s.tile_m * block_m, s.tile_n * block_n, s.tile_k * block_k));
   return s;
 }
 
@@ -65,18 +70,20 @@ std::vector<Tensor> hoisted(std::span<const Tensor> in) {
     std::vector<Tensor> a_tiles;
     for (std::int64_t k = 0; k < kt; ++k) {
       a_tiles.push_back(nl::ndarray({s.tile_k, s.tile_m}, a_t.dtype(), nl::sbuf, "a_tile"));
-      nisa::dma_copy(a_tiles.back(), a_t(nl::ds(k * s.tile_k, s.tile_k), nl::ds(m * s.tile_m, s.tile_m)));
+      nisa::dma_copy(a_tiles.back(),
+                     a_t(nl::ds(k * s.tile_k, s.tile_k), nl::ds(m * s.tile_m, s.tile_m)));
     }
     for (std::int64_t n = 0; n < s.n / s.tile_n; ++n) {
       std::vector<Tensor> b_tiles;
       for (std::int64_t k = 0; k < kt; ++k) {
         b_tiles.push_back(nl::ndarray({s.tile_k, s.tile_n}, b.dtype(), nl::sbuf, "b_tile"));
-        nisa::dma_copy(b_tiles.back(), b(nl::ds(k * s.tile_k, s.tile_k), nl::ds(n * s.tile_n, s.tile_n)));
+        nisa::dma_copy(b_tiles.back(),
+                       b(nl::ds(k * s.tile_k, s.tile_k), nl::ds(n * s.tile_n, s.tile_n)));
       }
       Tensor acc = nl::ndarray({s.tile_m, s.tile_n}, DType::kFloat32, nl::psum, "acc");
       for (std::int64_t k = 0; k < kt; ++k)
-        nisa::nc_matmul(acc, a_tiles[static_cast<std::size_t>(k)], b_tiles[static_cast<std::size_t>(k)],
-                        {.accumulate = k > 0});
+        nisa::nc_matmul(acc, a_tiles[static_cast<std::size_t>(k)],
+                        b_tiles[static_cast<std::size_t>(k)], {.accumulate = k > 0});
       Tensor out = nl::ndarray(acc.shape(), c.dtype(), nl::sbuf, "c_tile");
       nisa::tensor_copy(out, acc);
       nisa::dma_copy(c(nl::ds(m * s.tile_m, s.tile_m), nl::ds(n * s.tile_n, s.tile_n)), out);
@@ -97,23 +104,23 @@ std::vector<Tensor> blocked(std::span<const Tensor> in) {
     for (std::int64_t bm = 0; bm < kBlockM; ++bm)
       for (std::int64_t k = 0; k < kt; ++k) {
         a_tiles[bm].push_back(nl::ndarray({s.tile_k, s.tile_m}, a_t.dtype(), nl::sbuf, "a_tile"));
-        nisa::dma_copy(a_tiles[bm].back(),
-                       a_t(nl::ds(k * s.tile_k, s.tile_k), nl::ds((m * kBlockM + bm) * s.tile_m, s.tile_m)));
+        nisa::dma_copy(a_tiles[bm].back(), a_t(nl::ds(k * s.tile_k, s.tile_k),
+                                               nl::ds((m * kBlockM + bm) * s.tile_m, s.tile_m)));
       }
     for (std::int64_t n = 0; n < s.n / (s.tile_n * kBlockN); ++n) {
       std::vector<std::vector<Tensor>> b_tiles(kBlockN);
       for (std::int64_t bn = 0; bn < kBlockN; ++bn)
         for (std::int64_t k = 0; k < kt; ++k) {
           b_tiles[bn].push_back(nl::ndarray({s.tile_k, s.tile_n}, b.dtype(), nl::sbuf, "b_tile"));
-          nisa::dma_copy(b_tiles[bn].back(),
-                         b(nl::ds(k * s.tile_k, s.tile_k), nl::ds((n * kBlockN + bn) * s.tile_n, s.tile_n)));
+          nisa::dma_copy(b_tiles[bn].back(), b(nl::ds(k * s.tile_k, s.tile_k),
+                                               nl::ds((n * kBlockN + bn) * s.tile_n, s.tile_n)));
         }
       for (std::int64_t bm = 0; bm < kBlockM; ++bm)
         for (std::int64_t bn = 0; bn < kBlockN; ++bn) {
           Tensor acc = nl::ndarray({s.tile_m, s.tile_n}, DType::kFloat32, nl::psum, "acc");
           for (std::int64_t k = 0; k < kt; ++k)
-            nisa::nc_matmul(acc, a_tiles[bm][static_cast<std::size_t>(k)], b_tiles[bn][static_cast<std::size_t>(k)],
-                            {.accumulate = k > 0});
+            nisa::nc_matmul(acc, a_tiles[bm][static_cast<std::size_t>(k)],
+                            b_tiles[bn][static_cast<std::size_t>(k)], {.accumulate = k > 0});
           Tensor out = nl::ndarray(acc.shape(), c.dtype(), nl::sbuf, "c_tile");
           nisa::tensor_copy(out, acc);
           nisa::dma_copy(c(nl::ds((m * kBlockM + bm) * s.tile_m, s.tile_m),
@@ -163,9 +170,11 @@ std::vector<Tensor> optimized(std::span<const Tensor> in) {
           for (std::int64_t bm = 0; bm < kOptBlockM; ++bm) {
             Tensor acc = nl::ndarray({s.tile_m, s.tile_n}, DType::kFloat32, nl::psum, "acc");
             for (std::int64_t bk = 0; bk < kOptBlockK; ++bk)
-              nisa::nc_matmul(acc, a_tiles[static_cast<std::size_t>(bk)](nl::all, nl::ds(bm * s.tile_m, s.tile_m)),
-                              b_tiles[static_cast<std::size_t>(bk)](nl::all, nl::ds(bn * s.tile_n, s.tile_n)),
-                              {.accumulate = bk > 0});
+              nisa::nc_matmul(
+                  acc,
+                  a_tiles[static_cast<std::size_t>(bk)](nl::all, nl::ds(bm * s.tile_m, s.tile_m)),
+                  b_tiles[static_cast<std::size_t>(bk)](nl::all, nl::ds(bn * s.tile_n, s.tile_n)),
+                  {.accumulate = bk > 0});
             nisa::tensor_tensor(at(m, bm, bn), at(m, bm, bn), acc, isa::AluOp::kAdd);
           }
       }
@@ -177,15 +186,17 @@ std::vector<Tensor> optimized(std::span<const Tensor> in) {
         Tensor packed = nl::ndarray({s.tile_m, block_n}, a_t.dtype(), nl::sbuf, "packed");
         for (std::int64_t bn = 0; bn < kOptBlockN; ++bn)
           nisa::tensor_copy(packed(nl::all, nl::ds(bn * s.tile_n, s.tile_n)), at(m, bm, bn));
-        nisa::dma_copy(c(nl::ds((kOptBlockM * m + bm) * s.tile_m, s.tile_m), nl::ds(block_n * n, block_n)),
-                       packed);
+        nisa::dma_copy(
+            c(nl::ds((kOptBlockM * m + bm) * s.tile_m, s.tile_m), nl::ds(block_n * n, block_n)),
+            packed);
       }
   }
   return {c};
 }
 
-Problem tutorial_problem(const char* name, kernel::KernelFn fn, const std::vector<std::int64_t>& shape,
-                         DType dtype, std::int64_t sbuf_accumulations) {
+Problem tutorial_problem(const char* name, kernel::KernelFn fn,
+                         const std::vector<std::int64_t>& shape, DType dtype,
+                         std::int64_t sbuf_accumulations) {
   Problem p = matmul_problem(name, shape, dtype, dtype, std::move(fn));
   if (sbuf_accumulations > 1) {
     // Partial sums round into the output type once per K block before they are added.
@@ -195,9 +206,10 @@ Problem tutorial_problem(const char* name, kernel::KernelFn fn, const std::vecto
     const double sigma = std::sqrt(static_cast<double>(shape[2]) / 9.0);
     const double magnitude = std::exp2(std::ceil(std::log2(5 * sigma)));
     p.tolerance.abs += static_cast<double>(sbuf_accumulations + 1) * half_ulp(dtype) * magnitude;
-    p.tolerance.why += fmt::format("; {} partial sums added in {} SBUF: one rounding each, half an "
-                                   "ulp at |sum| <= {} (5 sigma)",
-                                   sbuf_accumulations, numerics::name(dtype), magnitude);
+    p.tolerance.why += fmt::format(
+        "; {} partial sums added in {} SBUF: one rounding each, half an "
+        "ulp at |sum| <= {} (5 sigma)",
+        sbuf_accumulations, numerics::name(dtype), magnitude);
   }
   return p;
 }
@@ -205,27 +217,42 @@ Problem tutorial_problem(const char* name, kernel::KernelFn fn, const std::vecto
 const std::vector<DType> kDtypes = {DType::kBFloat16, DType::kFloat32};
 
 const bool registered_tiled = register_kernel(
-    {"tutorial_matmul_tiled", "NKI matmul tutorial, step 1: tiled (loads inside the K loop)", "MxNxK",
-     {512, 1024, 512}, DType::kBFloat16, kDtypes,
+    {"tutorial_matmul_tiled",
+     "NKI matmul tutorial, step 1: tiled (loads inside the K loop)",
+     "MxNxK",
+     {512, 1024, 512},
+     DType::kBFloat16,
+     kDtypes,
      [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
        return tutorial_problem("tutorial_matmul_tiled", tiled, shape, dtype, 1);
      }});
 const bool registered_hoisted = register_kernel(
-    {"tutorial_matmul_hoisted", "NKI matmul tutorial, step 2: loads hoisted out of the inner loops",
-     "MxNxK", {512, 1024, 512}, DType::kBFloat16, kDtypes,
+    {"tutorial_matmul_hoisted",
+     "NKI matmul tutorial, step 2: loads hoisted out of the inner loops",
+     "MxNxK",
+     {512, 1024, 512},
+     DType::kBFloat16,
+     kDtypes,
      [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
        return tutorial_problem("tutorial_matmul_hoisted", hoisted, shape, dtype, 1);
      }});
 const bool registered_blocked = register_kernel(
-    {"tutorial_matmul_blocked", "NKI matmul tutorial, step 3: M and N blocked (2 x 2 tiles)", "MxNxK",
-     {512, 1024, 512}, DType::kBFloat16, kDtypes,
+    {"tutorial_matmul_blocked",
+     "NKI matmul tutorial, step 3: M and N blocked (2 x 2 tiles)",
+     "MxNxK",
+     {512, 1024, 512},
+     DType::kBFloat16,
+     kDtypes,
      [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
        return tutorial_problem("tutorial_matmul_blocked", blocked, shape, dtype, 1);
      }});
 const bool registered_optimized = register_kernel(
     {"tutorial_matmul_optimized",
-     "NKI matmul tutorial, step 4: M, N, K blocked (16 x 2 x 8 tiles), SBUF accumulation", "MxNxK",
-     {2048, 1024, 2048}, DType::kBFloat16, kDtypes,
+     "NKI matmul tutorial, step 4: M, N, K blocked (16 x 2 x 8 tiles), SBUF accumulation",
+     "MxNxK",
+     {2048, 1024, 2048},
+     DType::kBFloat16,
+     kDtypes,
      [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
        const std::int64_t k_blocks = shape.size() == 3 ? shape[2] / (128 * kOptBlockK) : 1;
        return tutorial_problem("tutorial_matmul_optimized", optimized, shape, dtype, k_blocks);

@@ -35,8 +35,8 @@ using isa::AluOp;
 
 void check_norm_inputs(std::span<const Tensor> in, std::size_t n, const char* name) {
   if (in.size() != n)
-    throw kernel::KernelError({}, fmt::format("{} takes {} inputs (x [R, C], weight [C]{})", name, n,
-                                              n == 3 ? ", bias [C]" : ""));
+    throw kernel::KernelError({}, fmt::format("{} takes {} inputs (x [R, C], weight [C]{})", name,
+                                              n, n == 3 ? ", bias [C]" : ""));
   if (in[0].ndim() != 2) throw kernel::KernelError({}, fmt::format("{}: x must be [R, C]", name));
   const std::int64_t c = in[0].dim(1);
   for (std::size_t i = 1; i < n; ++i)
@@ -73,8 +73,9 @@ std::vector<Tensor> rmsnorm(std::span<const Tensor> in, const NormOptions& o) {
     Tensor ss = nl::ndarray({rows, 1}, DType::kFloat32, nl::sbuf, "sumsq");
     nisa::activation(ot, ActivationFunc::kSquare, xt, {.reduce_res = ss});
     Tensor rstd = nl::ndarray({rows, 1}, DType::kFloat32, nl::sbuf, "rstd");
-    nisa::activation(rstd, ActivationFunc::kRsqrt, ss,
-                     {.scale = 1.0f / static_cast<float>(c), .bias = eps(nl::ds(0, rows), nl::all)});
+    nisa::activation(
+        rstd, ActivationFunc::kRsqrt, ss,
+        {.scale = 1.0f / static_cast<float>(c), .bias = eps(nl::ds(0, rows), nl::all)});
     nisa::scalar_tensor_tensor(ot, xt, AluOp::kMultiply, rstd, AluOp::kMultiply,
                                w(nl::ds(0, rows), nl::all));
     nisa::dma_copy(out(nl::ds(r0, rows), nl::all), ot, {.name = "store out"});
@@ -114,7 +115,8 @@ std::vector<Tensor> layernorm(std::span<const Tensor> in, const NormOptions& o) 
     nisa::scalar_tensor_tensor(t, xt, AluOp::kSubtract, mv(nl::all, nl::ds(0, 1)), AluOp::kMultiply,
                                w(nl::ds(0, rows), nl::all));
     Tensor ot = nl::ndarray({rows, c}, x.dtype(), nl::sbuf, "out_tile");
-    nisa::scalar_tensor_tensor(ot, t, AluOp::kMultiply, rstd, AluOp::kAdd, b(nl::ds(0, rows), nl::all));
+    nisa::scalar_tensor_tensor(ot, t, AluOp::kMultiply, rstd, AluOp::kAdd,
+                               b(nl::ds(0, rows), nl::all));
     nisa::dma_copy(out(nl::ds(r0, rows), nl::all), ot, {.name = "store out"});
   }
   return {out};
@@ -129,7 +131,8 @@ struct RowStats {
 };
 
 ReferenceFn norm_reference(std::int64_t r_total, std::int64_t c, double eps, bool layer) {
-  return [=](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  return [=](const std::vector<std::vector<float>>& in, std::size_t,
+             std::span<const std::int64_t> idx) {
     RowStats st{std::vector<double>(static_cast<std::size_t>(r_total)),
                 std::vector<double>(static_cast<std::size_t>(r_total)),
                 std::vector<bool>(static_cast<std::size_t>(r_total), false)};
@@ -170,7 +173,8 @@ Problem make_norm(const std::vector<std::int64_t>& shape, DType dtype, bool laye
     throw std::invalid_argument("norms take bfloat16 or float32 inputs");
   const std::int64_t r = shape[0], c = shape[1];
   Problem p;
-  p.label = fmt::format("{} {}x{} {}", layer ? "layernorm" : "rmsnorm", r, c, numerics::name(dtype));
+  p.label =
+      fmt::format("{} {}x{} {}", layer ? "layernorm" : "rmsnorm", r, c, numerics::name(dtype));
   p.fn = [layer, eps](std::span<const Tensor> in) {
     return layer ? layernorm(in, {.eps = eps}) : rmsnorm(in, {.eps = eps});
   };
@@ -185,11 +189,12 @@ Problem make_norm(const std::vector<std::int64_t>& shape, DType dtype, bool laye
   // |x| < 1, rstd ~ sqrt(3) for uniform inputs and |w| < 1.5, hence the abs term.
   const double cd = static_cast<double>(c);
   const double fp32_rel = (cd + 16) * 0x1p-24;
-  p.tolerance = {layer ? 8 * (cd + 16) * 0x1p-24 : 1e-30, half_ulp(dtype) * (1 + 0x1p-6) + fp32_rel,
-                 fmt::format("fp32 statistics over C={} terms (<= (C+16)*2^-24 relative{}) plus one "
-                             "rounding to {} (half an ulp)",
-                             c, layer ? ", and as absolute error after the x - mean cancellation" : "",
-                             numerics::name(dtype))};
+  p.tolerance = {
+      layer ? 8 * (cd + 16) * 0x1p-24 : 1e-30, half_ulp(dtype) * (1 + 0x1p-6) + fp32_rel,
+      fmt::format("fp32 statistics over C={} terms (<= (C+16)*2^-24 relative{}) plus one "
+                  "rounding to {} (half an ulp)",
+                  c, layer ? ", and as absolute error after the x - mean cancellation" : "",
+                  numerics::name(dtype))};
   const double e = double(numerics::storage_bytes(dtype));
   p.hbm_bytes = e * double(r) * double(c) * 2 + e * double(c) * (layer ? 2 : 1);
   p.flops = 0;

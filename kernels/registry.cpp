@@ -2,10 +2,9 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
-
-#include <algorithm>
 
 namespace trnsim::kernels {
 
@@ -46,11 +45,14 @@ bool register_kernel(KernelInfo info) {
     }
   }
   lib.push_back(std::move(info));
-  std::sort(lib.begin(), lib.end(), [](const KernelInfo& x, const KernelInfo& y) { return x.name < y.name; });
+  std::sort(lib.begin(), lib.end(),
+            [](const KernelInfo& x, const KernelInfo& y) { return x.name < y.name; });
   return true;
 }
 
-const std::vector<KernelInfo>& library() { return registered(); }
+const std::vector<KernelInfo>& library() {
+  return registered();
+}
 
 Problem KernelInfo::make(const std::vector<std::int64_t>& shape, DType dtype,
                          const arch::ChipConfig& chip, const OptionValues& set) const {
@@ -66,9 +68,11 @@ Problem KernelInfo::make(const std::vector<std::int64_t>& shape, DType dtype,
 
 void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::string_view help) {
   if (shape.size() != n)
-    throw std::invalid_argument(fmt::format("shape needs {} values ({}), got {}", n, help, shape.size()));
+    throw std::invalid_argument(
+        fmt::format("shape needs {} values ({}), got {}", n, help, shape.size()));
   for (auto d : shape)
-    if (d <= 0) throw std::invalid_argument(fmt::format("shape values must be positive ({})", help));
+    if (d <= 0)
+      throw std::invalid_argument(fmt::format("shape values must be positive ({})", help));
 }
 
 void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_t block_n,
@@ -83,13 +87,20 @@ void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_
 
 double half_ulp(DType t) {
   switch (t) {
-    case DType::kFloat32: return 0x1p-24;
-    case DType::kTFloat32: return 0x1p-11;
-    case DType::kBFloat16: return 0x1p-8;
-    case DType::kFloat16: return 0x1p-11;
-    case DType::kFloat8E4M3: return 0x1p-4;
-    case DType::kFloat8E5M2: return 0x1p-3;
-    default: return 0x1p-8;
+    case DType::kFloat32:
+      return 0x1p-24;
+    case DType::kTFloat32:
+      return 0x1p-11;
+    case DType::kBFloat16:
+      return 0x1p-8;
+    case DType::kFloat16:
+      return 0x1p-11;
+    case DType::kFloat8E4M3:
+      return 0x1p-4;
+    case DType::kFloat8E5M2:
+      return 0x1p-3;
+    default:
+      return 0x1p-8;
   }
 }
 
@@ -114,7 +125,8 @@ CheckResult check(const Problem& problem, const std::vector<runtime::HostTensor>
       // A fixed stride walk that visits rows and columns of every residue, plus the corners.
       const std::int64_t step = n / static_cast<std::int64_t>(samples);
       for (std::size_t s = 0; s < samples; ++s)
-        idx.push_back((static_cast<std::int64_t>(s) * step + static_cast<std::int64_t>(s * 7919) % step) % n);
+        idx.push_back(
+            (static_cast<std::int64_t>(s) * step + static_cast<std::int64_t>(s * 7919) % step) % n);
       idx.push_back(n - 1);
     }
     const std::vector<double> want = problem.reference(inputs, o, idx);

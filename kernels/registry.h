@@ -31,9 +31,9 @@ struct Tolerance {
 
 // Reference values of output `output` at flat element indices `indices` (row-major), in
 // double, from the decoded inputs. Sampling keeps the check of a 4096^3 matmul affordable.
-using ReferenceFn = std::function<std::vector<double>(
-    const std::vector<std::vector<float>>& inputs, std::size_t output,
-    std::span<const std::int64_t> indices)>;
+using ReferenceFn =
+    std::function<std::vector<double>(const std::vector<std::vector<float>>& inputs,
+                                      std::size_t output, std::span<const std::int64_t> indices)>;
 
 struct Problem {
   std::string label;  // e.g. "matmul 4096x4096x4096 bf16"
@@ -42,9 +42,9 @@ struct Problem {
   ReferenceFn reference;
   Tolerance tolerance;
   int lnc = 1;
-  double flops = 0;           // useful floating-point operations (tensor engine)
-  double hbm_bytes = 0;       // minimum HBM traffic (inputs read + outputs written)
-  std::string peak_mode;      // tensor mode to compare against: bf16, fp32, fp8, mx; "" = HBM-bound
+  double flops = 0;       // useful floating-point operations (tensor engine)
+  double hbm_bytes = 0;   // minimum HBM traffic (inputs read + outputs written)
+  std::string peak_mode;  // tensor mode to compare against: bf16, fp32, fp8, mx; "" = HBM-bound
   // The tuning options that differ from their defaults, with the defaults
   // ("block_n=4 (default 2)"); "" when none. KernelInfo::make fills it (and appends the
   // options to the label); run_problem adds it to a kernel or compiler error.
@@ -80,10 +80,10 @@ struct ProblemMaker {
 struct KernelInfo {
   std::string name;
   std::string summary;
-  std::string shape_help;            // e.g. "MxNxK"
+  std::string shape_help;  // e.g. "MxNxK"
   std::vector<std::int64_t> default_shape;
   DType default_dtype = DType::kBFloat16;
-  std::vector<DType> dtypes;         // accepted input dtypes
+  std::vector<DType> dtypes;  // accepted input dtypes
   // Throws std::invalid_argument for a shape/dtype/options it does not take. Called with
   // the complete options (every declared one, set or default); use make() below.
   ProblemMaker make_problem;

@@ -17,12 +17,13 @@ using kernel::KernelError;
 using kernel::Tensor;
 
 std::vector<Tensor> rope(std::span<const Tensor> in, const RopeOptions& o) {
-  if (in.size() != 3) throw KernelError({}, "rope takes three inputs: x [S, D], cos [S, D/2], sin [S, D/2]");
+  if (in.size() != 3)
+    throw KernelError({}, "rope takes three inputs: x [S, D], cos [S, D/2], sin [S, D/2]");
   const Tensor& x = in[0];
   const Tensor& cs = in[1];
   const Tensor& sn = in[2];
-  if (x.ndim() != 2 || x.dim(1) % 2 != 0 || cs.ndim() != 2 || sn.ndim() != 2 || cs.shape() != sn.shape() ||
-      cs.dim(0) != x.dim(0) || cs.dim(1) * 2 != x.dim(1))
+  if (x.ndim() != 2 || x.dim(1) % 2 != 0 || cs.ndim() != 2 || sn.ndim() != 2 ||
+      cs.shape() != sn.shape() || cs.dim(0) != x.dim(0) || cs.dim(1) * 2 != x.dim(1))
     throw KernelError({}, "rope: expected x [S, D] with D even and cos, sin [S, D/2]");
   const std::int64_t s = x.dim(0), d = x.dim(1), h = d / 2;
   const DType dt = x.dtype();
@@ -42,7 +43,9 @@ std::vector<Tensor> rope(std::span<const Tensor> in, const RopeOptions& o) {
     const Tensor x2 = xt(nl::all, nl::all, nl::ds(h, h));
     Tensor ot = nl::ndarray({parts, g, d}, dt, nl::sbuf, "out_tile");
     using isa::AluOp;
-    auto tmp = [&](const char* name) { return nl::ndarray({parts, g, h}, DType::kFloat32, nl::sbuf, name); };
+    auto tmp = [&](const char* name) {
+      return nl::ndarray({parts, g, h}, DType::kFloat32, nl::sbuf, name);
+    };
     Tensor a = tmp("x1cos"), b = tmp("x2sin"), c = tmp("x2cos"), e = tmp("x1sin");
     nisa::tensor_tensor(a, x1, ct, AluOp::kMultiply);
     nisa::tensor_tensor(b, x2, st, AluOp::kMultiply);
@@ -83,7 +86,8 @@ Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arc
     }
   p.inputs.push_back(runtime::HostTensor::from_floats("cos", dtype, {s, h}, cv));
   p.inputs.push_back(runtime::HostTensor::from_floats("sin", dtype, {s, h}, sv));
-  p.reference = [d, h](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  p.reference = [d, h](const std::vector<std::vector<float>>& in, std::size_t,
+                       std::span<const std::int64_t> idx) {
     std::vector<double> r;
     r.reserve(idx.size());
     for (std::int64_t flat : idx) {
@@ -98,9 +102,10 @@ Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arc
   };
   // Two fp32 products and their sum: <= 2^-24 (|x1| + |x2|) <= 2^-23 absolute for |x| < 1
   // (BF16 products are exact in fp32), then one rounding to the output type.
-  p.tolerance = {0x1p-23, half_ulp(dtype),
-                 fmt::format("fp32 products and sum (<= 2^-23 absolute for |x| < 1), one rounding to {}",
-                             numerics::name(dtype))};
+  p.tolerance = {
+      0x1p-23, half_ulp(dtype),
+      fmt::format("fp32 products and sum (<= 2^-23 absolute for |x| < 1), one rounding to {}",
+                  numerics::name(dtype))};
   p.flops = 0;
   p.hbm_bytes = double(numerics::storage_bytes(dtype)) * double(3 * s * d);
   p.peak_mode = "";

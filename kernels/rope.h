@@ -23,6 +23,7 @@ struct RopeOptions {
 };
 
 // Inputs: x [S, D], cos [S, D/2], sin [S, D/2]; D even. Returns out [S, D].
-std::vector<kernel::Tensor> rope(std::span<const kernel::Tensor> in, const RopeOptions& options = {});
+std::vector<kernel::Tensor> rope(std::span<const kernel::Tensor> in,
+                                 const RopeOptions& options = {});
 
 }  // namespace trnsim::kernels

@@ -9,7 +9,9 @@
 namespace trnsim::kernels {
 
 namespace {
-std::string queue_label(const isa::QueueId& q) { return std::string(isa::engine_name(q.engine)); }
+std::string queue_label(const isa::QueueId& q) {
+  return std::string(isa::engine_name(q.engine));
+}
 }  // namespace
 
 ProblemReport run_problem(const Problem& problem, const arch::ChipConfig& chip,
@@ -25,8 +27,8 @@ ProblemReport build_problem(const Problem& problem, const arch::ChipConfig& chip
   r.label = problem.label;
   r.chip = chip.name;
   r.cores = problem.lnc;
-  r.tolerance = fmt::format("abs {:.3g} + rel {:.3g} ({})", problem.tolerance.abs, problem.tolerance.rel,
-                            problem.tolerance.why);
+  r.tolerance = fmt::format("abs {:.3g} + rel {:.3g} ({})", problem.tolerance.abs,
+                            problem.tolerance.rel, problem.tolerance.why);
   std::vector<kernel::TensorSpec> specs;
   for (const auto& t : problem.inputs) specs.push_back(t.spec());
   runtime::BuildOptions build;
@@ -62,8 +64,9 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
   r.simulated_ns = r.launch.simulated_ns;
   for (const auto& run : r.launch.runs)
     if (!run.hazards.empty())
-      throw sim::SimError(fmt::format("{}: the compiled kernel has {} race(s) between queues; first: {}",
-                                      problem.label, run.hazards.size(), run.hazards.front().message));
+      throw sim::SimError(
+          fmt::format("{}: the compiled kernel has {} race(s) between queues; first: {}",
+                      problem.label, run.hazards.size(), run.hazards.front().message));
   if (options.functional) r.check = check(problem, r.launch.outputs);
 
   r.flops = problem.flops;
@@ -111,12 +114,14 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
 }
 
 std::string format_report(const ProblemReport& r) {
-  std::string out = fmt::format("{} on {} ({} core{})\n", r.label, r.chip, r.cores, r.cores == 1 ? "" : "s");
+  std::string out =
+      fmt::format("{} on {} ({} core{})\n", r.label, r.chip, r.cores, r.cores == 1 ? "" : "s");
   if (r.check) {
-    out += fmt::format("  result:    {} (max abs error {:.3g}, max rel error {:.3g} over {} elements; "
-                       "tolerance {})\n",
-                       r.check->ok ? "correct" : "WRONG", r.check->max_abs_error, r.check->max_rel_error,
-                       r.check->checked, r.tolerance);
+    out += fmt::format(
+        "  result:    {} (max abs error {:.3g}, max rel error {:.3g} over {} elements; "
+        "tolerance {})\n",
+        r.check->ok ? "correct" : "WRONG", r.check->max_abs_error, r.check->max_rel_error,
+        r.check->checked, r.tolerance);
     if (!r.check->ok) out += fmt::format("  first mismatch: {}\n", r.check->worst);
   } else {
     out += "  result:    not computed (timing only)\n";
@@ -126,15 +131,17 @@ std::string format_report(const ProblemReport& r) {
     out += fmt::format("  compute:   {:.2f} TFLOP/s = {:.1f}% of the {} peak ({:.1f} TFLOP/s)\n",
                        r.achieved_flops_per_s * 1e-12, r.percent_of_peak(), r.peak_mode,
                        r.peak_flops_per_s * 1e-12);
-  out += fmt::format("  memory:    {:.1f} GB/s of minimum HBM traffic = {:.1f}% of the HBM share ({:.0f} GB/s)\n",
-                     r.achieved_hbm_bytes_per_s * 1e-9, r.percent_of_hbm(), r.hbm_share_bytes_per_s * 1e-9);
+  out += fmt::format(
+      "  memory:    {:.1f} GB/s of minimum HBM traffic = {:.1f}% of the HBM share ({:.0f} GB/s)\n",
+      r.achieved_hbm_bytes_per_s * 1e-9, r.percent_of_hbm(), r.hbm_share_bytes_per_s * 1e-9);
   if (!r.bound_queue.empty())
-    out += fmt::format("  bound by:  {} (active {:.1f}% of the time)\n", r.bound_queue, 100 * r.bound_busy_fraction);
-  out += fmt::format("  compiled:  {} instructions, {} semaphore waits, SBUF peak {:.1f} KiB/partition, "
-                     "PSUM peak {:.1f} KiB/partition; trace {:.0f} ms + compile {:.0f} ms\n",
-                     r.instructions, r.waits, static_cast<double>(r.sbuf_peak_bytes) / 1024.0,
-                     static_cast<double>(r.psum_peak_bytes) / 1024.0,
-                     r.trace_ms, r.compile_ms);
+    out += fmt::format("  bound by:  {} (active {:.1f}% of the time)\n", r.bound_queue,
+                       100 * r.bound_busy_fraction);
+  out += fmt::format(
+      "  compiled:  {} instructions, {} semaphore waits, SBUF peak {:.1f} KiB/partition, "
+      "PSUM peak {:.1f} KiB/partition; trace {:.0f} ms + compile {:.0f} ms\n",
+      r.instructions, r.waits, static_cast<double>(r.sbuf_peak_bytes) / 1024.0,
+      static_cast<double>(r.psum_peak_bytes) / 1024.0, r.trace_ms, r.compile_ms);
   out += fmt::format("  host:      {:.2f} s of simulation\n", r.host_seconds);
   return out;
 }

@@ -24,8 +24,8 @@ struct ProblemReport {
   double trace_ms = 0, compile_ms = 0;
   std::size_t instructions = 0, waits = 0;
   std::uint64_t sbuf_peak_bytes = 0, psum_peak_bytes = 0;  // per partition
-  std::optional<CheckResult> check;  // functional runs
-  std::string tolerance;             // the tolerance and its reason
+  std::optional<CheckResult> check;                        // functional runs
+  std::string tolerance;                                   // the tolerance and its reason
   double simulated_ns = 0;
   double flops = 0, achieved_flops_per_s = 0, peak_flops_per_s = 0;  // over the cores used
   double hbm_bytes = 0, achieved_hbm_bytes_per_s = 0, hbm_share_bytes_per_s = 0;

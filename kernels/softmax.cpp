@@ -6,8 +6,9 @@
 //   e    *= inv                                    VectorE (in place), then one DMA out
 //
 // BF16 inputs keep e in BF16 so ScalarE and VectorE run their 16-bit paths; the row sums
-// are fp32 (from the activation for FP32, a VectorE reduction of the BF16 values for BF16). The kernel is HBM-bound on trn2/trn3 for both
-// dtypes (ScalarE exp runs at >= 2x the rate HBM delivers rows).
+// are fp32 (from the activation for FP32, a VectorE reduction of the BF16 values for BF16). The
+// kernel is HBM-bound on trn2/trn3 for both dtypes (ScalarE exp runs at >= 2x the rate HBM delivers
+// rows).
 #include "kernels/softmax.h"
 
 #include <fmt/core.h>
@@ -29,16 +30,19 @@ std::vector<Tensor> softmax(std::span<const Tensor> in, const SoftmaxOptions& o)
   const std::int64_t rows = x.dim(0), cols = x.dim(1);
   const DType dt = x.dtype();
   if (dt != DType::kFloat32 && dt != DType::kBFloat16)
-    throw KernelError({}, fmt::format("softmax takes float32 or bfloat16, not {}", numerics::name(dt)));
+    throw KernelError({},
+                      fmt::format("softmax takes float32 or bfloat16, not {}", numerics::name(dt)));
   const std::int64_t bytes = static_cast<std::int64_t>(numerics::storage_bytes(dt));
   if (cols * bytes * 4 > nl::tile_size::sbuf_bytes_per_partition() || cols > 65535)
-    throw KernelError({}, fmt::format("softmax: {} columns of {} do not fit SBUF twice over (limit {} bytes "
-                                      "per partition for the input and exp tiles of two rows in flight)",
-                                      cols, numerics::name(dt), nl::tile_size::sbuf_bytes_per_partition()));
+    throw KernelError(
+        {}, fmt::format("softmax: {} columns of {} do not fit SBUF twice over (limit {} bytes "
+                        "per partition for the input and exp tiles of two rows in flight)",
+                        cols, numerics::name(dt), nl::tile_size::sbuf_bytes_per_partition()));
   const std::int64_t pmax = nl::tile_size::pmax();
   Tensor out = nl::ndarray({rows, cols}, dt, nl::shared_hbm, "out");
 
-  const std::int64_t g_max = std::max<std::int64_t>(1, std::min(o.tile_elements / cols, rows / pmax));
+  const std::int64_t g_max =
+      std::max<std::int64_t>(1, std::min(o.tile_elements / cols, rows / pmax));
   auto tile = [&](std::int64_t r0, std::int64_t parts, std::int64_t g) {
     const std::int64_t n = parts * g;
     Tensor xt = nl::ndarray({parts, g, cols}, dt, nl::sbuf, "x_tile");
@@ -55,9 +59,12 @@ std::vector<Tensor> softmax(std::span<const Tensor> in, const SoftmaxOptions& o)
     for (std::int64_t j = 0; j < g; ++j) {
       nisa::ActivationOptions ao{.bias = neg_max(nl::all, nl::ds(j, 1))};
       if (!wide) ao.reduce_res = sums(nl::all, nl::ds(j, 1));
-      nisa::activation(e(nl::all, j, nl::all), isa::ActivationFunc::kExp, xt(nl::all, j, nl::all), ao);
+      nisa::activation(e(nl::all, j, nl::all), isa::ActivationFunc::kExp, xt(nl::all, j, nl::all),
+                       ao);
     }
-    if (wide) nisa::tensor_reduce(sums, e, isa::AluOp::kAdd, {.axes = 1, .common = {.engine = isa::Engine::kVector}});
+    if (wide)
+      nisa::tensor_reduce(sums, e, isa::AluOp::kAdd,
+                          {.axes = 1, .common = {.engine = isa::Engine::kVector}});
     Tensor inv = nl::ndarray({parts, g}, DType::kFloat32, nl::sbuf, "inv");
     nisa::reciprocal(inv, sums);
     for (std::int64_t j = 0; j < g; ++j)
@@ -87,7 +94,8 @@ Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const 
   p.fn = [o](std::span<const Tensor> in) { return softmax(in, o); };
   // [-4, 4): exp spans e^8, so a missing max subtraction or a wrong sum shows.
   p.inputs.push_back(runtime::random_tensor("x", dtype, {rows, cols}, 21, -4.0f, 4.0f));
-  p.reference = [cols](const std::vector<std::vector<float>>& in, std::size_t, std::span<const std::int64_t> idx) {
+  p.reference = [cols](const std::vector<std::vector<float>>& in, std::size_t,
+                       std::span<const std::int64_t> idx) {
     std::map<std::int64_t, std::pair<double, double>> row_stats;  // row -> (max, sum)
     std::vector<double> r;
     r.reserve(idx.size());
@@ -101,7 +109,8 @@ Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const 
         for (std::int64_t c = 0; c < cols; ++c) sum += std::exp(double(row[c]) - mx);
         it = row_stats.emplace(i, std::make_pair(mx, sum)).first;
       }
-      r.push_back(std::exp(double(in[0][static_cast<std::size_t>(flat)]) - it->second.first) / it->second.second);
+      r.push_back(std::exp(double(in[0][static_cast<std::size_t>(flat)]) - it->second.first) /
+                  it->second.second);
     }
     return r;
   };
@@ -110,10 +119,14 @@ Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const 
   // (2 x 2^-24); BF16 adds the cast of e and of the output (2 x 2^-8).
   const double fp32_part = static_cast<double>(cols + 16) * 0x1p-24;
   const double rel = dtype == DType::kBFloat16 ? 2 * 0x1p-8 + fp32_part : fp32_part;
-  p.tolerance = {1e-30, rel,
-                 dtype == DType::kBFloat16
-                     ? fmt::format("BF16 exp values and output (2 x 2^-8 relative) plus an fp32 sum of {} terms", cols)
-                     : fmt::format("fp32 exp (argument <= 8) and a sequential fp32 sum of {} terms ((C+16) x 2^-24 relative)", cols)};
+  p.tolerance = {
+      1e-30, rel,
+      dtype == DType::kBFloat16
+          ? fmt::format(
+                "BF16 exp values and output (2 x 2^-8 relative) plus an fp32 sum of {} terms", cols)
+          : fmt::format("fp32 exp (argument <= 8) and a sequential fp32 sum of {} terms ((C+16) x "
+                        "2^-24 relative)",
+                        cols)};
   p.flops = 0;
   p.hbm_bytes = 2.0 * double(rows) * double(cols) * double(numerics::storage_bytes(dtype));
   p.peak_mode = "";

@@ -21,6 +21,7 @@ struct SoftmaxOptions {
   std::int64_t tile_elements = 4096;
 };
 
-std::vector<kernel::Tensor> softmax(std::span<const kernel::Tensor> in, const SoftmaxOptions& options = {});
+std::vector<kernel::Tensor> softmax(std::span<const kernel::Tensor> in,
+                                    const SoftmaxOptions& options = {});
 
 }  // namespace trnsim::kernels

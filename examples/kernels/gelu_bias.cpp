@@ -32,13 +32,13 @@ std::vector<Tensor> gelu_bias(std::span<const Tensor> in) {
 
   for (std::int64_t r0 = 0; r0 < rows; r0 += p) {
     const std::int64_t n = std::min(p, rows - r0);
-    Tensor t = nl::load(x(nl::ds(r0, n), nl::all));                  // HBM -> SBUF
+    Tensor t = nl::load(x(nl::ds(r0, n), nl::all));  // HBM -> SBUF
     Tensor s = nl::ndarray({n, cols}, DType::kFloat32, nl::sbuf, "scaled");
-    nisa::scalar_tensor_tensor(s, t, isa::AluOp::kMultiply, 0.5f,      // x * 0.5 + bias
+    nisa::scalar_tensor_tensor(s, t, isa::AluOp::kMultiply, 0.5f,  // x * 0.5 + bias
                                isa::AluOp::kAdd, bias_tile(nl::ds(0, n), nl::all));
     Tensor g = nl::ndarray({n, cols}, DType::kBFloat16, nl::sbuf, "gelu");
-    nisa::activation(g, isa::ActivationFunc::kGelu, s);               // ScalarE
-    nl::store(y(nl::ds(r0, n), nl::all), g);                          // SBUF -> HBM
+    nisa::activation(g, isa::ActivationFunc::kGelu, s);  // ScalarE
+    nl::store(y(nl::ds(r0, n), nl::all), g);             // SBUF -> HBM
   }
   return {y};
 }
@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   std::vector<kernel::TensorSpec> specs = {inputs[0].spec(), inputs[1].spec()};
 
   try {
-    const runtime::BuiltKernel built = runtime::build(gelu_bias, specs, chip, {.name = "gelu_bias"});
+    const runtime::BuiltKernel built =
+        runtime::build(gelu_bias, specs, chip, {.name = "gelu_bias"});
     const runtime::LaunchResult result = runtime::launch(built, chip, inputs);
 
     // Check against a double-precision reference: the bf16 input is exact, the fp32 affine
@@ -71,10 +72,12 @@ int main(int argc, char** argv) {
       worst = std::max(worst, err);
     }
     const sim::TimingReport& t = result.timing[0];
-    fmt::print("gelu_bias [{}, {}] on {}: {} instructions, {} semaphore waits\n", rows, cols, chip.name,
-               built.compiled.stats.instructions, built.compiled.stats.waits);
-    fmt::print("max relative error {:.3g} ({})\n", worst, worst < 1.5 * 0x1p-8 ? "correct" : "WRONG");
-    fmt::print("simulated {:.3f} us, HBM {:.1f} GB/s\n", t.total_ns * 1e-3, t.achieved_hbm_bytes_per_s * 1e-9);
+    fmt::print("gelu_bias [{}, {}] on {}: {} instructions, {} semaphore waits\n", rows, cols,
+               chip.name, built.compiled.stats.instructions, built.compiled.stats.waits);
+    fmt::print("max relative error {:.3g} ({})\n", worst,
+               worst < 1.5 * 0x1p-8 ? "correct" : "WRONG");
+    fmt::print("simulated {:.3f} us, HBM {:.1f} GB/s\n", t.total_ns * 1e-3,
+               t.achieved_hbm_bytes_per_s * 1e-9);
     return worst < 1.5 * 0x1p-8 ? 0 : 1;
   } catch (const std::exception& e) {
     fmt::print(stderr, "error: {}\n", e.what());

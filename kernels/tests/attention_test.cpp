@@ -1,9 +1,10 @@
 // Flash attention against its double reference: causal and non-causal, D = 64 and 128,
 // sequence lengths that are not multiples of 128 or of the key block, trn3 and trn2.
+#include "kernels/attention.h"
+
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernels/attention.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
 
@@ -12,7 +13,8 @@ namespace {
 
 using numerics::DType;
 
-ProblemReport run(const std::string& kernel, const std::string& chip_name, std::vector<std::int64_t> shape) {
+ProblemReport run(const std::string& kernel, const std::string& chip_name,
+                  std::vector<std::int64_t> shape) {
   const arch::ChipConfig chip = arch::load_preset(chip_name);
   const KernelInfo* info = find_kernel(kernel);
   EXPECT_NE(info, nullptr) << kernel;
@@ -27,10 +29,18 @@ void expect_correct(const ProblemReport& r) {
   for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
 }
 
-TEST(AttentionKernel, NonCausalD128) { expect_correct(run("attention", "trn3", {512, 128})); }
-TEST(AttentionKernel, NonCausalD64) { expect_correct(run("attention", "trn3", {384, 64})); }
-TEST(AttentionKernel, CausalD128) { expect_correct(run("attention_causal", "trn3", {512, 128})); }
-TEST(AttentionKernel, CausalD64) { expect_correct(run("attention_causal", "trn3", {384, 64})); }
+TEST(AttentionKernel, NonCausalD128) {
+  expect_correct(run("attention", "trn3", {512, 128}));
+}
+TEST(AttentionKernel, NonCausalD64) {
+  expect_correct(run("attention", "trn3", {384, 64}));
+}
+TEST(AttentionKernel, CausalD128) {
+  expect_correct(run("attention_causal", "trn3", {512, 128}));
+}
+TEST(AttentionKernel, CausalD64) {
+  expect_correct(run("attention_causal", "trn3", {384, 64}));
+}
 
 TEST(AttentionKernel, RaggedSequence) {
   // 200 = one full query tile + a 72-row tile; the causal diagonal of the ragged tile.
@@ -44,7 +54,8 @@ TEST(AttentionKernel, SeveralKeyBlocks) {
   // ragged last block.
   const arch::ChipConfig chip = arch::load_preset("trn3");
   for (bool causal : {false, true}) {
-    Problem p = find_kernel(causal ? "attention_causal" : "attention")->make({456, 64}, DType::kBFloat16, chip);
+    Problem p = find_kernel(causal ? "attention_causal" : "attention")
+                    ->make({456, 64}, DType::kBFloat16, chip);
     p.fn = [causal](std::span<const kernel::Tensor> in) {
       return attention(in, {.causal = causal, .kv_block = 128});
     };
@@ -65,7 +76,9 @@ TEST(AttentionKernel, TransposePaths) {
   }
 }
 
-TEST(AttentionKernel, Fp32Output) { expect_correct(run("attention_f32out", "trn3", {256, 128})); }
+TEST(AttentionKernel, Fp32Output) {
+  expect_correct(run("attention_f32out", "trn3", {256, 128}));
+}
 
 TEST(AttentionKernel, Trn2) {
   expect_correct(run("attention", "trn2", {256, 128}));
@@ -86,9 +99,12 @@ TEST(AttentionKernel, CheckCatchesAMissingMask) {
 
 TEST(AttentionKernel, RejectsBadShapes) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  EXPECT_THROW(find_kernel("attention")->make({128, 256}, DType::kBFloat16, chip), std::invalid_argument);
-  EXPECT_THROW(find_kernel("attention")->make({128}, DType::kBFloat16, chip), std::invalid_argument);
-  EXPECT_THROW(find_kernel("attention")->make({128, 64}, DType::kFloat32, chip), std::invalid_argument);
+  EXPECT_THROW(find_kernel("attention")->make({128, 256}, DType::kBFloat16, chip),
+               std::invalid_argument);
+  EXPECT_THROW(find_kernel("attention")->make({128}, DType::kBFloat16, chip),
+               std::invalid_argument);
+  EXPECT_THROW(find_kernel("attention")->make({128, 64}, DType::kFloat32, chip),
+               std::invalid_argument);
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // conv2d against a double reference: stride/padding combinations, channel counts beyond
 // one partition tile, K beyond one stationary tile, output tiles split in rows and columns.
+#include "kernels/conv2d.h"
+
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernels/conv2d.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
 
@@ -19,12 +20,15 @@ void expect_correct(const ProblemReport& r) {
   for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
 }
 
-ProblemReport run_conv(const std::string& chip_name, std::vector<std::int64_t> s, DType d, int stride, int pad) {
+ProblemReport run_conv(const std::string& chip_name, std::vector<std::int64_t> s, DType d,
+                       int stride, int pad) {
   const arch::ChipConfig chip = arch::load_preset(chip_name);
   return run_problem(make_conv2d_problem(s, d, stride, pad), chip);
 }
 
-TEST(Conv2d, Same3x3Bf16) { expect_correct(run_conv("trn3", {2, 64, 16, 16, 64, 3, 3}, DType::kBFloat16, 1, 1)); }
+TEST(Conv2d, Same3x3Bf16) {
+  expect_correct(run_conv("trn3", {2, 64, 16, 16, 64, 3, 3}, DType::kBFloat16, 1, 1));
+}
 
 TEST(Conv2d, ValidAndStride2) {
   expect_correct(run_conv("trn3", {1, 32, 13, 11, 48, 3, 3}, DType::kBFloat16, 1, 0));
@@ -47,13 +51,16 @@ TEST(Conv2d, WideRowsSplitColumns) {
 TEST(Conv2d, RegistryNamesAndTrn2) {
   const arch::ChipConfig chip = arch::load_preset("trn2");
   for (const char* name : {"conv2d", "conv2d_s2", "conv2d_valid"})
-    expect_correct(run_problem(find_kernel(name)->make({1, 16, 10, 10, 16, 3, 3}, DType::kBFloat16, chip), chip));
+    expect_correct(run_problem(
+        find_kernel(name)->make({1, 16, 10, 10, 16, 3, 3}, DType::kBFloat16, chip), chip));
 }
 
 TEST(Conv2d, RejectsBadShapes) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  EXPECT_THROW(find_kernel("conv2d")->make({1, 16, 10, 10, 16, 2, 2}, DType::kBFloat16, chip), std::invalid_argument);
-  EXPECT_THROW(make_conv2d_problem({1, 16, 2, 2, 16, 5, 5}, DType::kBFloat16, 1, 0), std::invalid_argument);
+  EXPECT_THROW(find_kernel("conv2d")->make({1, 16, 10, 10, 16, 2, 2}, DType::kBFloat16, chip),
+               std::invalid_argument);
+  EXPECT_THROW(make_conv2d_problem({1, 16, 2, 2, 16, 5, 5}, DType::kBFloat16, 1, 0),
+               std::invalid_argument);
 }
 
 }  // namespace

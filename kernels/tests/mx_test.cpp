@@ -1,13 +1,14 @@
 // MX kernels: quantize_mx against numerics::quantize_mx_packed (bit-exact, Trainium scale
 // rule), the Vector-engine dequantisation (exact), and the MX matmul against a double
 // reference over the dequantised inputs, for both FP8 element types and FP4.
+#include "kernels/mx.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
 #include "arch/arch.h"
-#include "kernels/mx.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
 
@@ -59,9 +60,11 @@ TEST(MxQuantize, ZeroTinyAndHugeBlocks) {
   std::vector<float> v = p.inputs[0].to_floats();
   for (int r = 0; r < 8; ++r)
     for (int c = 0; c < 4; ++c) {
-      v[static_cast<std::size_t>(r * 64 + c)] = 0.0f;                       // all-zero block: scale 0x00
-      v[static_cast<std::size_t>(r * 64 + 4 + c)] = 1e-39f * float(c + 1);  // scale underflow (clamps to 0x00)
-      v[static_cast<std::size_t>(r * 64 + 8 + c)] = 3e38f * (c % 2 ? -1.f : 1.f);  // largest exponents
+      v[static_cast<std::size_t>(r * 64 + c)] = 0.0f;  // all-zero block: scale 0x00
+      v[static_cast<std::size_t>(r * 64 + 4 + c)] =
+          1e-39f * float(c + 1);  // scale underflow (clamps to 0x00)
+      v[static_cast<std::size_t>(r * 64 + 8 + c)] =
+          3e38f * (c % 2 ? -1.f : 1.f);  // largest exponents
     }
   v[static_cast<std::size_t>(9 * 64 + 12)] = 448.0f * 1024;  // one large value in a small block
   p.inputs[0] = runtime::HostTensor::from_floats("x", DType::kBFloat16, {64, 64}, v);
@@ -70,8 +73,10 @@ TEST(MxQuantize, ZeroTinyAndHugeBlocks) {
 
 TEST(MxDequantize, ExactBothFp8TypesAndRaggedRows) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  expect_correct(run_problem(find_kernel("mx_dequantize")->make({256, 520}, DType::kFloat8E4M3x4, chip), chip));
-  expect_correct(run_problem(find_kernel("mx_dequantize")->make({1037, 16}, DType::kFloat8E5M2x4, chip), chip));
+  expect_correct(run_problem(
+      find_kernel("mx_dequantize")->make({256, 520}, DType::kFloat8E4M3x4, chip), chip));
+  expect_correct(run_problem(
+      find_kernel("mx_dequantize")->make({1037, 16}, DType::kFloat8E5M2x4, chip), chip));
 }
 
 TEST(MxDequantize, SpecialScaleCodes) {
@@ -108,9 +113,13 @@ ProblemReport run_mm(std::int64_t m, std::int64_t n, std::int64_t k, DType packe
   return run_problem(make_matmul_mx_problem(m, n, k, packed, o), chip);
 }
 
-TEST(MxMatmul, Fp8E4M3FullTilesFp32Out) { expect_correct(run_mm(256, 1024, 1024, DType::kFloat8E4M3x4, DType::kFloat32)); }
+TEST(MxMatmul, Fp8E4M3FullTilesFp32Out) {
+  expect_correct(run_mm(256, 1024, 1024, DType::kFloat8E4M3x4, DType::kFloat32));
+}
 
-TEST(MxMatmul, Fp8E5M2Bf16Out) { expect_correct(run_mm(128, 512, 512, DType::kFloat8E5M2x4, DType::kBFloat16)); }
+TEST(MxMatmul, Fp8E5M2Bf16Out) {
+  expect_correct(run_mm(128, 512, 512, DType::kFloat8E5M2x4, DType::kBFloat16));
+}
 
 TEST(MxMatmul, Fp4RaggedShapes) {
   // M, N ragged; K = 384 is one 96-partition step; K = 640 a full step plus a 32-partition one.
@@ -120,9 +129,11 @@ TEST(MxMatmul, Fp4RaggedShapes) {
 
 TEST(MxMatmul, PerStepLoadsAndSmallBlocks) {
   // The stationary band not kept in SBUF (loaded per K step), scales per block, 1 x 1 blocks.
-  expect_correct(run_mm(300, 600, 1024, DType::kFloat8E4M3x4, DType::kFloat32,
-                        {.block_m = 1, .block_n = 1, .hoist_a_scales = false, .a_band_budget_bytes = 0}));
-  expect_correct(run_mm(256, 1100, 640, DType::kFloat8E5M2x4, DType::kBFloat16, {.a_band_budget_bytes = 0}));
+  expect_correct(
+      run_mm(300, 600, 1024, DType::kFloat8E4M3x4, DType::kFloat32,
+             {.block_m = 1, .block_n = 1, .hoist_a_scales = false, .a_band_budget_bytes = 0}));
+  expect_correct(
+      run_mm(256, 1100, 640, DType::kFloat8E5M2x4, DType::kBFloat16, {.a_band_budget_bytes = 0}));
 }
 
 TEST(MxMatmul, RegistryProblemAndCheckCanFail) {
@@ -142,7 +153,8 @@ TEST(MxMatmul, ConsumesWhatMxQuantizeProduces) {
   // outputs to matmul_mx; the product must pass the problem's check.
   const arch::ChipConfig chip = arch::load_preset("trn3");
   const std::int64_t m = 128, n = 512, k = 1024;
-  Problem mm = make_matmul_mx_problem(m, n, k, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32});
+  Problem mm =
+      make_matmul_mx_problem(m, n, k, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32});
   for (int op = 0; op < 2; ++op) {
     const std::int64_t f = op == 0 ? m : n;
     // Decoded operand values X [K, F] from the problem's inputs, laid out as Y.
@@ -153,7 +165,8 @@ TEST(MxMatmul, ConsumesWhatMxQuantizeProduces) {
       for (std::int64_t c = 0; c < f; ++c)
         for (std::int64_t l = 0; l < 4; ++l) {
           const std::size_t i = static_cast<std::size_t>((p * f + c) * 4 + l);
-          y[i] = std::ldexp(e[i], static_cast<int>(sc[static_cast<std::size_t>((p / 8) * f + c)]) - 127);
+          y[i] = std::ldexp(e[i],
+                            static_cast<int>(sc[static_cast<std::size_t>((p / 8) * f + c)]) - 127);
         }
     Problem q = find_kernel("mx_quantize")->make({k / 4, 4 * f}, DType::kFloat8E4M3x4, chip);
     q.inputs[0] = runtime::HostTensor::from_floats("x", DType::kBFloat16, {k / 4, 4 * f}, y);
@@ -174,7 +187,8 @@ TEST(MxMatmul, ConsumesWhatMxQuantizeProduces) {
 
 TEST(MxMatmul, Trn2HasNoMxMatmul) {
   const arch::ChipConfig chip = arch::load_preset("trn2");
-  const Problem p = make_matmul_mx_problem(128, 512, 512, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32});
+  const Problem p =
+      make_matmul_mx_problem(128, 512, 512, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32});
   std::vector<kernel::TensorSpec> specs;
   for (const auto& t : p.inputs) specs.push_back(t.spec());
   try {
@@ -190,8 +204,12 @@ TEST(MxMatmul, Trn2HasNoMxMatmul) {
 }
 
 TEST(MxMatmul, RejectsBadShapes) {
-  EXPECT_THROW(make_matmul_mx_problem(128, 128, 100, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32}), std::invalid_argument);
-  EXPECT_THROW(make_matmul_mx_problem(127, 128, 128, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32}), std::invalid_argument);
+  EXPECT_THROW(
+      make_matmul_mx_problem(128, 128, 100, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32}),
+      std::invalid_argument);
+  EXPECT_THROW(
+      make_matmul_mx_problem(127, 128, 128, DType::kFloat8E4M3x4, {.out_dtype = DType::kFloat32}),
+      std::invalid_argument);
 }
 
 }  // namespace

@@ -11,8 +11,8 @@ namespace {
 
 using numerics::DType;
 
-ProblemReport run_norm(const std::string& name, const std::string& chip_name, std::vector<std::int64_t> shape,
-                       DType dtype) {
+ProblemReport run_norm(const std::string& name, const std::string& chip_name,
+                       std::vector<std::int64_t> shape, DType dtype) {
   const arch::ChipConfig chip = arch::load_preset(chip_name);
   const KernelInfo* info = find_kernel(name);
   EXPECT_NE(info, nullptr) << name;
@@ -27,7 +27,9 @@ void expect_correct(const ProblemReport& r) {
   EXPECT_GT(r.simulated_ns, 0);
 }
 
-TEST(NormRmsnorm, FullTilesBf16) { expect_correct(run_norm("rmsnorm", "trn3", {256, 1024}, DType::kBFloat16)); }
+TEST(NormRmsnorm, FullTilesBf16) {
+  expect_correct(run_norm("rmsnorm", "trn3", {256, 1024}, DType::kBFloat16));
+}
 
 TEST(NormRmsnorm, RaggedRowsAndColumns) {
   expect_correct(run_norm("rmsnorm", "trn3", {200, 700}, DType::kBFloat16));
@@ -41,7 +43,9 @@ TEST(NormRmsnorm, Fp32AndTrn2) {
   expect_correct(run_norm("rmsnorm", "trn2", {160, 512}, DType::kBFloat16));
 }
 
-TEST(NormLayernorm, FullTilesBf16) { expect_correct(run_norm("layernorm", "trn3", {128, 1024}, DType::kBFloat16)); }
+TEST(NormLayernorm, FullTilesBf16) {
+  expect_correct(run_norm("layernorm", "trn3", {128, 1024}, DType::kBFloat16));
+}
 
 TEST(NormLayernorm, RaggedRowsAndColumnsNotMultipleOf512) {
   expect_correct(run_norm("layernorm", "trn3", {129, 1000}, DType::kBFloat16));
@@ -69,7 +73,8 @@ TEST(NormRmsnorm, CheckCatchesAWrongElement) {
 TEST(NormRmsnorm, RejectsBadInputs) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   EXPECT_THROW(find_kernel("rmsnorm")->make({128}, DType::kBFloat16, chip), std::invalid_argument);
-  EXPECT_THROW(find_kernel("layernorm")->make({128, 128}, DType::kFloat16, chip), std::invalid_argument);
+  EXPECT_THROW(find_kernel("layernorm")->make({128, 128}, DType::kFloat16, chip),
+               std::invalid_argument);
 }
 
 }  // namespace

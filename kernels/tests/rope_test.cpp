@@ -1,9 +1,10 @@
 // RoPE against its double reference, fp32 and bf16, ragged positions, trn2.
+#include "kernels/rope.h"
+
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
 #include "kernels/registry.h"
-#include "kernels/rope.h"
 #include "kernels/runner.h"
 
 namespace trnsim::kernels {
@@ -26,13 +27,19 @@ void expect_correct(const ProblemReport& r) {
   for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
 }
 
-TEST(RopeKernel, Fp32) { expect_correct(run("trn3", {256, 128}, DType::kFloat32)); }
-TEST(RopeKernel, Bf16) { expect_correct(run("trn3", {512, 64}, DType::kBFloat16)); }
+TEST(RopeKernel, Fp32) {
+  expect_correct(run("trn3", {256, 128}, DType::kFloat32));
+}
+TEST(RopeKernel, Bf16) {
+  expect_correct(run("trn3", {512, 64}, DType::kBFloat16));
+}
 TEST(RopeKernel, RaggedPositions) {
   expect_correct(run("trn3", {1, 128}, DType::kFloat32));
   expect_correct(run("trn3", {128 * 32 + 77, 128}, DType::kBFloat16));  // g = 32 tiles + tail
 }
-TEST(RopeKernel, Trn2) { expect_correct(run("trn2", {300, 128}, DType::kBFloat16)); }
+TEST(RopeKernel, Trn2) {
+  expect_correct(run("trn2", {300, 128}, DType::kBFloat16));
+}
 
 TEST(RopeKernel, CheckCatchesTheInterleavedConvention) {
   // Rotating interleaved pairs (x[2i], x[2i+1]) instead of the half-split ones must fail.

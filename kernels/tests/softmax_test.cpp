@@ -1,11 +1,12 @@
 // Row softmax against its double reference on fp32 and bf16, ragged row counts and the
 // multi-row-per-partition tiling.
+#include "kernels/softmax.h"
+
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
-#include "kernels/softmax.h"
 
 namespace trnsim::kernels {
 namespace {
@@ -27,8 +28,12 @@ void expect_correct(const ProblemReport& r) {
   for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
 }
 
-TEST(SoftmaxKernel, Fp32) { expect_correct(run("trn3", {256, 512}, DType::kFloat32)); }
-TEST(SoftmaxKernel, Bf16) { expect_correct(run("trn3", {256, 512}, DType::kBFloat16)); }
+TEST(SoftmaxKernel, Fp32) {
+  expect_correct(run("trn3", {256, 512}, DType::kFloat32));
+}
+TEST(SoftmaxKernel, Bf16) {
+  expect_correct(run("trn3", {256, 512}, DType::kBFloat16));
+}
 
 TEST(SoftmaxKernel, RaggedRows) {
   expect_correct(run("trn3", {1, 100}, DType::kFloat32));
@@ -37,9 +42,13 @@ TEST(SoftmaxKernel, RaggedRows) {
   expect_correct(run("trn3", {128 * 8 + 300, 512}, DType::kBFloat16));
 }
 
-TEST(SoftmaxKernel, WideRows) { expect_correct(run("trn3", {128, 8192}, DType::kFloat32)); }
+TEST(SoftmaxKernel, WideRows) {
+  expect_correct(run("trn3", {128, 8192}, DType::kFloat32));
+}
 
-TEST(SoftmaxKernel, Trn2) { expect_correct(run("trn2", {300, 1024}, DType::kBFloat16)); }
+TEST(SoftmaxKernel, Trn2) {
+  expect_correct(run("trn2", {300, 1024}, DType::kBFloat16));
+}
 
 TEST(SoftmaxKernel, CheckCatchesAWrongNormalisation) {
   // A kernel that forgets the max subtraction still normalises correctly in exact math;
@@ -60,7 +69,8 @@ TEST(SoftmaxKernel, CheckCatchesAWrongNormalisation) {
 TEST(SoftmaxKernel, RejectsBadInputs) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   EXPECT_THROW(find_kernel("softmax")->make({128}, DType::kFloat32, chip), std::invalid_argument);
-  EXPECT_THROW(find_kernel("softmax")->make({128, 128}, DType::kFloat8E4M3, chip), std::invalid_argument);
+  EXPECT_THROW(find_kernel("softmax")->make({128, 128}, DType::kFloat8E4M3, chip),
+               std::invalid_argument);
 }
 
 }  // namespace

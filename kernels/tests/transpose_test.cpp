@@ -10,8 +10,8 @@ namespace {
 
 using numerics::DType;
 
-ProblemReport run_t(const std::string& name, const std::string& chip_name, std::vector<std::int64_t> shape,
-                    DType dtype) {
+ProblemReport run_t(const std::string& name, const std::string& chip_name,
+                    std::vector<std::int64_t> shape, DType dtype) {
   const arch::ChipConfig chip = arch::load_preset(chip_name);
   const KernelInfo* info = find_kernel(name);
   EXPECT_NE(info, nullptr) << name;
@@ -43,7 +43,9 @@ TEST(TransposeDma, RaggedBf16AndFp32) {
   expect_exact(run_t("transpose_dma", "trn3", {2100, 130}, DType::kFloat32));
 }
 
-TEST(TransposeDma, Trn2) { expect_exact(run_t("transpose_dma", "trn2", {256, 384}, DType::kBFloat16)); }
+TEST(TransposeDma, Trn2) {
+  expect_exact(run_t("transpose_dma", "trn2", {256, 384}, DType::kBFloat16));
+}
 
 TEST(TransposePe, OutputIsTheTransposeBitForBit) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
@@ -58,7 +60,8 @@ TEST(TransposePe, OutputIsTheTransposeBitForBit) {
   for (std::int64_t i = 0; i < 130; ++i)
     for (std::int64_t j = 0; j < 260; ++j)
       for (int b = 0; b < 2; ++b)
-        bad += in[static_cast<std::size_t>((i * 260 + j) * 2 + b)] != out[static_cast<std::size_t>((j * 130 + i) * 2 + b)];
+        bad += in[static_cast<std::size_t>((i * 260 + j) * 2 + b)] !=
+               out[static_cast<std::size_t>((j * 130 + i) * 2 + b)];
   EXPECT_EQ(bad, 0u);
 }
 

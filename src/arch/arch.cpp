@@ -1,5 +1,4 @@
 #include "arch/arch.h"
-#include "util/edit_distance.h"
 
 #include <fmt/core.h>
 
@@ -17,6 +16,7 @@
 
 #include "arch/embedded_presets.h"
 #include "arch/schema.h"
+#include "util/edit_distance.h"
 
 namespace trnsim::arch {
 

@@ -39,7 +39,8 @@ bool run_kernel_demo(const arch::ChipConfig& chip) {
       continue;
     }
     try {
-      const kernels::ProblemReport r = kernels::run_problem(info->make(c.shape, c.dtype, chip), chip);
+      const kernels::ProblemReport r =
+          kernels::run_problem(info->make(c.shape, c.dtype, chip), chip);
       fmt::print("{}\n", kernels::format_report(r));
       ok &= r.ok();
     } catch (const std::exception& e) {
@@ -66,7 +67,8 @@ int run_demo() {
 
 void register_demo_command(CLI::App& app) {
   auto* demo = app.add_subcommand(
-      "demo", "The main demo: the trn3 chip, a numerics self-check and library kernels run and checked");
+      "demo",
+      "The main demo: the trn3 chip, a numerics self-check and library kernels run and checked");
   demo->callback([] {
     const int code = run_demo();
     if (code != 0) throw CLI::RuntimeError(code);

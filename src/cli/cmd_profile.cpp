@@ -1,9 +1,9 @@
 // `trnsim profile-asm FILE -o report.html`: time an assembly program exactly as run-asm does
 // (sim::run_asm), then write the profile explorer, optionally a Chrome trace, and optionally
 // a comparison with a second program (docs/profiler.md).
-#include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <CLI/CLI.hpp>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,12 +34,16 @@ sim::AsmRunRequest make_request(const ProfileAsmArgs& args, const std::string& p
     const auto eq = text.find('=');
     if (eq == std::string::npos)
       throw sim::SimError(fmt::format("--input expects NAME=FILE, got '{}'", text));
-    request.inits.push_back({text.substr(0, eq), sim::TensorInit::Kind::kFile, text.substr(eq + 1), {}, 0});
+    request.inits.push_back(
+        {text.substr(0, eq), sim::TensorInit::Kind::kFile, text.substr(eq + 1), {}, 0});
   }
   for (const auto& text : args.random) {
     const auto eq = text.find('=');
     const std::string seed = eq == std::string::npos ? "" : text.substr(eq + 1);
-    request.inits.push_back({text.substr(0, eq), sim::TensorInit::Kind::kRandom, "", {},
+    request.inits.push_back({text.substr(0, eq),
+                             sim::TensorInit::Kind::kRandom,
+                             "",
+                             {},
                              seed.empty() ? 0 : std::stoull(seed, nullptr, 0)});
   }
   request.options.check_hazards = !args.no_hazards;
@@ -57,8 +61,8 @@ profile::ProfileInput make_input(const arch::ChipConfig& chip, const sim::AsmRun
   profile::ProfileInput input;
   input.chip = &chip;
   input.title = title;
-  input.cores.push_back({0, &outcome.program, &outcome.result,
-                         outcome.timing ? &*outcome.timing : nullptr});
+  input.cores.push_back(
+      {0, &outcome.program, &outcome.result, outcome.timing ? &*outcome.timing : nullptr});
   return input;
 }
 
@@ -84,13 +88,15 @@ int profile_asm_command(const ProfileAsmArgs& args) {
   }
   const profile::Analysis a = profile::write_profile(input, files);
   const profile::Metrics& m = a.cores.front().metrics;
-  fmt::print("{}: {} instructions, {:.1f} ns on {}\n", args.file, outcome.program.instructions.size(),
-             m.total_ns, chip.name);
+  fmt::print("{}: {} instructions, {:.1f} ns on {}\n", args.file,
+             outcome.program.instructions.size(), m.total_ns, chip.name);
   fmt::print("  MFU {:.2f}%  HFU {:.2f}%  MBU {:.2f}%  bounding engine {} ({:.1f}% active)\n",
              m.mfu_percent, m.hfu_percent, m.mbu_percent, m.bounding_engine,
              m.bounding_active_percent);
-  fmt::print("  dma_active_time_percent {:.1f}%  average_dma_size {:.0f} B  mm_arithmetic_intensity {:.1f}\n",
-             m.dma_active_time_percent, m.average_dma_size, m.mm_arithmetic_intensity);
+  fmt::print(
+      "  dma_active_time_percent {:.1f}%  average_dma_size {:.0f} B  mm_arithmetic_intensity "
+      "{:.1f}\n",
+      m.dma_active_time_percent, m.average_dma_size, m.mm_arithmetic_intensity);
   for (const auto& s : a.suggestions)
     fmt::print("  suggestion: {}{}\n", s.title, s.source.empty() ? "" : " (" + s.source + ")");
   if (!args.html.empty())
@@ -128,7 +134,8 @@ void register_profile_command(CLI::App& app) {
   cmd->add_flag("--nan-fill", args->nan_fill, "Read never-written memory as NaN / 4");
   cmd->add_flag("--timing-only", args->timing_only, "Time the run without computing data");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");
-  cmd->add_option("--max-steps", args->max_steps, "Stop after this many instructions (0 = no limit)");
+  cmd->add_option("--max-steps", args->max_steps,
+                  "Stop after this many instructions (0 = no limit)");
   cmd->add_option("--seed", args->seed, "Override the program's .seed");
   cmd->callback([args] {
     try {

@@ -1,7 +1,8 @@
 // trnsim command-line front end: each subcommand lives in its own cmd_*.cpp.
+#include <fmt/core.h>
+
 #include <CLI/CLI.hpp>
 #include <exception>
-#include <fmt/core.h>
 
 #include "arch/arch.h"
 #include "cli/commands.h"

@@ -23,9 +23,9 @@
 namespace trnsim::compiler {
 
 struct CompileOptions {
-  bool schedule = true;   // false: keep the kernel's program order on each queue (first
-                          // allowed engine, DMA queues round-robin)
-  int dma_queues = 16;    // DMA queues per core the compiler may use (1..queues_per_engine)
+  bool schedule = true;  // false: keep the kernel's program order on each queue (first
+                         // allowed engine, DMA queues round-robin)
+  int dma_queues = 16;   // DMA queues per core the compiler may use (1..queues_per_engine)
 };
 
 // Where the compiler placed an HBM tensor of the kernel (the runtime allocates exactly these
@@ -61,17 +61,17 @@ struct CompileStats {
   // consecutive loop iterations through different buffers while memory allows).
   std::uint64_t sbuf_extent_bytes = 0;
   std::uint64_t psum_extent_bytes = 0;
-  std::size_t instructions = 0;       // over all programs
+  std::size_t instructions = 0;  // over all programs
   std::size_t waits = 0, signals = 0;
-  std::size_t dependencies = 0;       // cross-queue edges before redundancy elimination
-  double estimated_ns = 0;  // the scheduler's estimate of the longest program (0 unscheduled)
+  std::size_t dependencies = 0;  // cross-queue edges before redundancy elimination
+  double estimated_ns = 0;       // the scheduler's estimate of the longest program (0 unscheduled)
 };
 
 struct CompiledKernel {
   std::string name;
-  std::vector<isa::Program> programs;                 // indexed by program id
+  std::vector<isa::Program> programs;  // indexed by program id
   std::vector<HbmPlacement> hbm;
-  std::vector<std::vector<OnChipPlacement>> onchip;   // per program
+  std::vector<std::vector<OnChipPlacement>> onchip;  // per program
   CompileStats stats;
   // The chip every program was validated against (isa::validate_program) after compiling:
   // a run on this chip need not validate them again.

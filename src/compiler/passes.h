@@ -54,9 +54,9 @@ inline isa::QueueId queue_of_key(int key) {
 
 // What the scheduler needs about one instruction of a program.
 struct SchedInput {
-  const std::vector<isa::Instruction>* insts = nullptr;         // physical operands
-  const std::vector<std::uint8_t>* engines = nullptr;           // verified engine masks
-  const std::vector<int>* fixed_dma_queue = nullptr;            // -1 = compiler's choice
+  const std::vector<isa::Instruction>* insts = nullptr;  // physical operands
+  const std::vector<std::uint8_t>* engines = nullptr;    // verified engine masks
+  const std::vector<int>* fixed_dma_queue = nullptr;     // -1 = compiler's choice
   const std::vector<std::vector<std::uint32_t>>* preds = nullptr;
 };
 

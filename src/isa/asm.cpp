@@ -2,7 +2,6 @@
 // docs/isa.md. Both directions are written once per field type and driven by each
 // operation's fields() visitor, so a new operation needs no code here.
 #include "isa/asm.h"
-#include "util/edit_distance.h"
 
 #include <fmt/format.h>
 
@@ -16,6 +15,8 @@
 #include <limits>
 #include <sstream>
 #include <type_traits>
+
+#include "util/edit_distance.h"
 
 namespace trnsim::isa {
 

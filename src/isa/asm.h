@@ -18,6 +18,7 @@ class AsmError : public std::runtime_error {
   std::uint32_t line() const { return line_; }
   std::uint32_t column() const { return column_; }
   const std::string& message() const { return message_; }
+
  private:
   std::string file_;
   std::uint32_t line_, column_;

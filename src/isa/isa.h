@@ -106,11 +106,30 @@ using ScalarOperand = std::variant<float, AccessPattern>;
 
 enum class AluOp : std::uint8_t {
   kBypass,  // pass the first operand through
-  kAdd, kSubtract, kMultiply, kDivide, kMaximum, kMinimum, kAbsMax, kAbsMin, kPower,
-  kEqual, kNotEqual, kGreater, kGreaterEqual, kLess, kLessEqual,         // 1.0 / 0.0
-  kLogicalAnd, kLogicalOr, kLogicalXor,                                  // on != 0
-  kBitwiseAnd, kBitwiseOr, kBitwiseXor, kLeftShift, kRightShift,         // integer bits
-  kAverage,  // tensor_partition_reduce only
+  kAdd,
+  kSubtract,
+  kMultiply,
+  kDivide,
+  kMaximum,
+  kMinimum,
+  kAbsMax,
+  kAbsMin,
+  kPower,
+  kEqual,
+  kNotEqual,
+  kGreater,
+  kGreaterEqual,
+  kLess,
+  kLessEqual,  // 1.0 / 0.0
+  kLogicalAnd,
+  kLogicalOr,
+  kLogicalXor,  // on != 0
+  kBitwiseAnd,
+  kBitwiseOr,
+  kBitwiseXor,
+  kLeftShift,
+  kRightShift,  // integer bits
+  kAverage,     // tensor_partition_reduce only
 };
 inline constexpr int kNumAluOps = static_cast<int>(AluOp::kAverage) + 1;
 std::string_view alu_op_name(AluOp op);  // "add", "subtract", ..., NKI spelling
@@ -118,9 +137,28 @@ std::optional<AluOp> alu_op_from_name(std::string_view name);
 bool is_bitvec_op(AluOp op);  // bitwise_* and shifts: integer operands only
 
 enum class ActivationFunc : std::uint8_t {
-  kCopy, kExp, kLog, kTanh, kSigmoid, kRelu, kGelu, kGeluApprxTanh, kGeluApprxSigmoid,
-  kSilu, kSoftplus, kMish, kErf, kSqrt, kRsqrt, kSquare, kReciprocal, kSin, kCos,
-  kArctan, kAbs, kSign,
+  kCopy,
+  kExp,
+  kLog,
+  kTanh,
+  kSigmoid,
+  kRelu,
+  kGelu,
+  kGeluApprxTanh,
+  kGeluApprxSigmoid,
+  kSilu,
+  kSoftplus,
+  kMish,
+  kErf,
+  kSqrt,
+  kRsqrt,
+  kSquare,
+  kReciprocal,
+  kSin,
+  kCos,
+  kArctan,
+  kAbs,
+  kSign,
 };
 inline constexpr int kNumActivationFuncs = static_cast<int>(ActivationFunc::kSign) + 1;
 std::string_view activation_name(ActivationFunc f);  // "copy", "exp", "gelu_apprx_tanh", ...
@@ -153,10 +191,11 @@ inline constexpr int kNumIndirectModes = 2;
 
 enum class Role : std::uint8_t { kRead, kWrite, kReadWrite, kAttr };
 
-constexpr std::uint8_t engine_bit(Engine e) { return std::uint8_t(1u << unsigned(e)); }
-constexpr std::uint8_t kComputeEngines = engine_bit(Engine::kVector) |
-                                         engine_bit(Engine::kScalar) |
-                                         engine_bit(Engine::kGpSimd);
+constexpr std::uint8_t engine_bit(Engine e) {
+  return std::uint8_t(1u << unsigned(e));
+}
+constexpr std::uint8_t kComputeEngines =
+    engine_bit(Engine::kVector) | engine_bit(Engine::kScalar) | engine_bit(Engine::kGpSimd);
 
 // Tensor engine ------------------------------------------------------------------------
 
@@ -171,12 +210,18 @@ struct NcMatmul {
   MatmulPerfMode perf_mode = MatmulPerfMode::kNone;
   std::uint32_t tile_row = 0, tile_col = 0;    // tile_position (PE row/column offset)
   std::uint32_t tile_rows = 0, tile_cols = 0;  // tile_size; 0 = whole array
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kReadWrite); v("stationary", stationary, Role::kRead);
-    v("moving", moving, Role::kRead); v("accumulate", accumulate, Role::kAttr);
-    v("is_transpose", is_transpose, Role::kAttr); v("perf_mode", perf_mode, Role::kAttr);
-    v("tile_row", tile_row, Role::kAttr); v("tile_col", tile_col, Role::kAttr);
-    v("tile_rows", tile_rows, Role::kAttr); v("tile_cols", tile_cols, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("stationary", stationary, Role::kRead);
+    v("moving", moving, Role::kRead);
+    v("accumulate", accumulate, Role::kAttr);
+    v("is_transpose", is_transpose, Role::kAttr);
+    v("perf_mode", perf_mode, Role::kAttr);
+    v("tile_row", tile_row, Role::kAttr);
+    v("tile_col", tile_col, Role::kAttr);
+    v("tile_rows", tile_rows, Role::kAttr);
+    v("tile_cols", tile_cols, Role::kAttr);
   }
 };
 
@@ -188,11 +233,16 @@ struct NcMatmulMx {
   AccessPattern dst, stationary, moving, stationary_scale, moving_scale;
   AccumulateMode accumulate = AccumulateMode::kOverwrite;
   std::uint32_t tile_row = 0, tile_rows = 0;  // row tiling only
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kReadWrite); v("stationary", stationary, Role::kRead);
-    v("moving", moving, Role::kRead); v("stationary_scale", stationary_scale, Role::kRead);
-    v("moving_scale", moving_scale, Role::kRead); v("accumulate", accumulate, Role::kAttr);
-    v("tile_row", tile_row, Role::kAttr); v("tile_rows", tile_rows, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("stationary", stationary, Role::kRead);
+    v("moving", moving, Role::kRead);
+    v("stationary_scale", stationary_scale, Role::kRead);
+    v("moving_scale", moving_scale, Role::kRead);
+    v("accumulate", accumulate, Role::kAttr);
+    v("tile_row", tile_row, Role::kAttr);
+    v("tile_rows", tile_rows, Role::kAttr);
   }
 };
 
@@ -200,22 +250,31 @@ struct NcMatmulMx {
 // Vector engine: <= [32,32].
 struct NcTranspose {
   static constexpr std::string_view kName = "nc_transpose";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kTensor) | engine_bit(Engine::kVector);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kTensor) | engine_bit(Engine::kVector);
   friend bool operator==(const NcTranspose&, const NcTranspose&) = default;
   AccessPattern dst, data;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("data", data, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+  }
 };
 
 // Vector / Scalar / GpSimd elementwise ------------------------------------------------
 
 struct TensorTensor {
   static constexpr std::string_view kName = "tensor_tensor";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const TensorTensor&, const TensorTensor&) = default;
   AccessPattern dst, data1, data2;
   AluOp op = AluOp::kAdd;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data1", data1, Role::kRead); v("data2", data2, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data1", data1, Role::kRead);
+    v("data2", data2, Role::kRead);
     v("op", op, Role::kAttr);
   }
 };
@@ -232,10 +291,15 @@ struct TensorScalar {
   AluOp op1 = AluOp::kBypass;  // bypass = single op
   ScalarOperand operand1 = 0.0f;
   bool reverse1 = false;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data", data, Role::kRead); v("op0", op0, Role::kAttr);
-    v("operand0", operand0, Role::kRead); v("reverse0", reverse0, Role::kAttr);
-    v("op1", op1, Role::kAttr); v("operand1", operand1, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("op0", op0, Role::kAttr);
+    v("operand0", operand0, Role::kRead);
+    v("reverse0", reverse0, Role::kAttr);
+    v("op1", op1, Role::kAttr);
+    v("operand1", operand1, Role::kRead);
     v("reverse1", reverse1, Role::kAttr);
   }
 };
@@ -243,7 +307,8 @@ struct TensorScalar {
 // dst = (data op0 operand0) op1 operand1, operand0 scalar/[P,1], operand1 a full tile.
 struct ScalarTensorTensor {
   static constexpr std::string_view kName = "scalar_tensor_tensor";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const ScalarTensorTensor&, const ScalarTensorTensor&) = default;
   AccessPattern dst, data;
   AluOp op0 = AluOp::kMultiply;
@@ -251,10 +316,15 @@ struct ScalarTensorTensor {
   AluOp op1 = AluOp::kAdd;
   AccessPattern operand1;
   bool reverse0 = false, reverse1 = false;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data", data, Role::kRead); v("op0", op0, Role::kAttr);
-    v("operand0", operand0, Role::kRead); v("op1", op1, Role::kAttr);
-    v("operand1", operand1, Role::kRead); v("reverse0", reverse0, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("op0", op0, Role::kAttr);
+    v("operand0", operand0, Role::kRead);
+    v("op1", op1, Role::kAttr);
+    v("operand1", operand1, Role::kRead);
+    v("reverse0", reverse0, Role::kAttr);
     v("reverse1", reverse1, Role::kAttr);
   }
 };
@@ -263,15 +333,20 @@ struct ScalarTensorTensor {
 // logical); dst has the remaining dims. negate multiplies the result by -1.
 struct TensorReduce {
   static constexpr std::string_view kName = "tensor_reduce";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const TensorReduce&, const TensorReduce&) = default;
   AccessPattern dst, data;
   AluOp op = AluOp::kAdd;
   std::uint32_t axes = 1;  // number of innermost free dims reduced
   bool negate = false;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data", data, Role::kRead); v("op", op, Role::kAttr);
-    v("axes", axes, Role::kAttr); v("negate", negate, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("op", op, Role::kAttr);
+    v("axes", axes, Role::kAttr);
+    v("negate", negate, Role::kAttr);
   }
 };
 
@@ -282,8 +357,11 @@ struct TensorPartitionReduce {
   friend bool operator==(const TensorPartitionReduce&, const TensorPartitionReduce&) = default;
   AccessPattern dst, data;
   AluOp op = AluOp::kAdd;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data", data, Role::kRead); v("op", op, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("op", op, Role::kAttr);
   }
 };
 
@@ -292,7 +370,11 @@ struct TensorCopy {
   static constexpr std::uint8_t kEngines = kComputeEngines;
   friend bool operator==(const TensorCopy&, const TensorCopy&) = default;
   AccessPattern dst, src;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("src", src, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+  }
 };
 
 // r[:,0] = op1(op0(d0[:,0], initial), d1[:,0]); r[:,i] = op1(op0(d0[:,i], r[:,i-1]), d1[:,i]).
@@ -303,9 +385,14 @@ struct TensorTensorScan {
   AccessPattern dst, data0, data1;
   ScalarOperand initial = 0.0f;
   AluOp op0 = AluOp::kMultiply, op1 = AluOp::kAdd;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data0", data0, Role::kRead); v("data1", data1, Role::kRead);
-    v("initial", initial, Role::kRead); v("op0", op0, Role::kAttr); v("op1", op1, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data0", data0, Role::kRead);
+    v("data1", data1, Role::kRead);
+    v("initial", initial, Role::kRead);
+    v("op0", op0, Role::kAttr);
+    v("op1", op1, Role::kAttr);
   }
 };
 
@@ -316,7 +403,11 @@ struct BnStats {
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
   friend bool operator==(const BnStats&, const BnStats&) = default;
   AccessPattern dst, data;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("data", data, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+  }
 };
 
 // Combine bn_stats triples (count, mean, count*var) into (mean, variance).
@@ -325,7 +416,11 @@ struct BnAggr {
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
   friend bool operator==(const BnAggr&, const BnAggr&) = default;
   AccessPattern dst, data;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("data", data, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+  }
 };
 
 // dst = predicate != 0 ? on_true : on_false (NKI select_reduce without the reduction).
@@ -336,9 +431,12 @@ struct Select {
   AccessPattern dst, predicate, on_true;
   ScalarOperand on_false = 0.0f;
   bool reverse_pred = false;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("predicate", predicate, Role::kRead);
-    v("on_true", on_true, Role::kRead); v("on_false", on_false, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("predicate", predicate, Role::kRead);
+    v("on_true", on_true, Role::kRead);
+    v("on_false", on_false, Role::kRead);
     v("reverse_pred", reverse_pred, Role::kAttr);
   }
 };
@@ -356,11 +454,16 @@ struct RangeSelect {
   float on_false_value = -3.4028234663852886e38f;
   std::int32_t range_start = 0;
   std::optional<AccessPattern> reduce_res;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("on_true", on_true, Role::kRead);
-    v("comp_op0", comp_op0, Role::kAttr); v("comp_op1", comp_op1, Role::kAttr);
-    v("bound0", bound0, Role::kRead); v("bound1", bound1, Role::kRead);
-    v("on_false_value", on_false_value, Role::kAttr); v("range_start", range_start, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("on_true", on_true, Role::kRead);
+    v("comp_op0", comp_op0, Role::kAttr);
+    v("comp_op1", comp_op1, Role::kAttr);
+    v("bound0", bound0, Role::kRead);
+    v("bound1", bound1, Role::kRead);
+    v("on_false_value", on_false_value, Role::kAttr);
+    v("range_start", range_start, Role::kAttr);
     v("reduce_res", reduce_res, Role::kWrite);
   }
 };
@@ -376,25 +479,34 @@ struct AffinePattern {
 
 struct Iota {
   static constexpr std::string_view kName = "iota";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kGpSimd) | engine_bit(Engine::kVector);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kGpSimd) | engine_bit(Engine::kVector);
   friend bool operator==(const Iota&, const Iota&) = default;
   AccessPattern dst;
   AffinePattern pattern;
   std::int32_t offset = 0;
   std::int32_t channel_multiplier = 0;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("pattern", pattern, Role::kAttr);
-    v("offset", offset, Role::kAttr); v("channel_multiplier", channel_multiplier, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("pattern", pattern, Role::kAttr);
+    v("offset", offset, Role::kAttr);
+    v("channel_multiplier", channel_multiplier, Role::kAttr);
   }
 };
 
 struct Memset {
   static constexpr std::string_view kName = "memset";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const Memset&, const Memset&) = default;
   AccessPattern dst;
   float value = 0.0f;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("value", value, Role::kAttr); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("value", value, Role::kAttr);
+  }
 };
 
 // The 8 largest values of each partition, descending.
@@ -403,7 +515,11 @@ struct Max8 {
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
   friend bool operator==(const Max8&, const Max8&) = default;
   AccessPattern dst, src;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("src", src, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+  }
 };
 
 // Index of the first occurrence of each of the 8 vals per partition (all ones if absent;
@@ -413,8 +529,11 @@ struct NcFindIndex8 {
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
   friend bool operator==(const NcFindIndex8&, const NcFindIndex8&) = default;
   AccessPattern dst, data, vals;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data", data, Role::kRead); v("vals", vals, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("vals", vals, Role::kRead);
   }
 };
 
@@ -426,8 +545,11 @@ struct Exponential {
   AccessPattern dst, src;
   ScalarOperand max_value = 0.0f;
   std::optional<AccessPattern> reduce_res;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("src", src, Role::kRead); v("max_value", max_value, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+    v("max_value", max_value, Role::kRead);
     v("reduce_res", reduce_res, Role::kWrite);
   }
 };
@@ -437,7 +559,11 @@ struct Reciprocal {
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
   friend bool operator==(const Reciprocal&, const Reciprocal&) = default;
   AccessPattern dst, data;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("data", data, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+  }
 };
 
 // BF16/FP16 [P, F] -> x4-packed MXFP8 [P, F/4] + E8M0 scales (gen4; Trainium's scale rule).
@@ -446,8 +572,11 @@ struct QuantizeMx {
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
   friend bool operator==(const QuantizeMx&, const QuantizeMx&) = default;
   AccessPattern dst, src, dst_scale;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("src", src, Role::kRead); v("dst_scale", dst_scale, Role::kWrite);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+    v("dst_scale", dst_scale, Role::kWrite);
   }
 };
 
@@ -464,9 +593,13 @@ struct Activation {
   ScalarOperand scale = 1.0f;
   ScalarOperand bias = 0.0f;
   std::optional<AccessPattern> reduce_res;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("data", data, Role::kRead); v("func", func, Role::kAttr);
-    v("scale", scale, Role::kRead); v("bias", bias, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("func", func, Role::kAttr);
+    v("scale", scale, Role::kRead);
+    v("bias", bias, Role::kRead);
     v("reduce_res", reduce_res, Role::kWrite);
   }
 };
@@ -484,10 +617,14 @@ struct AffineSelect {
   std::int32_t channel_multiplier = 0;
   AluOp cmp_op = AluOp::kGreaterEqual;
   float on_false_value = 0.0f;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("on_true", on_true, Role::kRead);
-    v("pattern", pattern, Role::kAttr); v("offset", offset, Role::kAttr);
-    v("channel_multiplier", channel_multiplier, Role::kAttr); v("cmp_op", cmp_op, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("on_true", on_true, Role::kRead);
+    v("pattern", pattern, Role::kAttr);
+    v("offset", offset, Role::kAttr);
+    v("channel_multiplier", channel_multiplier, Role::kAttr);
+    v("cmp_op", cmp_op, Role::kAttr);
     v("on_false_value", on_false_value, Role::kAttr);
   }
 };
@@ -501,8 +638,11 @@ struct LocalGather {
   friend bool operator==(const LocalGather&, const LocalGather&) = default;
   AccessPattern dst, src, index;
   std::uint32_t num_elem_per_idx = 1;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("src", src, Role::kRead); v("index", index, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+    v("index", index, Role::kRead);
     v("num_elem_per_idx", num_elem_per_idx, Role::kAttr);
   }
 };
@@ -511,12 +651,16 @@ struct LocalGather {
 // (255 = leave dst unchanged).
 struct NcStreamShuffle {
   static constexpr std::string_view kName = "nc_stream_shuffle";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const NcStreamShuffle&, const NcStreamShuffle&) = default;
   AccessPattern dst, src;
   std::array<std::uint8_t, 32> mask{};
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kReadWrite); v("src", src, Role::kRead); v("mask", mask, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("src", src, Role::kRead);
+    v("mask", mask, Role::kAttr);
   }
 };
 
@@ -531,9 +675,13 @@ struct CustomOp {
   std::vector<AccessPattern> outputs, inputs;
   std::vector<float> params;
   std::uint64_t cost_cycles = 0;
-  template <class V> void fields(V&& v) {
-    v("op", op, Role::kAttr); v("outputs", outputs, Role::kWrite); v("inputs", inputs, Role::kRead);
-    v("params", params, Role::kAttr); v("cost_cycles", cost_cycles, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("op", op, Role::kAttr);
+    v("outputs", outputs, Role::kWrite);
+    v("inputs", inputs, Role::kRead);
+    v("params", params, Role::kAttr);
+    v("cost_cycles", cost_cycles, Role::kAttr);
   }
 };
 
@@ -542,29 +690,41 @@ struct CustomOp {
 // Uniform random values in [min, max) from the engine's XORWOW state (gen4 Vector).
 struct Rand2 {
   static constexpr std::string_view kName = "rand2";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const Rand2&, const Rand2&) = default;
   AccessPattern dst;
   float min = 0.0f, max = 1.0f;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kWrite); v("min", min, Role::kAttr); v("max", max, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("min", min, Role::kAttr);
+    v("max", max, Role::kAttr);
   }
 };
 
 // Load (set) or store (get) the per-partition XORWOW state of an engine: 6 uint32 per lane.
 struct RandSetState {
   static constexpr std::string_view kName = "rand_set_state";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const RandSetState&, const RandSetState&) = default;
   AccessPattern src_seeds;
-  template <class V> void fields(V&& v) { v("src_seeds", src_seeds, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("src_seeds", src_seeds, Role::kRead);
+  }
 };
 struct RandGetState {
   static constexpr std::string_view kName = "rand_get_state";
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines =
+      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
   friend bool operator==(const RandGetState&, const RandGetState&) = default;
   AccessPattern dst;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+  }
 };
 
 // DMA -----------------------------------------------------------------------------------
@@ -578,9 +738,12 @@ struct DmaCopy {
   AccessPattern dst, src;
   DmaAccumulate accumulate = DmaAccumulate::kNone;
   std::uint8_t priority = 0;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kReadWrite); v("src", src, Role::kRead);
-    v("accumulate", accumulate, Role::kAttr); v("priority", priority, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("src", src, Role::kRead);
+    v("accumulate", accumulate, Role::kAttr);
+    v("priority", priority, Role::kAttr);
   }
 };
 
@@ -590,7 +753,11 @@ struct DmaTranspose {
   static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
   friend bool operator==(const DmaTranspose&, const DmaTranspose&) = default;
   AccessPattern dst, src;
-  template <class V> void fields(V&& v) { v("dst", dst, Role::kWrite); v("src", src, Role::kRead); }
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+  }
 };
 
 // Gather: dst row r = src row index[r]; scatter: dst row index[r] = src row r. A "row" is one
@@ -601,8 +768,11 @@ struct DmaIndirect {
   friend bool operator==(const DmaIndirect&, const DmaIndirect&) = default;
   AccessPattern dst, src, index;
   IndirectMode mode = IndirectMode::kGather;
-  template <class V> void fields(V&& v) {
-    v("dst", dst, Role::kReadWrite); v("src", src, Role::kRead); v("index", index, Role::kRead);
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("src", src, Role::kRead);
+    v("index", index, Role::kRead);
     v("mode", mode, Role::kAttr);
   }
 };
@@ -614,7 +784,8 @@ struct SemaphoreOp {
   static constexpr std::string_view kName = "sem";
   static constexpr std::uint8_t kEngines = 0x3F;  // any queue
   friend bool operator==(const SemaphoreOp&, const SemaphoreOp&) = default;
-  template <class V> void fields(V&&) {}
+  template <class V>
+  void fields(V&&) {}
 };
 
 // Barrier between the physical cores of a logical core (LNC >= 2).
@@ -624,18 +795,20 @@ struct CoreBarrier {
   friend bool operator==(const CoreBarrier&, const CoreBarrier&) = default;
   std::uint32_t barrier_id = 0;
   std::uint32_t num_cores = 2;
-  template <class V> void fields(V&& v) {
-    v("barrier_id", barrier_id, Role::kAttr); v("num_cores", num_cores, Role::kAttr);
+  template <class V>
+  void fields(V&& v) {
+    v("barrier_id", barrier_id, Role::kAttr);
+    v("num_cores", num_cores, Role::kAttr);
   }
 };
 
-using Operation = std::variant<NcMatmul, NcMatmulMx, NcTranspose, TensorTensor, TensorScalar,
-                               ScalarTensorTensor, TensorReduce, TensorPartitionReduce,
-                               TensorCopy, TensorTensorScan, BnStats, BnAggr, Select,
-                               RangeSelect, Iota, Memset, Max8, NcFindIndex8, Exponential,
-                               Reciprocal, QuantizeMx, Activation, AffineSelect, LocalGather,
-                               NcStreamShuffle, CustomOp, Rand2, RandSetState, RandGetState,
-                               DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp, CoreBarrier>;
+using Operation =
+    std::variant<NcMatmul, NcMatmulMx, NcTranspose, TensorTensor, TensorScalar, ScalarTensorTensor,
+                 TensorReduce, TensorPartitionReduce, TensorCopy, TensorTensorScan, BnStats, BnAggr,
+                 Select, RangeSelect, Iota, Memset, Max8, NcFindIndex8, Exponential, Reciprocal,
+                 QuantizeMx, Activation, AffineSelect, LocalGather, NcStreamShuffle, CustomOp,
+                 Rand2, RandSetState, RandGetState, DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp,
+                 CoreBarrier>;
 
 std::string_view op_name(const Operation& op);
 // Engines allowed to execute `op` (its kEngines bit set).
@@ -649,7 +822,9 @@ std::optional<Operation> make_operation(std::string_view mnemonic);
 // analysis) use it instead of spelling out every operation.
 namespace detail {
 template <class F>
-void visit_patterns(std::string_view name, AccessPattern& ap, Role role, F& f) { f(name, ap, role); }
+void visit_patterns(std::string_view name, AccessPattern& ap, Role role, F& f) {
+  f(name, ap, role);
+}
 template <class F>
 void visit_patterns(std::string_view name, ScalarOperand& s, Role role, F& f) {
   if (auto* ap = std::get_if<AccessPattern>(&s)) f(name, *ap, role);
@@ -668,11 +843,13 @@ void visit_patterns(std::string_view, T&, Role, F&) {}
 
 template <class F>
 void for_each_access_pattern(Operation& op, F&& f) {
-  std::visit([&](auto& o) {
-    o.fields([&](std::string_view name, auto& member, Role role) {
-      detail::visit_patterns(name, member, role, f);
-    });
-  }, op);
+  std::visit(
+      [&](auto& o) {
+        o.fields([&](std::string_view name, auto& member, Role role) {
+          detail::visit_patterns(name, member, role, f);
+        });
+      },
+      op);
 }
 // Read-only form: f(name, const AccessPattern&, role).
 template <class F>

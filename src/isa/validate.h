@@ -28,6 +28,7 @@ class ValidationError : public std::runtime_error {
  public:
   explicit ValidationError(std::vector<Violation> violations);
   const std::vector<Violation>& violations() const { return violations_; }
+
  private:
   std::vector<Violation> violations_;
 };

@@ -8,19 +8,26 @@ namespace trnsim::kernel {
 
 std::string_view buffer_name(Buffer b) {
   switch (b) {
-    case Buffer::kSbuf: return "sbuf";
-    case Buffer::kPsum: return "psum";
-    case Buffer::kPrivateHbm: return "private_hbm";
-    case Buffer::kSharedHbm: return "shared_hbm";
+    case Buffer::kSbuf:
+      return "sbuf";
+    case Buffer::kPsum:
+      return "psum";
+    case Buffer::kPrivateHbm:
+      return "private_hbm";
+    case Buffer::kSharedHbm:
+      return "shared_hbm";
   }
   return "?";
 }
 
 std::string_view tensor_role_name(TensorRole r) {
   switch (r) {
-    case TensorRole::kInput: return "input";
-    case TensorRole::kOutput: return "output";
-    case TensorRole::kScratch: return "scratch";
+    case TensorRole::kInput:
+      return "input";
+    case TensorRole::kOutput:
+      return "output";
+    case TensorRole::kScratch:
+      return "scratch";
   }
   return "?";
 }
@@ -33,19 +40,22 @@ std::string where_prefix(const isa::Origin& o) {
 }  // namespace
 
 KernelError::KernelError(isa::Origin where, std::string why)
-    : std::runtime_error(where_prefix(where) + why), where_(std::move(where)), why_(std::move(why)) {}
+    : std::runtime_error(where_prefix(where) + why),
+      where_(std::move(where)),
+      why_(std::move(why)) {}
 
 std::string format_ir(const KernelIr& ir) {
-  std::string out = fmt::format("kernel {} (program {} of {}): {} storages, {} instructions\n",
-                                ir.name, ir.program_id, ir.num_programs, ir.storages.size(),
-                                ir.instructions.size());
+  std::string out =
+      fmt::format("kernel {} (program {} of {}): {} storages, {} instructions\n", ir.name,
+                  ir.program_id, ir.num_programs, ir.storages.size(), ir.instructions.size());
   for (const Storage& s : ir.storages) {
     std::string dims;
     for (std::size_t d = 0; d < s.shape.size(); ++d) {
       if (d) dims += ", ";
       dims += std::to_string(s.shape[d]);
     }
-    out += fmt::format("  %{} = {} {}[{}]", s.name, buffer_name(s.buffer), numerics::name(s.dtype), dims);
+    out += fmt::format("  %{} = {} {}[{}]", s.name, buffer_name(s.buffer), numerics::name(s.dtype),
+                       dims);
     if (is_hbm(s.buffer)) out += fmt::format(" {}", tensor_role_name(s.role));
     if (s.fixed_offset) out += fmt::format(" at byte {}", *s.fixed_offset);
     if (!s.origin.file.empty()) out += fmt::format("  ; {}:{}", s.origin.file, s.origin.line);
@@ -56,11 +66,13 @@ std::string format_ir(const KernelIr& ir) {
     isa::Instruction shown = in.inst;
     shown.origin = {};
     std::string operands;
-    isa::for_each_access_pattern(shown.op, [&](std::string_view name, isa::AccessPattern& ap, isa::Role) {
-      const StorageId id = storage_of_offset(ap.offset);
-      operands += fmt::format(" {}=%{}", name, id < ir.storages.size() ? ir.storages[id].name : "?");
-      ap.offset = offset_in_storage(ap.offset);
-    });
+    isa::for_each_access_pattern(
+        shown.op, [&](std::string_view name, isa::AccessPattern& ap, isa::Role) {
+          const StorageId id = storage_of_offset(ap.offset);
+          operands +=
+              fmt::format(" {}=%{}", name, id < ir.storages.size() ? ir.storages[id].name : "?");
+          ap.offset = offset_in_storage(ap.offset);
+        });
     std::string engines;
     for (int e = 0; e < isa::kNumEngines; ++e)
       if (in.engines & isa::engine_bit(static_cast<isa::Engine>(e))) {
@@ -71,8 +83,10 @@ std::string format_ir(const KernelIr& ir) {
     std::string text = isa::print_instruction(shown);
     if (const auto close = text.find("] "); close != std::string::npos) text.erase(0, close + 2);
     if (const auto at = text.rfind(" @"); at != std::string::npos) text.resize(at);
-    out += fmt::format("  {:>5}: [{}{}] {}  ;{}", i, engines, in.engine_fixed ? " fixed" : "", text, operands);
-    if (!in.inst.origin.file.empty()) out += fmt::format(" @ {}:{}", in.inst.origin.file, in.inst.origin.line);
+    out += fmt::format("  {:>5}: [{}{}] {}  ;{}", i, engines, in.engine_fixed ? " fixed" : "", text,
+                       operands);
+    if (!in.inst.origin.file.empty())
+      out += fmt::format(" @ {}:{}", in.inst.origin.file, in.inst.origin.line);
     out += "\n";
   }
   return out;

@@ -31,10 +31,14 @@ using numerics::DType;
 // Where a storage lives (NKI's nl.sbuf, nl.psum, nl.private_hbm / nl.hbm, nl.shared_hbm).
 enum class Buffer : std::uint8_t { kSbuf, kPsum, kPrivateHbm, kSharedHbm };
 std::string_view buffer_name(Buffer b);  // "sbuf", "psum", "private_hbm", "shared_hbm"
-inline bool is_on_chip(Buffer b) { return b == Buffer::kSbuf || b == Buffer::kPsum; }
-inline bool is_hbm(Buffer b) { return !is_on_chip(b); }
+inline bool is_on_chip(Buffer b) {
+  return b == Buffer::kSbuf || b == Buffer::kPsum;
+}
+inline bool is_hbm(Buffer b) {
+  return !is_on_chip(b);
+}
 inline isa::Memory memory_of(Buffer b) {
-  return b == Buffer::kSbuf ? isa::Memory::kSbuf
+  return b == Buffer::kSbuf   ? isa::Memory::kSbuf
          : b == Buffer::kPsum ? isa::Memory::kPsum
                               : isa::Memory::kHbm;
 }
@@ -65,11 +69,11 @@ struct Storage {
   StorageId id = 0;
   Buffer buffer = Buffer::kSbuf;
   DType dtype = DType::kFloat32;
-  std::vector<std::int64_t> shape;  // as declared; on-chip: shape[0] is the partition dim
-  std::uint32_t partitions = 0;     // on-chip: shape[0]; HBM: 0
-  std::uint64_t bytes = 0;          // on-chip: bytes per partition; HBM: total bytes
-  std::string name;                 // user name or a generated one ("t3")
-  isa::Origin origin;               // where the kernel declared it
+  std::vector<std::int64_t> shape;         // as declared; on-chip: shape[0] is the partition dim
+  std::uint32_t partitions = 0;            // on-chip: shape[0]; HBM: 0
+  std::uint64_t bytes = 0;                 // on-chip: bytes per partition; HBM: total bytes
+  std::string name;                        // user name or a generated one ("t3")
+  isa::Origin origin;                      // where the kernel declared it
   TensorRole role = TensorRole::kScratch;  // HBM only
   // On-chip storages the kernel placed by hand (NKI's address=(partition, byte offset));
   // the allocator must honour it and not place anything else over it while it is live.
@@ -77,9 +81,9 @@ struct Storage {
 };
 
 struct IrInstruction {
-  isa::Instruction inst;              // no waits/signals; queue assigned by the compiler
-  std::uint8_t engines = 0;           // isa::engine_bit mask of engines allowed to run it
-  bool engine_fixed = false;          // the kernel asked for one engine (engines has 1 bit)
+  isa::Instruction inst;                  // no waits/signals; queue assigned by the compiler
+  std::uint8_t engines = 0;               // isa::engine_bit mask of engines allowed to run it
+  bool engine_fixed = false;              // the kernel asked for one engine (engines has 1 bit)
   std::optional<std::uint8_t> dma_queue;  // DMA only: the kernel fixed the queue
 };
 
@@ -89,10 +93,10 @@ struct KernelIr {
   std::string name;
   int program_id = 0;
   int num_programs = 1;
-  std::vector<Storage> storages;              // indexed by StorageId
-  std::vector<IrInstruction> instructions;    // program order
-  std::vector<StorageId> inputs;              // HBM inputs, in argument order
-  std::vector<StorageId> outputs;             // HBM outputs, in return order
+  std::vector<Storage> storages;            // indexed by StorageId
+  std::vector<IrInstruction> instructions;  // program order
+  std::vector<StorageId> inputs;            // HBM inputs, in argument order
+  std::vector<StorageId> outputs;           // HBM outputs, in return order
 };
 
 // A kernel the toolchain cannot trace or compile: a bad shape, a dtype an engine lacks, a

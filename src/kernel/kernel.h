@@ -54,9 +54,9 @@ struct Slice {
 // One index of a view: an integer or a slice. Converting to it records the caller's line,
 // so a bad index is reported where the kernel wrote it.
 struct Index {
-  Index(std::int64_t i, Loc loc = Loc::current()) : value(i), where(loc) {}  // NOLINT
+  Index(std::int64_t i, Loc loc = Loc::current()) : value(i), where(loc) {}       // NOLINT
   Index(int i, Loc loc = Loc::current()) : value(std::int64_t{i}), where(loc) {}  // NOLINT
-  Index(Slice s, Loc loc = Loc::current()) : value(s), where(loc) {}  // NOLINT
+  Index(Slice s, Loc loc = Loc::current()) : value(s), where(loc) {}              // NOLINT
   std::variant<std::int64_t, Slice> value;
   Loc where;
 };
@@ -174,7 +174,9 @@ inline constexpr kernel::Buffer private_hbm = kernel::Buffer::kPrivateHbm;
 inline constexpr kernel::Buffer shared_hbm = kernel::Buffer::kSharedHbm;
 
 // nl.ds(start, size) and the full slice.
-inline Slice ds(std::int64_t start, std::int64_t size) { return Slice{start, start + size, 1}; }
+inline Slice ds(std::int64_t start, std::int64_t size) {
+  return Slice{start, start + size, 1};
+}
 inline constexpr Slice all{};
 
 // NKI's loop iterators are Python ranges in NKI 0.6; here they are integer ranges for
@@ -183,26 +185,37 @@ struct Range {
   struct It {
     std::int64_t v, step;
     std::int64_t operator*() const { return v; }
-    It& operator++() { v += step; return *this; }
+    It& operator++() {
+      v += step;
+      return *this;
+    }
     bool operator!=(const It& o) const { return step > 0 ? v < o.v : v > o.v; }
   };
   std::int64_t lo, hi, step;
   It begin() const { return {lo, step}; }
   It end() const { return {hi, step}; }
 };
-inline Range affine_range(std::int64_t n) { return {0, n, 1}; }
-inline Range affine_range(std::int64_t lo, std::int64_t hi, std::int64_t step = 1) { return {lo, hi, step}; }
-inline Range sequential_range(std::int64_t n) { return {0, n, 1}; }
-inline Range static_range(std::int64_t n) { return {0, n, 1}; }
+inline Range affine_range(std::int64_t n) {
+  return {0, n, 1};
+}
+inline Range affine_range(std::int64_t lo, std::int64_t hi, std::int64_t step = 1) {
+  return {lo, hi, step};
+}
+inline Range sequential_range(std::int64_t n) {
+  return {0, n, 1};
+}
+inline Range static_range(std::int64_t n) {
+  return {0, n, 1};
+}
 
 // nl.tile_size and the chip being traced for.
 namespace tile_size {
-std::int64_t pmax();                   // 128 partitions
-std::int64_t gemm_stationary_fmax();   // 128
-std::int64_t gemm_moving_fmax();       // 512
-std::int64_t psum_bank_fmax();         // fp32 elements per partition of one PSUM bank
+std::int64_t pmax();                  // 128 partitions
+std::int64_t gemm_stationary_fmax();  // 128
+std::int64_t gemm_moving_fmax();      // 512
+std::int64_t psum_bank_fmax();        // fp32 elements per partition of one PSUM bank
 std::int64_t psum_num_banks();
-std::int64_t bn_stats_fmax();          // 512
+std::int64_t bn_stats_fmax();  // 512
 std::int64_t sbuf_bytes_per_partition();
 }  // namespace tile_size
 const arch::ChipConfig& chip();
@@ -342,7 +355,8 @@ void iota(const Tensor& dst, const AffineOptions& options, Loc loc = Loc::curren
 void affine_select(const Tensor& dst, const Tensor& on_true, AluOp cmp_op, float on_false_value,
                    const AffineOptions& options, Loc loc = Loc::current());
 void memset(const Tensor& dst, float value, const Common& common = {}, Loc loc = Loc::current());
-void max8(const Tensor& dst, const Tensor& src, const Common& common = {}, Loc loc = Loc::current());
+void max8(const Tensor& dst, const Tensor& src, const Common& common = {},
+          Loc loc = Loc::current());
 void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals,
                     const Common& common = {}, Loc loc = Loc::current());
 
@@ -377,8 +391,8 @@ void dma_copy(const Tensor& dst, const Tensor& src, const DmaOptions& options = 
               Loc loc = Loc::current());
 void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& options = {},
                    Loc loc = Loc::current());
-void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index,
-                  isa::IndirectMode mode, const DmaOptions& options = {}, Loc loc = Loc::current());
+void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa::IndirectMode mode,
+                  const DmaOptions& options = {}, Loc loc = Loc::current());
 
 // Barrier across the physical cores of the logical core being traced (LNC >= 2).
 void core_barrier(Loc loc = Loc::current());

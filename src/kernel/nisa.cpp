@@ -15,7 +15,9 @@ isa::ScalarOperand scalar(const Scalar& s, const Loc& loc) {
   return std::get<Tensor>(s).ap(loc);
 }
 
-Tracer::Placement placement(const Common& c) { return {c.engine, std::nullopt, c.rounding, c.name}; }
+Tracer::Placement placement(const Common& c) {
+  return {c.engine, std::nullopt, c.rounding, c.name};
+}
 
 void record(isa::Operation op, const Common& c, const Loc& loc) {
   Tracer::current(loc).record(std::move(op), placement(c), loc);
@@ -126,7 +128,8 @@ void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, cons
   record(t, c, loc);
 }
 
-void tensor_reduce(const Tensor& dst, const Tensor& data, AluOp op, const ReduceOptions& o, Loc loc) {
+void tensor_reduce(const Tensor& dst, const Tensor& data, AluOp op, const ReduceOptions& o,
+                   Loc loc) {
   isa::TensorReduce t;
   t.dst = dst.ap(loc);
   t.data = data.ap_exact(loc);  // axes counts the view's own free dims
@@ -136,7 +139,8 @@ void tensor_reduce(const Tensor& dst, const Tensor& data, AluOp op, const Reduce
   record(t, o.common, loc);
 }
 
-void tensor_partition_reduce(const Tensor& dst, const Tensor& data, AluOp op, const Common& c, Loc loc) {
+void tensor_partition_reduce(const Tensor& dst, const Tensor& data, AluOp op, const Common& c,
+                             Loc loc) {
   isa::TensorPartitionReduce t;
   t.dst = dst.ap(loc);
   t.data = data.ap(loc);
@@ -208,7 +212,8 @@ void max8(const Tensor& dst, const Tensor& src, const Common& c, Loc loc) {
   record(isa::Max8{dst.ap(loc), src.ap(loc)}, c, loc);
 }
 
-void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals, const Common& c, Loc loc) {
+void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals, const Common& c,
+                    Loc loc) {
   record(isa::NcFindIndex8{dst.ap(loc), data.ap(loc), vals.ap(loc)}, c, loc);
 }
 
@@ -225,7 +230,8 @@ void reciprocal(const Tensor& dst, const Tensor& data, const Common& c, Loc loc)
   record(isa::Reciprocal{dst.ap(loc), data.ap(loc)}, c, loc);
 }
 
-void quantize_mx(const Tensor& dst, const Tensor& src, const Tensor& dst_scale, const Common& c, Loc loc) {
+void quantize_mx(const Tensor& dst, const Tensor& src, const Tensor& dst_scale, const Common& c,
+                 Loc loc) {
   record(isa::QuantizeMx{dst.ap(loc), src.ap(loc), dst_scale.ap(loc)}, c, loc);
 }
 

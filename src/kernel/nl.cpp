@@ -11,12 +11,16 @@
 namespace trnsim::nl {
 
 using kernel::KernelError;
-using kernel::Tracer;
 using kernel::origin_of;
+using kernel::Tracer;
 
 namespace {
-Tracer& tracer(const Loc& loc) { return Tracer::current(loc); }
-std::int64_t count(const arch::Param& p) { return static_cast<std::int64_t>(p.value); }
+Tracer& tracer(const Loc& loc) {
+  return Tracer::current(loc);
+}
+std::int64_t count(const arch::Param& p) {
+  return static_cast<std::int64_t>(p.value);
+}
 
 // The shape of a fresh on-chip tile holding `x` ([n] HBM vectors become [1, n]).
 Shape tile_shape(const Tensor& x) {
@@ -31,24 +35,39 @@ void require_on_chip(const Tensor& x, const char* what, const Loc& loc) {
 }
 }  // namespace
 
-const arch::ChipConfig& chip() { return tracer(Loc::current()).chip(); }
+const arch::ChipConfig& chip() {
+  return tracer(Loc::current()).chip();
+}
 
 namespace tile_size {
-std::int64_t pmax() { return count(chip().sbuf.partitions); }
-std::int64_t gemm_stationary_fmax() { return count(chip().tensor.cols); }
+std::int64_t pmax() {
+  return count(chip().sbuf.partitions);
+}
+std::int64_t gemm_stationary_fmax() {
+  return count(chip().tensor.cols);
+}
 // NKI's constant is one PSUM bank of fp32 (512): gen4 may stream up to 4096 columns into
 // several banks, but a bank-sized tile is what the accumulation pattern of a kernel needs.
 std::int64_t gemm_moving_fmax() {
   return std::min(count(chip().tensor.moving_free_max), psum_bank_fmax());
 }
-std::int64_t psum_bank_fmax() { return static_cast<std::int64_t>(arch::psum_bank_bytes(chip())) / 4; }
-std::int64_t psum_num_banks() { return count(chip().psum.banks); }
-std::int64_t bn_stats_fmax() { return 512; }
-std::int64_t sbuf_bytes_per_partition() { return count(chip().sbuf.bytes_per_partition); }
+std::int64_t psum_bank_fmax() {
+  return static_cast<std::int64_t>(arch::psum_bank_bytes(chip())) / 4;
+}
+std::int64_t psum_num_banks() {
+  return count(chip().psum.banks);
+}
+std::int64_t bn_stats_fmax() {
+  return 512;
+}
+std::int64_t sbuf_bytes_per_partition() {
+  return count(chip().sbuf.bytes_per_partition);
+}
 }  // namespace tile_size
 
 int program_id(int axis) {
-  if (axis != 0) throw KernelError({}, "program_id: only axis 0 exists (logical-core launches are 1-D)");
+  if (axis != 0)
+    throw KernelError({}, "program_id: only axis 0 exists (logical-core launches are 1-D)");
   return tracer(Loc::current()).ir().program_id;
 }
 int num_programs(int axis) {
@@ -62,7 +81,8 @@ Tensor ndarray(Shape shape, DType dtype, kernel::Buffer buffer, std::string name
 
 Tensor ndarray_at(Shape shape, DType dtype, kernel::Buffer buffer, std::uint64_t byte_offset,
                   std::string name, Loc loc) {
-  if (!kernel::is_on_chip(buffer)) throw KernelError(origin_of(loc), "ndarray_at places on-chip tiles only");
+  if (!kernel::is_on_chip(buffer))
+    throw KernelError(origin_of(loc), "ndarray_at places on-chip tiles only");
   return tracer(loc).declare(std::move(shape), dtype, buffer, std::move(name), loc,
                              kernel::TensorRole::kScratch, byte_offset);
 }
@@ -71,9 +91,11 @@ Tensor zeros(Shape shape, DType dtype, kernel::Buffer buffer, std::string name, 
   return full(std::move(shape), 0.0f, dtype, buffer, std::move(name), loc);
 }
 
-Tensor full(Shape shape, float value, DType dtype, kernel::Buffer buffer, std::string name, Loc loc) {
+Tensor full(Shape shape, float value, DType dtype, kernel::Buffer buffer, std::string name,
+            Loc loc) {
   if (!kernel::is_on_chip(buffer))
-    throw KernelError(origin_of(loc), "nl::full/zeros create on-chip tiles; fill HBM by storing a tile");
+    throw KernelError(origin_of(loc),
+                      "nl::full/zeros create on-chip tiles; fill HBM by storing a tile");
   Tensor t = ndarray(std::move(shape), dtype, buffer, std::move(name), loc);
   nisa::memset(t, value, {}, loc);
   return t;
@@ -131,7 +153,9 @@ Tensor activation(isa::ActivationFunc func, const Tensor& x, Loc loc) {
   return t;
 }
 
-Tensor exp(const Tensor& x, Loc loc) { return activation(isa::ActivationFunc::kExp, x, loc); }
+Tensor exp(const Tensor& x, Loc loc) {
+  return activation(isa::ActivationFunc::kExp, x, loc);
+}
 
 namespace {
 Tensor binary(const Tensor& x, const kernel::Scalar& y, isa::AluOp op, const Loc& loc) {
@@ -154,7 +178,9 @@ Tensor reduce(const Tensor& x, isa::AluOp op, const Loc& loc) {
 }
 }  // namespace
 
-Tensor add(const Tensor& x, const kernel::Scalar& y, Loc loc) { return binary(x, y, isa::AluOp::kAdd, loc); }
+Tensor add(const Tensor& x, const kernel::Scalar& y, Loc loc) {
+  return binary(x, y, isa::AluOp::kAdd, loc);
+}
 Tensor subtract(const Tensor& x, const kernel::Scalar& y, Loc loc) {
   return binary(x, y, isa::AluOp::kSubtract, loc);
 }
@@ -164,8 +190,12 @@ Tensor multiply(const Tensor& x, const kernel::Scalar& y, Loc loc) {
 Tensor maximum(const Tensor& x, const kernel::Scalar& y, Loc loc) {
   return binary(x, y, isa::AluOp::kMaximum, loc);
 }
-Tensor max(const Tensor& x, Loc loc) { return reduce(x, isa::AluOp::kMaximum, loc); }
-Tensor sum(const Tensor& x, Loc loc) { return reduce(x, isa::AluOp::kAdd, loc); }
+Tensor max(const Tensor& x, Loc loc) {
+  return reduce(x, isa::AluOp::kMaximum, loc);
+}
+Tensor sum(const Tensor& x, Loc loc) {
+  return reduce(x, isa::AluOp::kAdd, loc);
+}
 
 Tensor softmax(const Tensor& x, Loc loc) {
   require_on_chip(x, "nl::softmax", loc);

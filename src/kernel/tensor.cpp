@@ -12,9 +12,13 @@ namespace trnsim::kernel {
 
 namespace {
 
-[[noreturn]] void fail(const Loc& loc, std::string why) { throw KernelError(origin_of(loc), std::move(why)); }
+[[noreturn]] void fail(const Loc& loc, std::string why) {
+  throw KernelError(origin_of(loc), std::move(why));
+}
 
-std::string shape_text(const Shape& s) { return fmt::format("[{}]", fmt::join(s, ", ")); }
+std::string shape_text(const Shape& s) {
+  return fmt::format("[{}]", fmt::join(s, ", "));
+}
 
 int normalize_dim(int dim, int ndim, const Loc& loc, std::string_view what) {
   const int d = dim < 0 ? dim + ndim : dim;
@@ -41,8 +45,12 @@ std::string Tensor::name() const {
   return Tracer::current(Loc::current()).ir().storages[storage_].name;
 }
 
-Tensor Tensor::operator()(Index a) const { return index(std::array{a}, a.where); }
-Tensor Tensor::operator()(Index a, Index b) const { return index(std::array{a, b}, a.where); }
+Tensor Tensor::operator()(Index a) const {
+  return index(std::array{a}, a.where);
+}
+Tensor Tensor::operator()(Index a, Index b) const {
+  return index(std::array{a, b}, a.where);
+}
 Tensor Tensor::operator()(Index a, Index b, Index c) const {
   return index(std::array{a, b, c}, a.where);
 }
@@ -56,8 +64,8 @@ Tensor Tensor::operator()(Index a, Index b, Index c, Index d, Index e) const {
 Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
   if (!valid_) fail(loc, "indexing an invalid (default-constructed) tensor");
   if (indices.size() > shape_.size())
-    fail(loc, fmt::format("{} indices for the {}-dim tensor '{}' {}", indices.size(), ndim(), name(),
-                          shape_text(shape_)));
+    fail(loc, fmt::format("{} indices for the {}-dim tensor '{}' {}", indices.size(), ndim(),
+                          name(), shape_text(shape_)));
   const bool on_chip = is_on_chip(buffer_);
   Tensor out = *this;
   out.shape_.clear();
@@ -75,8 +83,9 @@ Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
     if (const auto* i = std::get_if<std::int64_t>(&indices[d].value)) {
       const std::int64_t k = *i < 0 ? *i + size : *i;
       if (k < 0 || k >= size)
-        fail(indices[d].where, fmt::format("index {} is out of range for dim {} (size {}) of '{}' {}",
-                                           *i, d, size, name(), shape_text(shape_)));
+        fail(indices[d].where,
+             fmt::format("index {} is out of range for dim {} (size {}) of '{}' {}", *i, d, size,
+                         name(), shape_text(shape_)));
       if (on_chip && d == 0) {
         out.partition_offset_ += static_cast<std::uint32_t>(k);
         out.shape_.push_back(1);
@@ -94,8 +103,8 @@ Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
     }
     const Slice s = std::get<Slice>(indices[d].value);
     if (s.step <= 0)
-      fail(indices[d].where, fmt::format("slice step {} on dim {}: only positive steps are supported",
-                                         s.step, d));
+      fail(indices[d].where,
+           fmt::format("slice step {} on dim {}: only positive steps are supported", s.step, d));
     std::int64_t start = s.start < 0 ? s.start + size : s.start;
     std::int64_t stop = s.stop == kEnd ? size : (s.stop < 0 ? s.stop + size : s.stop);
     if (start < 0 || start > size || stop < start || stop > size)
@@ -136,7 +145,8 @@ Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
   return out;
 }
 
-Tensor Tensor::slice(int dim, std::int64_t start, std::int64_t stop, std::int64_t step, Loc loc) const {
+Tensor Tensor::slice(int dim, std::int64_t start, std::int64_t stop, std::int64_t step,
+                     Loc loc) const {
   const int d = normalize_dim(dim, ndim(), loc, "slice");
   std::vector<Index> idx;
   for (int k = 0; k < d; ++k) idx.emplace_back(Slice{}, loc);
@@ -151,7 +161,8 @@ Tensor Tensor::permute(std::vector<int> dims, Loc loc) const {
   Tensor out = *this;
   for (std::size_t k = 0; k < dims.size(); ++k) {
     const int d = normalize_dim(dims[k], ndim(), loc, "permute");
-    if (seen[static_cast<std::size_t>(d)]) fail(loc, fmt::format("permute: dim {} appears twice", d));
+    if (seen[static_cast<std::size_t>(d)])
+      fail(loc, fmt::format("permute: dim {} appears twice", d));
     seen[static_cast<std::size_t>(d)] = true;
     out.shape_[k] = shape_[static_cast<std::size_t>(d)];
     out.strides_[k] = strides_[static_cast<std::size_t>(d)];
@@ -165,7 +176,8 @@ Tensor Tensor::broadcast(int dim, std::int64_t size, Loc loc) const {
   const int d = normalize_dim(dim, ndim(), loc, "broadcast");
   if (is_on_chip(buffer_) && d == 0) fail(loc, "broadcast cannot apply to the partition dim");
   if (shape_[static_cast<std::size_t>(d)] != 1)
-    fail(loc, fmt::format("broadcast: dim {} has size {}, not 1", d, shape_[static_cast<std::size_t>(d)]));
+    fail(loc, fmt::format("broadcast: dim {} has size {}, not 1", d,
+                          shape_[static_cast<std::size_t>(d)]));
   if (size < 1) fail(loc, fmt::format("broadcast to size {}", size));
   Tensor out = *this;
   out.shape_[static_cast<std::size_t>(d)] = size;
@@ -187,7 +199,8 @@ Tensor Tensor::expand_dim(int dim, Loc loc) const {
 Tensor Tensor::squeeze_dim(int dim, Loc loc) const {
   const int d = normalize_dim(dim, ndim(), loc, "squeeze_dim");
   if (shape_[static_cast<std::size_t>(d)] != 1)
-    fail(loc, fmt::format("squeeze_dim: dim {} has size {}, not 1", d, shape_[static_cast<std::size_t>(d)]));
+    fail(loc, fmt::format("squeeze_dim: dim {} has size {}, not 1", d,
+                          shape_[static_cast<std::size_t>(d)]));
   if (is_on_chip(buffer_) && (d == 0 || ndim() <= 2))
     fail(loc, "squeeze_dim would leave an on-chip tile without its partition dim or below 2 dims");
   Tensor out = *this;
@@ -209,12 +222,14 @@ bool Tensor::is_contiguous() const {
 
 Tensor Tensor::reshape(Shape shape, Loc loc) const {
   if (!is_contiguous()) fail(loc, fmt::format("reshape of a non-contiguous view of '{}'", name()));
-  const std::int64_t n = std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
+  const std::int64_t n =
+      std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
   if (n != size())
-    fail(loc, fmt::format("reshape {} -> {}: element counts differ", shape_text(shape_), shape_text(shape)));
-  if (is_on_chip(buffer_) && (shape.size() < 2 || shape[0] != shape_[0]))
-    fail(loc, fmt::format("reshape {} -> {}: an on-chip tile keeps its partition dim", shape_text(shape_),
+    fail(loc, fmt::format("reshape {} -> {}: element counts differ", shape_text(shape_),
                           shape_text(shape)));
+  if (is_on_chip(buffer_) && (shape.size() < 2 || shape[0] != shape_[0]))
+    fail(loc, fmt::format("reshape {} -> {}: an on-chip tile keeps its partition dim",
+                          shape_text(shape_), shape_text(shape)));
   Tensor out = *this;
   out.shape_ = shape;
   out.strides_.assign(shape.size(), 0);
@@ -230,26 +245,31 @@ Tensor Tensor::reshape(Shape shape, Loc loc) const {
 Tensor Tensor::view(DType dtype, Loc loc) const {
   const std::int64_t from = static_cast<std::int64_t>(numerics::storage_bytes(dtype_));
   const std::int64_t to = static_cast<std::int64_t>(numerics::storage_bytes(dtype));
-  if (shape_.empty() || strides_.back() != 1)
-    fail(loc, "view(dtype) needs a unit-stride last dim");
+  if (shape_.empty() || strides_.back() != 1) fail(loc, "view(dtype) needs a unit-stride last dim");
   const std::int64_t last_bytes = shape_.back() * from;
   if (last_bytes % to != 0 || (offset_ * from) % to != 0)
-    fail(loc, fmt::format("view as {}: the last dim ({} bytes) or the offset is not a multiple of {} bytes",
-                          numerics::name(dtype), last_bytes, to));
+    fail(loc, fmt::format(
+                  "view as {}: the last dim ({} bytes) or the offset is not a multiple of {} bytes",
+                  numerics::name(dtype), last_bytes, to));
   Tensor out = *this;
   out.dtype_ = dtype;
   out.offset_ = offset_ * from / to;
   out.shape_.back() = last_bytes / to;
   const std::size_t first = is_on_chip(buffer_) ? 1 : 0;
   for (std::size_t d = first; d + 1 < shape_.size(); ++d) {
-    if ((strides_[d] * from) % to != 0) fail(loc, "view(dtype): a stride is not a whole number of new elements");
+    if ((strides_[d] * from) % to != 0)
+      fail(loc, "view(dtype): a stride is not a whole number of new elements");
     out.strides_[d] = strides_[d] * from / to;
   }
   return out;
 }
 
-isa::AccessPattern Tensor::ap(Loc loc) const { return lower(true, loc); }
-isa::AccessPattern Tensor::ap_exact(Loc loc) const { return lower(false, loc); }
+isa::AccessPattern Tensor::ap(Loc loc) const {
+  return lower(true, loc);
+}
+isa::AccessPattern Tensor::ap_exact(Loc loc) const {
+  return lower(false, loc);
+}
 
 isa::AccessPattern Tensor::lower(bool merge, Loc loc) const {
   if (!valid_) fail(loc, "an operand is an invalid (default-constructed) tensor");
@@ -289,9 +309,10 @@ isa::AccessPattern Tensor::lower(bool merge, Loc loc) const {
   std::reverse(merged.begin(), merged.end());
   if (merged.empty()) merged.push_back({1, 1});
   if (merged.size() > isa::kMaxFreeDims)
-    fail(loc, fmt::format("a view of '{}' {} needs {} free dims after merging; an access pattern has at "
-                          "most {}",
-                          name(), shape_text(shape_), merged.size(), isa::kMaxFreeDims));
+    fail(loc,
+         fmt::format("a view of '{}' {} needs {} free dims after merging; an access pattern has at "
+                     "most {}",
+                     name(), shape_text(shape_), merged.size(), isa::kMaxFreeDims));
   ap.num_dims = static_cast<std::uint8_t>(merged.size());
   for (std::size_t k = 0; k < merged.size(); ++k) ap.dims[k] = merged[k];
   return ap;

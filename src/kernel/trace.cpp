@@ -27,7 +27,9 @@ isa::Origin origin_of(const Loc& loc) {
                      static_cast<std::uint32_t>(loc.column())};
 }
 
-bool tracing() { return g_current != nullptr; }
+bool tracing() {
+  return g_current != nullptr;
+}
 
 Tracer::Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs)
     : chip_(chip) {
@@ -44,8 +46,12 @@ Tracer& Tracer::current(const Loc& loc) {
   return *g_current;
 }
 
-TraceScope::TraceScope(Tracer& tracer) : previous_(g_current) { g_current = &tracer; }
-TraceScope::~TraceScope() { g_current = previous_; }
+TraceScope::TraceScope(Tracer& tracer) : previous_(g_current) {
+  g_current = &tracer;
+}
+TraceScope::~TraceScope() {
+  g_current = previous_;
+}
 
 Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name, const Loc& loc,
                        TensorRole role, std::optional<std::uint64_t> fixed_offset) {
@@ -62,26 +68,30 @@ Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name
   s.origin = where;
   s.role = role;
   s.fixed_offset = fixed_offset;
-  s.name = name.empty() ? fmt::format("{}{}", is_on_chip(buffer) ? "t" : "hbm", s.id) : std::move(name);
+  s.name =
+      name.empty() ? fmt::format("{}{}", is_on_chip(buffer) ? "t" : "hbm", s.id) : std::move(name);
   const std::uint64_t elem = numerics::storage_bytes(dtype);
   if (is_on_chip(buffer)) {
     const bool sbuf = buffer == Buffer::kSbuf;
-    const auto partitions = static_cast<std::int64_t>(sbuf ? chip_.sbuf.partitions.value : chip_.psum.partitions.value);
+    const auto partitions =
+        static_cast<std::int64_t>(sbuf ? chip_.sbuf.partitions.value : chip_.psum.partitions.value);
     const auto capacity = static_cast<std::uint64_t>(sbuf ? chip_.sbuf.bytes_per_partition.value
                                                           : chip_.psum.bytes_per_partition.value);
     if (shape.size() < 2)
-      throw KernelError(where, fmt::format("on-chip tile '{}' [{}] needs a partition dim and at least "
-                                           "one free dim",
-                                           s.name, fmt::join(shape, ", ")));
+      throw KernelError(where,
+                        fmt::format("on-chip tile '{}' [{}] needs a partition dim and at least "
+                                    "one free dim",
+                                    s.name, fmt::join(shape, ", ")));
     if (shape[0] > partitions)
-      throw KernelError(where, fmt::format("tile '{}' has {} partitions; {} has {}", s.name, shape[0],
-                                           buffer_name(buffer), partitions));
+      throw KernelError(where, fmt::format("tile '{}' has {} partitions; {} has {}", s.name,
+                                           shape[0], buffer_name(buffer), partitions));
     s.partitions = static_cast<std::uint32_t>(shape[0]);
     s.bytes = product(shape, 1) * elem;
     if (s.bytes > capacity)
-      throw KernelError(where, fmt::format("tile '{}' needs {} bytes per partition; {} has {} per "
-                                           "partition on {}",
-                                           s.name, s.bytes, buffer_name(buffer), capacity, chip_.name));
+      throw KernelError(where,
+                        fmt::format("tile '{}' needs {} bytes per partition; {} has {} per "
+                                    "partition on {}",
+                                    s.name, s.bytes, buffer_name(buffer), capacity, chip_.name));
     if (fixed_offset && *fixed_offset + s.bytes > capacity)
       throw KernelError(where, fmt::format("tile '{}' placed at byte {} runs past the {} bytes per "
                                            "partition of {}",
@@ -136,9 +146,10 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
     const bool beyond = lo < 0 || static_cast<std::uint64_t>(hi) > s.bytes ||
                         (is_on_chip(s.buffer) && ap.start_partition + ap.partitions > s.partitions);
     if (beyond)
-      throw KernelError(where, fmt::format("operand '{}' reaches outside '{}' (bytes [{}, {}) of {}{})",
-                                           name, s.name, lo, hi, s.bytes,
-                                           is_on_chip(s.buffer) ? " per partition" : ""));
+      throw KernelError(
+          where,
+          fmt::format("operand '{}' reaches outside '{}' (bytes [{}, {}) of {}{})", name, s.name,
+                      lo, hi, s.bytes, is_on_chip(s.buffer) ? " per partition" : ""));
   });
   std::uint8_t valid = 0;
   std::vector<isa::Violation> first_violations;
@@ -156,7 +167,8 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
   if (valid == 0) {
     std::string why = fmt::format("{} is not valid on {}:", isa::op_name(op), chip_.name);
     for (const auto& v : first_violations)
-      why += fmt::format("\n  {}{}", v.operand.empty() ? "" : "operand '" + v.operand + "': ", v.message);
+      why += fmt::format("\n  {}{}",
+                         v.operand.empty() ? "" : "operand '" + v.operand + "': ", v.message);
     throw KernelError(where, why);
   }
   IrInstruction ir_inst;
@@ -178,29 +190,33 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
 std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inputs,
                             const arch::ChipConfig& chip, const TraceOptions& options) {
   const int n = options.num_programs;
-  if (n != 1 && std::find(chip.lnc_options.begin(), chip.lnc_options.end(), n) == chip.lnc_options.end())
-    throw KernelError({}, fmt::format("kernel '{}' launched on {} cores, but {} allows logical core "
-                                      "sizes [{}]",
-                                      options.name, n, chip.name, fmt::join(chip.lnc_options, ", ")));
+  if (n != 1 &&
+      std::find(chip.lnc_options.begin(), chip.lnc_options.end(), n) == chip.lnc_options.end())
+    throw KernelError({},
+                      fmt::format("kernel '{}' launched on {} cores, but {} allows logical core "
+                                  "sizes [{}]",
+                                  options.name, n, chip.name, fmt::join(chip.lnc_options, ", ")));
   std::vector<KernelIr> programs;
   for (int p = 0; p < n; ++p) {
     Tracer tracer(chip, options.name, p, n);
     TraceScope scope(tracer);
     std::vector<Tensor> args;
     for (const TensorSpec& spec : inputs) {
-      Tensor t = tracer.declare(spec.shape, spec.dtype, Buffer::kSharedHbm, spec.name, Loc::current(),
-                                TensorRole::kInput);
+      Tensor t = tracer.declare(spec.shape, spec.dtype, Buffer::kSharedHbm, spec.name,
+                                Loc::current(), TensorRole::kInput);
       tracer.ir().inputs.push_back(t.storage());
       args.push_back(t);
     }
     std::vector<Tensor> outputs = fn(args);
     for (const Tensor& out : outputs) {
-      if (!out.valid()) throw KernelError({}, fmt::format("kernel '{}' returned an invalid tensor", options.name));
+      if (!out.valid())
+        throw KernelError({}, fmt::format("kernel '{}' returned an invalid tensor", options.name));
       Storage& s = tracer.ir().storages[out.storage()];
       if (s.buffer != Buffer::kSharedHbm)
-        throw KernelError(s.origin, fmt::format("kernel output '{}' is in {}; outputs must be declared "
-                                                "in nl::shared_hbm",
-                                                s.name, buffer_name(s.buffer)));
+        throw KernelError(s.origin,
+                          fmt::format("kernel output '{}' is in {}; outputs must be declared "
+                                      "in nl::shared_hbm",
+                                      s.name, buffer_name(s.buffer)));
       if (s.role == TensorRole::kInput)
         throw KernelError(s.origin, fmt::format("kernel output '{}' is one of its inputs", s.name));
       s.role = TensorRole::kOutput;

@@ -27,8 +27,8 @@ class Tracer {
   Tensor view_of(StorageId id) const;
 
   struct Placement {
-    std::optional<isa::Engine> engine;       // fixed by the kernel
-    std::optional<std::uint8_t> dma_queue;   // fixed by the kernel
+    std::optional<isa::Engine> engine;      // fixed by the kernel
+    std::optional<std::uint8_t> dma_queue;  // fixed by the kernel
     isa::RoundingMode rounding = isa::RoundingMode::kNearestEven;
     std::string name;
   };

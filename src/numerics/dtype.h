@@ -10,16 +10,16 @@
 namespace trnsim::numerics {
 
 enum class DType : std::uint8_t {
-  kFloat32,      // IEEE binary32
-  kTFloat32,     // 1s 8e 10m, stored in 32 bits (low 13 mantissa bits zero)
-  kBFloat16,     // 1s 8e 7m
-  kFloat16,      // IEEE binary16
-  kFloat8E4M3,   // OCP E4M3 "fn": no Inf, NaN = S.1111.111, max 448 (NKI float8_e4m3fn)
-  kFloat8E5M2,   // OCP E5M2: IEEE-like, Inf and NaN, max 57344
-  kFloat6E3M2,   // OCP FP6 E3M2: no Inf/NaN, max 28 (one element per byte, low 6 bits)
-  kFloat6E2M3,   // OCP FP6 E2M3: no Inf/NaN, max 7.5 (one element per byte, low 6 bits)
-  kFloat4E2M1,   // OCP FP4 E2M1: no Inf/NaN, max 6 (one element per byte, low 4 bits)
-  kFloat8E8M0,   // OCP E8M0 MX scale: 2^(e-127), 0xFF = NaN, no zero, no sign
+  kFloat32,     // IEEE binary32
+  kTFloat32,    // 1s 8e 10m, stored in 32 bits (low 13 mantissa bits zero)
+  kBFloat16,    // 1s 8e 7m
+  kFloat16,     // IEEE binary16
+  kFloat8E4M3,  // OCP E4M3 "fn": no Inf, NaN = S.1111.111, max 448 (NKI float8_e4m3fn)
+  kFloat8E5M2,  // OCP E5M2: IEEE-like, Inf and NaN, max 57344
+  kFloat6E3M2,  // OCP FP6 E3M2: no Inf/NaN, max 28 (one element per byte, low 6 bits)
+  kFloat6E2M3,  // OCP FP6 E2M3: no Inf/NaN, max 7.5 (one element per byte, low 6 bits)
+  kFloat4E2M1,  // OCP FP4 E2M1: no Inf/NaN, max 6 (one element per byte, low 4 bits)
+  kFloat8E8M0,  // OCP E8M0 MX scale: 2^(e-127), 0xFF = NaN, no zero, no sign
   kInt8,
   kInt16,
   kInt32,
@@ -36,19 +36,27 @@ inline constexpr int kNumDTypes = static_cast<int>(DType::kFloat4E2M1x4) + 1;
 
 struct DTypeInfo {
   DType dtype;
-  std::string_view name;   // NKI spelling, e.g. "bfloat16", "float8_e4m3fn_x4"
-  std::uint8_t storage_bytes;  // bytes of one storage word
+  std::string_view name;           // NKI spelling, e.g. "bfloat16", "float8_e4m3fn_x4"
+  std::uint8_t storage_bytes;      // bytes of one storage word
   std::uint8_t elements_per_word;  // 4 for the x4-packed types, else 1
-  std::uint8_t element_bits;  // meaningful bits of one element
+  std::uint8_t element_bits;       // meaningful bits of one element
   bool is_float;
   bool is_signed;
 };
 
 const DTypeInfo& info(DType t);
-inline std::string_view name(DType t) { return info(t).name; }
-inline std::size_t storage_bytes(DType t) { return info(t).storage_bytes; }
-inline bool is_float(DType t) { return info(t).is_float; }
-inline bool is_integer(DType t) { return !info(t).is_float; }
+inline std::string_view name(DType t) {
+  return info(t).name;
+}
+inline std::size_t storage_bytes(DType t) {
+  return info(t).storage_bytes;
+}
+inline bool is_float(DType t) {
+  return info(t).is_float;
+}
+inline bool is_integer(DType t) {
+  return !info(t).is_float;
+}
 inline bool is_mx_packed(DType t) {
   return t == DType::kFloat8E4M3x4 || t == DType::kFloat8E5M2x4 || t == DType::kFloat4E2M1x4;
 }

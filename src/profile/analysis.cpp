@@ -29,7 +29,9 @@ bool is_dma_transfer(const isa::Instruction& inst) {
 }
 
 namespace {
-int queue_key(const isa::QueueId& q) { return static_cast<int>(q.engine) * 256 + q.index; }
+int queue_key(const isa::QueueId& q) {
+  return static_cast<int>(q.engine) * 256 + q.index;
+}
 }  // namespace
 
 Tracks assign_tracks(const isa::Program& program) {
@@ -46,8 +48,8 @@ Tracks assign_tracks(const isa::Program& program) {
   std::sort(keys.begin(), keys.end());  // engine order, then DMA queue number
   for (std::size_t i = 0; i < keys.size(); ++i) {
     slot[static_cast<std::size_t>(keys[i])] = static_cast<int>(i);
-    t.queues.push_back({static_cast<isa::Engine>(keys[i] / 256),
-                        static_cast<std::uint8_t>(keys[i] % 256)});
+    t.queues.push_back(
+        {static_cast<isa::Engine>(keys[i] / 256), static_cast<std::uint8_t>(keys[i] % 256)});
   }
   t.of_instruction.reserve(program.instructions.size());
   for (const auto& inst : program.instructions)
@@ -60,9 +62,9 @@ Attribution attribute_stalls(const isa::Program& program, const sim::RunResult& 
                              const Tracks& tracks) {
   const std::size_t n = program.instructions.size();
   if (result.times.size() != n)
-    throw std::invalid_argument(fmt::format(
-        "profile: the run has {} instruction times for a program of {} instructions",
-        result.times.size(), n));
+    throw std::invalid_argument(
+        fmt::format("profile: the run has {} instruction times for a program of {} instructions",
+                    result.times.size(), n));
   Attribution a;
   a.queue_free.assign(n, 0.0);
   a.released_by.assign(n, -1);
@@ -105,8 +107,9 @@ Attribution attribute_stalls(const isa::Program& program, const sim::RunResult& 
       double at = 0.0;
       if (w.value > 0) {
         const auto& list = releases[w.sem];
-        const auto it = std::lower_bound(list.begin(), list.end(), std::uint64_t{w.value},
-                                         [](const Release& r, std::uint64_t v) { return r.value < v; });
+        const auto it =
+            std::lower_bound(list.begin(), list.end(), std::uint64_t{w.value},
+                             [](const Release& r, std::uint64_t v) { return r.value < v; });
         if (it != list.end()) {
           by = it->by;
           at = result.times[it->by].end;
@@ -137,26 +140,27 @@ Costs CostReplay::next(const isa::Instruction& inst) {
   Costs c;
   // Operand sizes and memory traffic from the access patterns.
   std::uint64_t largest = 0;
-  isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap,
-                                            isa::Role role) {
-    const std::uint64_t b = bytes_of(ap);
-    const bool reads = role == isa::Role::kRead || role == isa::Role::kReadWrite;
-    const bool writes = role == isa::Role::kWrite || role == isa::Role::kReadWrite;
-    if (ap.memory == isa::Memory::kSbuf) {
-      if (reads) c.sbuf_read += b;
-      if (writes) c.sbuf_write += b;
-    } else if (ap.memory == isa::Memory::kPsum) {
-      if (reads) c.psum_read += b;
-      if (writes) c.psum_write += b;
-    }
-    // The largest operand sizes the instruction; an on-chip one names the partitions used.
-    const std::uint64_t size = ap.total_elements() + (ap.memory == isa::Memory::kHbm ? 0 : (1ull << 62));
-    if (size > largest) {
-      largest = size;
-      c.elements = ap.total_elements();
-      c.partitions = ap.partitions;
-    }
-  });
+  isa::for_each_access_pattern(
+      inst.op, [&](std::string_view, const isa::AccessPattern& ap, isa::Role role) {
+        const std::uint64_t b = bytes_of(ap);
+        const bool reads = role == isa::Role::kRead || role == isa::Role::kReadWrite;
+        const bool writes = role == isa::Role::kWrite || role == isa::Role::kReadWrite;
+        if (ap.memory == isa::Memory::kSbuf) {
+          if (reads) c.sbuf_read += b;
+          if (writes) c.sbuf_write += b;
+        } else if (ap.memory == isa::Memory::kPsum) {
+          if (reads) c.psum_read += b;
+          if (writes) c.psum_write += b;
+        }
+        // The largest operand sizes the instruction; an on-chip one names the partitions used.
+        const std::uint64_t size =
+            ap.total_elements() + (ap.memory == isa::Memory::kHbm ? 0 : (1ull << 62));
+        if (size > largest) {
+          largest = size;
+          c.elements = ap.total_elements();
+          c.partitions = ap.partitions;
+        }
+      });
   if (is_dma_transfer(inst)) {
     const timing::DmaPlan plan = model_.plan_dma(inst);
     c.dma = true;
@@ -199,12 +203,24 @@ void json_string(std::string& out, std::string_view s) {
   for (const char ch : s) {
     const auto u = static_cast<unsigned char>(ch);
     switch (ch) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      case '<': out += "\\u003c"; break;  // never "</script>" inside an HTML report
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '<':
+        out += "\\u003c";
+        break;  // never "</script>" inside an HTML report
       default:
         if (u < 0x20) {
           out += fmt::format("\\u{:04x}", u);
@@ -220,11 +236,16 @@ void json_string(std::string& out, std::string_view s) {
 
 std::string_view stall_cause_name(StallCause c) {
   switch (c) {
-    case StallCause::kNone: return "none";
-    case StallCause::kDma: return "dma";
-    case StallCause::kEngine: return "engine";
-    case StallCause::kBarrier: return "barrier";
-    case StallCause::kUnresolved: return "unresolved";
+    case StallCause::kNone:
+      return "none";
+    case StallCause::kDma:
+      return "dma";
+    case StallCause::kEngine:
+      return "engine";
+    case StallCause::kBarrier:
+      return "barrier";
+    case StallCause::kUnresolved:
+      return "unresolved";
   }
   return "?";
 }
@@ -253,17 +274,22 @@ struct Footprint {
 
 std::vector<Footprint> footprints(const isa::Instruction& inst) {
   std::vector<Footprint> fs;
-  isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap,
-                                            isa::Role role) {
-    const auto [lo, hi] = ap.byte_span();
-    Footprint f{ap.memory, 0, 1, lo, hi, role == isa::Role::kRead || role == isa::Role::kReadWrite,
-                role == isa::Role::kWrite || role == isa::Role::kReadWrite};
-    if (ap.memory != isa::Memory::kHbm) {
-      f.p_lo = ap.start_partition;
-      f.p_hi = ap.start_partition + ap.partitions;
-    }
-    fs.push_back(f);
-  });
+  isa::for_each_access_pattern(
+      inst.op, [&](std::string_view, const isa::AccessPattern& ap, isa::Role role) {
+        const auto [lo, hi] = ap.byte_span();
+        Footprint f{ap.memory,
+                    0,
+                    1,
+                    lo,
+                    hi,
+                    role == isa::Role::kRead || role == isa::Role::kReadWrite,
+                    role == isa::Role::kWrite || role == isa::Role::kReadWrite};
+        if (ap.memory != isa::Memory::kHbm) {
+          f.p_lo = ap.start_partition;
+          f.p_hi = ap.start_partition + ap.partitions;
+        }
+        fs.push_back(f);
+      });
   return fs;
 }
 
@@ -272,7 +298,8 @@ bool overlaps(const Footprint& a, const Footprint& b) {
          b.b_lo < a.b_hi;
 }
 
-std::uint8_t dependency_kinds(const std::vector<Footprint>& pred, const std::vector<Footprint>& succ) {
+std::uint8_t dependency_kinds(const std::vector<Footprint>& pred,
+                              const std::vector<Footprint>& succ) {
   std::uint8_t kinds = 0;
   for (const auto& p : pred)
     for (const auto& s : succ) {
@@ -303,7 +330,9 @@ void spread(std::vector<double>& buckets, double w, double lo, double hi, double
   }
 }
 
-double percent(double part, double whole) { return whole > 0 ? 100.0 * part / whole : 0.0; }
+double percent(double part, double whole) {
+  return whole > 0 ? 100.0 * part / whole : 0.0;
+}
 
 }  // namespace
 
@@ -353,7 +382,8 @@ Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
     ctr.hbm_bytes_per_s.assign(static_cast<std::size_t>(nb), 0.0);
     ctr.sbuf_bytes.assign(static_cast<std::size_t>(nb), 0.0);
     ctr.psum_bytes.assign(static_cast<std::size_t>(nb), 0.0);
-    ctr.track_util.assign(tracks.queues.size(), std::vector<double>(static_cast<std::size_t>(nb), 0.0));
+    ctr.track_util.assign(tracks.queues.size(),
+                          std::vector<double>(static_cast<std::size_t>(nb), 0.0));
 
     std::vector<std::pair<double, double>> dma_intervals;
     std::map<std::string, StallBucket> stall_map;
@@ -411,11 +441,12 @@ Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
       const double gap = time.start - attr.queue_free[i];
       ip.wait_sem = attr.wait_sem[i];
       ip.released_by = attr.released_by[i];
-      if (ip.released_by >= 0) ip.released_track = tracks.of_instruction[static_cast<std::size_t>(ip.released_by)];
+      if (ip.released_by >= 0)
+        ip.released_track = tracks.of_instruction[static_cast<std::size_t>(ip.released_by)];
       if (gap > kEps) {
         ip.stall_ns = gap;
-        if (ip.released_by >= 0 &&
-            result.times[static_cast<std::size_t>(ip.released_by)].end > attr.queue_free[i] + kEps) {
+        if (ip.released_by >= 0 && result.times[static_cast<std::size_t>(ip.released_by)].end >
+                                       attr.queue_free[i] + kEps) {
           const isa::QueueId& rq = tracks.queues[ip.released_track];
           ip.cause = rq.engine == isa::Engine::kDma ? StallCause::kDma : StallCause::kEngine;
           add_stall(fmt::format("s{}", ip.wait_sem), "semaphore", gap);
@@ -522,19 +553,21 @@ Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
     }
     if (cur_hi > cur_lo) dma_active += cur_hi - cur_lo;
     m.dma_active_time_percent = percent(dma_active, total);
-    m.average_dma_size = m.dma_transfers ? static_cast<double>(m.dma_bytes) / static_cast<double>(m.dma_transfers) : 0;
+    m.average_dma_size =
+        m.dma_transfers ? static_cast<double>(m.dma_bytes) / static_cast<double>(m.dma_transfers)
+                        : 0;
     if (seconds > 0) {
       m.achieved_flops_per_s = m.model_flops / seconds;
       m.achieved_hbm_bytes_per_s = static_cast<double>(m.hbm_bytes) / seconds;
       m.mfu_percent = percent(m.model_flops, m.peak_flops_per_s * seconds);
       m.hfu_percent = percent(m.model_flops + m.transpose_flops, m.peak_flops_per_s * seconds);
-      m.mbu_percent = percent(static_cast<double>(m.hbm_bytes), m.hbm_bandwidth_bytes_per_s * seconds);
+      m.mbu_percent =
+          percent(static_cast<double>(m.hbm_bytes), m.hbm_bandwidth_bytes_per_s * seconds);
     }
     m.mm_arithmetic_intensity = m.hbm_bytes ? m.model_flops / static_cast<double>(m.hbm_bytes) : 0;
     m.peak_flops_bandwidth_ratio =
         m.hbm_bandwidth_bytes_per_s > 0 ? m.peak_flops_per_s / m.hbm_bandwidth_bytes_per_s : 0;
-    const double dma_peak =
-        chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
+    const double dma_peak = chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
     for (TrackProfile& tp : cp.tracks) {
       tp.active_percent = percent(tp.busy_ns, total);
       switch (tp.queue.engine) {
@@ -553,7 +586,8 @@ Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
         }
         case isa::Engine::kGpSimd:
           tp.unit = "elem/s";
-          tp.peak_per_s = chip.gpsimd.cores * chip.gpsimd.lane_bits / 32.0 * chip.gpsimd.clock_ghz * 1e9;
+          tp.peak_per_s =
+              chip.gpsimd.cores * chip.gpsimd.lane_bits / 32.0 * chip.gpsimd.clock_ghz * 1e9;
           tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
           break;
         case isa::Engine::kDma:

@@ -25,9 +25,9 @@ bool is_dma_transfer(const isa::Instruction& inst);
 
 // Stall attribution of one core run, replayed from the times (docs/profiler.md).
 struct Attribution {
-  std::vector<double> queue_free;          // when the instruction's queue became free
-  std::vector<std::int64_t> released_by;   // releaser of the wait satisfied last, or -1
-  std::vector<std::int16_t> wait_sem;      // that wait's semaphore, or -1
+  std::vector<double> queue_free;         // when the instruction's queue became free
+  std::vector<std::int64_t> released_by;  // releaser of the wait satisfied last, or -1
+  std::vector<std::int16_t> wait_sem;     // that wait's semaphore, or -1
   // Releasers of every wait (for dependency edges): flattened, offsets per instruction.
   std::vector<std::uint32_t> wait_offsets;  // size n + 1
   std::vector<std::int64_t> wait_releasers;

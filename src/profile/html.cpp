@@ -189,17 +189,23 @@ void analysis_json(Json& j, const Analysis& a, const HtmlOptions& options) {
     column(j, "op", ins, limit, [](const InstructionProfile& p) { return p.op; });
     column(j, "src", ins, limit, [](const InstructionProfile& p) { return p.source; });
     column(j, "start", ins, limit, [](const InstructionProfile& p) { return p.start; });
-    column(j, "occ", ins, limit, [](const InstructionProfile& p) { return p.occupied_until - p.start; });
+    column(j, "occ", ins, limit,
+           [](const InstructionProfile& p) { return p.occupied_until - p.start; });
     column(j, "lat", ins, limit, [](const InstructionProfile& p) { return p.end - p.start; });
     column(j, "flops", ins, limit, [](const InstructionProfile& p) { return p.flops; });
-    column(j, "bytes", ins, limit, [](const InstructionProfile& p) { return static_cast<double>(p.bytes); });
-    column(j, "hbm", ins, limit, [](const InstructionProfile& p) { return static_cast<double>(p.hbm_bytes); });
+    column(j, "bytes", ins, limit,
+           [](const InstructionProfile& p) { return static_cast<double>(p.bytes); });
+    column(j, "hbm", ins, limit,
+           [](const InstructionProfile& p) { return static_cast<double>(p.hbm_bytes); });
     column(j, "stall", ins, limit, [](const InstructionProfile& p) { return p.stall_ns; });
-    column(j, "cause", ins, limit, [](const InstructionProfile& p) { return static_cast<int>(p.cause); });
+    column(j, "cause", ins, limit,
+           [](const InstructionProfile& p) { return static_cast<int>(p.cause); });
     column(j, "sem", ins, limit, [](const InstructionProfile& p) { return p.wait_sem; });
-    column(j, "rel", ins, limit, [](const InstructionProfile& p) { return static_cast<double>(p.released_by); });
+    column(j, "rel", ins, limit,
+           [](const InstructionProfile& p) { return static_cast<double>(p.released_by); });
     column(j, "parts", ins, limit, [](const InstructionProfile& p) { return p.partitions; });
-    column(j, "bound", ins, limit, [](const InstructionProfile& p) { return static_cast<int>(p.bound); });
+    column(j, "bound", ins, limit,
+           [](const InstructionProfile& p) { return static_cast<int>(p.bound); });
     j.close('}');
     j.key("text");
     j.open('[');
@@ -211,7 +217,8 @@ void analysis_json(Json& j, const Analysis& a, const HtmlOptions& options) {
     for (const Edge& e : cp.edges) {
       if (e.to >= limit) break;
       j.comma();
-      fmt::format_to(std::back_inserter(j.s), "[{},{},{},{}]", e.from, e.to, e.kinds, e.semaphore ? e.sem : -1);
+      fmt::format_to(std::back_inserter(j.s), "[{},{},{},{}]", e.from, e.to, e.kinds,
+                     e.semaphore ? e.sem : -1);
     }
     j.close(']');
     j.close('}');
@@ -235,22 +242,29 @@ int track_count(const Analysis& a) {
 void write_page(std::ostream& out, const std::string& title, const std::string& data, int tracks) {
   out << "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>";
   for (char ch : title) {
-    if (ch == '<') out << "&lt;";
-    else if (ch == '&') out << "&amp;";
-    else out << ch;
+    if (ch == '<')
+      out << "&lt;";
+    else if (ch == '&')
+      out << "&amp;";
+    else
+      out << ch;
   }
   out << "</title>\n<style>\n";
   for (std::size_t i = 0; i < assets::kExplorerCssCount; ++i) out << assets::kExplorerCss[i];
   out << "</style>\n</head>\n<body>\n"
-         "<header><h1 id=\"title\"></h1><nav><a href=\"#summary\">Summary</a> <a href=\"#timeline-section\">Timeline</a> "
-         "<a href=\"#suggestions\">Suggestions</a> <a href=\"#stalls\">Stalls</a> <a href=\"#instructions\">Instructions</a> "
+         "<header><h1 id=\"title\"></h1><nav><a href=\"#summary\">Summary</a> <a "
+         "href=\"#timeline-section\">Timeline</a> "
+         "<a href=\"#suggestions\">Suggestions</a> <a href=\"#stalls\">Stalls</a> <a "
+         "href=\"#instructions\">Instructions</a> "
          "<a href=\"#source\">Source</a></nav></header>\n"
          "<main>\n<section id=\"summary\"></section>\n<section id=\"compare\"></section>\n"
-         "<section id=\"timeline-section\"><h2>Timeline</h2><div class=\"hint\">wheel: zoom, drag: pan, "
+         "<section id=\"timeline-section\"><h2>Timeline</h2><div class=\"hint\">wheel: zoom, drag: "
+         "pan, "
          "double-click: reset, click: select</div>\n<div id=\"timeline\" data-tracks=\""
       << tracks
       << "\"><canvas id=\"timeline-canvas\"></canvas><div id=\"tooltip\"></div></div></section>\n"
-         "<section id=\"details\"><h2>Instruction details</h2><div id=\"details-body\">Click an instruction.</div></section>\n"
+         "<section id=\"details\"><h2>Instruction details</h2><div id=\"details-body\">Click an "
+         "instruction.</div></section>\n"
          "<section id=\"suggestions\"><h2>Suggestions</h2></section>\n"
          "<section id=\"stalls\"><h2>Stall breakdown</h2></section>\n"
          "<section id=\"instructions\"><h2>Instructions</h2></section>\n"
@@ -274,7 +288,8 @@ void write_html_report(const Analysis& analysis, std::ostream& out, const HtmlOp
   analysis_json(j, analysis, options);
   j.close(']');
   j.close('}');
-  write_page(out, options.title.empty() ? analysis.title : options.title, j.s, track_count(analysis));
+  write_page(out, options.title.empty() ? analysis.title : options.title, j.s,
+             track_count(analysis));
 }
 
 void write_html_comparison(const Analysis& before, const Analysis& after, std::ostream& out,
@@ -293,7 +308,8 @@ void write_html_comparison(const Analysis& before, const Analysis& after, std::o
   write_page(out, title, j.s, track_count(before));  // the timeline shows the first run
 }
 
-Analysis write_profile(const ProfileInput& input, const ReportFiles& files, const HtmlOptions& options) {
+Analysis write_profile(const ProfileInput& input, const ReportFiles& files,
+                       const HtmlOptions& options) {
   Analysis analysis = analyze(input);
   if (!files.trace.empty()) {
     std::ofstream out(files.trace, std::ios::binary);

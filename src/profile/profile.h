@@ -68,32 +68,32 @@ std::string dependency_name(std::uint8_t bits);
 // instruction of the same queue, or the instruction whose signal released a wait of `to`.
 struct Edge {
   std::uint32_t from = 0, to = 0;
-  std::uint8_t kinds = 0;   // DependencyBits
-  bool semaphore = false;   // true: a semaphore release; false: queue order
-  std::int16_t sem = -1;    // the semaphore for a release edge
+  std::uint8_t kinds = 0;  // DependencyBits
+  bool semaphore = false;  // true: a semaphore release; false: queue order
+  std::int16_t sem = -1;   // the semaphore for a release edge
 };
 
 struct InstructionProfile {
-  std::uint32_t index = 0;  // in the core's program
-  std::uint16_t track = 0;  // index into CoreProfile::tracks
-  std::uint16_t op = 0;     // index into Analysis::op_names
-  std::uint32_t source = 0; // index into Analysis::sources (0 = no origin)
+  std::uint32_t index = 0;                        // in the core's program
+  std::uint16_t track = 0;                        // index into CoreProfile::tracks
+  std::uint16_t op = 0;                           // index into Analysis::op_names
+  std::uint32_t source = 0;                       // index into Analysis::sources (0 = no origin)
   double start = 0, end = 0, occupied_until = 0;  // ns
-  double flops = 0;           // model FLOPs (matmul), 0 otherwise
-  double transpose_flops = 0; // FLOPs the PE array spends on transposes
-  std::uint64_t bytes = 0;    // compute: on-chip bytes read + written; DMA: transfer bytes
+  double flops = 0;                               // model FLOPs (matmul), 0 otherwise
+  double transpose_flops = 0;                     // FLOPs the PE array spends on transposes
+  std::uint64_t bytes = 0;  // compute: on-chip bytes read + written; DMA: transfer bytes
   std::uint64_t hbm_bytes = 0;
   std::uint64_t sbuf_bytes = 0, psum_bytes = 0;  // on-chip bytes touched by memory
-  std::uint64_t descriptors = 0;      // DMA only
-  double min_contiguous_bytes = 0;    // DMA only
-  std::uint32_t partitions = 0;       // of the largest operand
-  std::uint64_t elements = 0;         // elements of the largest operand
+  std::uint64_t descriptors = 0;                 // DMA only
+  double min_contiguous_bytes = 0;               // DMA only
+  std::uint32_t partitions = 0;                  // of the largest operand
+  std::uint64_t elements = 0;                    // elements of the largest operand
   timing::Bound bound = timing::Bound::kNone;
   bool is_dma = false;
   // Stall attribution.
-  double stall_ns = 0;         // start - when the queue became free
+  double stall_ns = 0;  // start - when the queue became free
   StallCause cause = StallCause::kNone;
-  std::int16_t wait_sem = -1;  // the semaphore satisfied last
+  std::int16_t wait_sem = -1;     // the semaphore satisfied last
   std::int64_t released_by = -1;  // instruction whose signal satisfied it (-1: none)
   std::uint16_t released_track = 0;
 };
@@ -115,8 +115,8 @@ struct TrackProfile {
 
 // Stall time of one core grouped by what released it.
 struct StallBucket {
-  std::string key;     // "s3", "dma.1", "vector", "barrier", "hbm", "unresolved"
-  std::string group;   // "semaphore", "queue", "hbm", "other"
+  std::string key;    // "s3", "dma.1", "vector", "barrier", "hbm", "unresolved"
+  std::string group;  // "semaphore", "queue", "hbm", "other"
   double ns = 0;
   std::uint64_t instructions = 0;
 };
@@ -132,9 +132,9 @@ struct SourceLine {
 // Counters over time: `buckets` equal intervals of the core's run.
 struct Counters {
   double bucket_ns = 0;
-  std::vector<double> hbm_bytes_per_s;              // per bucket
-  std::vector<std::vector<double>> track_util;      // [track][bucket] busy fraction 0..1
-  std::vector<double> sbuf_bytes, psum_bytes;       // touched per bucket
+  std::vector<double> hbm_bytes_per_s;          // per bucket
+  std::vector<std::vector<double>> track_util;  // [track][bucket] busy fraction 0..1
+  std::vector<double> sbuf_bytes, psum_bytes;   // touched per bucket
 };
 
 struct Metrics {
@@ -148,7 +148,7 @@ struct Metrics {
   std::uint64_t hbm_bytes = 0, dma_bytes = 0;
   double hbm_bandwidth_bytes_per_s = 0;  // the core's share
   double achieved_hbm_bytes_per_s = 0;
-  double mbu_percent = 0;  // HBM bytes / (bandwidth share x time)
+  double mbu_percent = 0;              // HBM bytes / (bandwidth share x time)
   double dma_active_time_percent = 0;  // some transfer in flight
   double average_dma_size = 0;         // bytes per DMA instruction
   std::uint64_t dma_transfers = 0;
@@ -173,13 +173,13 @@ struct CoreProfile {
 };
 
 struct Suggestion {
-  std::string rule;     // "dma_wait", "tiny_instructions", "partitions", "small_dma",
-                        // "vector_exp", "power_ramp"
+  std::string rule;  // "dma_wait", "tiny_instructions", "partitions", "small_dma",
+                     // "vector_exp", "power_ramp"
   std::string title;
-  std::string detail;   // with the run's numbers
+  std::string detail;  // with the run's numbers
   int core = 0;
-  std::string source;   // "file:line" of the instruction most concerned ("" if unknown)
-  double impact_ns = 0; // time the rule concerns (for ordering)
+  std::string source;    // "file:line" of the instruction most concerned ("" if unknown)
+  double impact_ns = 0;  // time the rule concerns (for ordering)
 };
 
 struct Analysis {
@@ -222,7 +222,7 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out,
 // Explorer (self-contained HTML)
 
 struct HtmlOptions {
-  std::string title;              // overrides Analysis::title when set
+  std::string title;                         // overrides Analysis::title when set
   std::size_t max_instructions = 2'000'000;  // instructions embedded per core
 };
 void write_html_report(const Analysis& analysis, std::ostream& out,
@@ -234,8 +234,8 @@ void write_html_comparison(const Analysis& before, const Analysis& after, std::o
 // One call for front ends (trnsim profile-asm, trnsim run --profile)
 
 struct ReportFiles {
-  std::string html;   // explorer report path ("" = none)
-  std::string trace;  // Chrome trace path ("" = none)
+  std::string html;                       // explorer report path ("" = none)
+  std::string trace;                      // Chrome trace path ("" = none)
   const ProfileInput* compare = nullptr;  // a second run: the HTML is a comparison
 };
 // Analyses `input`, writes the requested files and returns the analysis. Throws

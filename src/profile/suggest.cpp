@@ -12,8 +12,8 @@ namespace trnsim::profile {
 namespace {
 
 // Thresholds (docs/profiler.md).
-constexpr double kDmaWaitPercent = 5.0;         // engine stalled on one DMA queue, % of run
-constexpr double kTinyBusyPercent = 20.0;       // MII-bound instructions, % of engine busy
+constexpr double kDmaWaitPercent = 5.0;    // engine stalled on one DMA queue, % of run
+constexpr double kTinyBusyPercent = 20.0;  // MII-bound instructions, % of engine busy
 constexpr std::size_t kTinyMinCount = 4;
 constexpr double kPartitionBusyPercent = 20.0;  // under-partitioned work, % of engine busy
 constexpr double kSmallRunBytes = 512.0;        // contiguous run below this is "small"
@@ -33,7 +33,9 @@ bool is_compute(isa::Engine e) {
          e == isa::Engine::kGpSimd;
 }
 
-double busy(const InstructionProfile& ip) { return std::max(0.0, ip.occupied_until - ip.start); }
+double busy(const InstructionProfile& ip) {
+  return std::max(0.0, ip.occupied_until - ip.start);
+}
 
 // The most frequent source among instructions selected by `pick`.
 template <class Pick>
@@ -117,9 +119,10 @@ std::vector<Suggestion> suggest(const Analysis& a) {
           "initiation interval (average free size {:.0f} elements per partition). Grow the free "
           "size per instruction (larger tiles, fuse loops) so the fixed cost is amortised.",
           pct, tp.name, ns, count ? elems / static_cast<double>(count) : 0.0);
-      s.source = source_of(a, common_source(cp, [&](const InstructionProfile& ip) {
-        return ip.track == t && ip.bound == timing::Bound::kMinInitiationInterval;
-      }));
+      s.source =
+          source_of(a, common_source(cp, [&](const InstructionProfile& ip) {
+                      return ip.track == t && ip.bound == timing::Bound::kMinInitiationInterval;
+                    }));
       s.impact_ns = ns;
       out.push_back(s);
     }
@@ -215,8 +218,8 @@ std::vector<Suggestion> suggest(const Analysis& a) {
       Suggestion s;
       s.rule = "vector_exp";
       s.core = cp.core;
-      s.title = fmt::format("VectorE busy {:.1f}% with exponentials ({:.1f}% of its time)",
-                            vec_pct, exp_pct);
+      s.title = fmt::format("VectorE busy {:.1f}% with exponentials ({:.1f}% of its time)", vec_pct,
+                            exp_pct);
       s.detail = fmt::format(
           "{} exponential instruction(s) take {:.0f} ns of VectorE while ScalarE is active "
           "{:.1f}% of the run. Compute exp on ScalarE (activation func=exp, with the max "
@@ -242,8 +245,8 @@ std::vector<Suggestion> suggest(const Analysis& a) {
       Suggestion s;
       s.rule = "power_ramp";
       s.core = cp.core;
-      s.title = fmt::format("TensorE throttled {:.0f} ns by the power ramp ({:.1f}% of its busy time)",
-                            thr, pct);
+      s.title = fmt::format(
+          "TensorE throttled {:.0f} ns by the power ramp ({:.1f}% of its busy time)", thr, pct);
       s.detail =
           "The utilisation limit starts low after TensorE has been idle and rises over a few "
           "microseconds of continuous work. Keep TensorE fed without long gaps (prefetch so "
@@ -253,8 +256,9 @@ std::vector<Suggestion> suggest(const Analysis& a) {
       out.push_back(s);
     }
   }
-  std::stable_sort(out.begin(), out.end(),
-                   [](const Suggestion& x, const Suggestion& y) { return x.impact_ns > y.impact_ns; });
+  std::stable_sort(out.begin(), out.end(), [](const Suggestion& x, const Suggestion& y) {
+    return x.impact_ns > y.impact_ns;
+  });
   return out;
 }
 

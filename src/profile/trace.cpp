@@ -40,19 +40,22 @@ class Sink {
 };
 
 // Microseconds with nanosecond resolution; rounding keeps the order of the inputs.
-void us(std::string& b, double ns) { fmt::format_to(std::back_inserter(b), "{:.3f}", ns * 1e-3); }
+void us(std::string& b, double ns) {
+  fmt::format_to(std::back_inserter(b), "{:.3f}", ns * 1e-3);
+}
 
 std::string_view dtype_of(const isa::Instruction& inst) {
   std::string_view name;
-  isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap,
-                                            isa::Role role) {
-    if (name.empty() && role != isa::Role::kRead) name = numerics::name(ap.dtype);
-  });
+  isa::for_each_access_pattern(inst.op,
+                               [&](std::string_view, const isa::AccessPattern& ap, isa::Role role) {
+                                 if (name.empty() && role != isa::Role::kRead)
+                                   name = numerics::name(ap.dtype);
+                               });
   if (name.empty())
-    isa::for_each_access_pattern(inst.op, [&](std::string_view, const isa::AccessPattern& ap,
-                                              isa::Role) {
-      if (name.empty()) name = numerics::name(ap.dtype);
-    });
+    isa::for_each_access_pattern(inst.op,
+                                 [&](std::string_view, const isa::AccessPattern& ap, isa::Role) {
+                                   if (name.empty()) name = numerics::name(ap.dtype);
+                                 });
   return name;
 }
 
@@ -88,28 +91,38 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out, const Trac
     std::vector<std::uint32_t> rel_offsets(n + 1, 0), rel_targets;
     if (options.flows) {
       for (std::size_t i = 0; i < n; ++i)
-        if (attr.released_by[i] >= 0) ++rel_offsets[static_cast<std::size_t>(attr.released_by[i]) + 1];
+        if (attr.released_by[i] >= 0)
+          ++rel_offsets[static_cast<std::size_t>(attr.released_by[i]) + 1];
       for (std::size_t i = 0; i < n; ++i) rel_offsets[i + 1] += rel_offsets[i];
       rel_targets.resize(rel_offsets[n]);
       std::vector<std::uint32_t> fill(rel_offsets.begin(), rel_offsets.end() - 1);
       for (std::size_t i = 0; i < n; ++i)
         if (attr.released_by[i] >= 0)
-          rel_targets[fill[static_cast<std::size_t>(attr.released_by[i])]++] = static_cast<std::uint32_t>(i);
+          rel_targets[fill[static_cast<std::size_t>(attr.released_by[i])]++] =
+              static_cast<std::uint32_t>(i);
     }
 
     // Metadata: the process and its tracks.
     sink.begin_event();
-    fmt::format_to(out_it(), "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"args\":{{\"name\":\"core {}\"}}}}",
+    fmt::format_to(out_it(),
+                   "{{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":{},\"tid\":0,\"args\":{{"
+                   "\"name\":\"core {}\"}}}}",
                    pid, pid);
     sink.begin_event();
-    fmt::format_to(out_it(), "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,\"args\":{{\"sort_index\":{}}}}}",
+    fmt::format_to(out_it(),
+                   "{{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":{},\"tid\":0,\"args\":{{"
+                   "\"sort_index\":{}}}}}",
                    pid, pid);
     for (std::size_t t = 0; t < tracks.queues.size(); ++t) {
       sink.begin_event();
-      fmt::format_to(out_it(), "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{\"name\":\"{}\"}}}}",
+      fmt::format_to(out_it(),
+                     "{{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":{},\"tid\":{},\"args\":{{"
+                     "\"name\":\"{}\"}}}}",
                      pid, t + 1, detail::queue_name(tracks.queues[t]));
       sink.begin_event();
-      fmt::format_to(out_it(), "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"args\":{{\"sort_index\":{}}}}}",
+      fmt::format_to(out_it(),
+                     "{{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":{},\"tid\":{},\"args\":"
+                     "{{\"sort_index\":{}}}}}",
                      pid, t + 1, t + 1);
     }
 
@@ -118,12 +131,14 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out, const Trac
     const int nb = std::max(1, options.counter_buckets);
     const double bucket = total > 0 ? total / nb : 1.0;
     std::vector<double> hbm(static_cast<std::size_t>(nb), 0.0);
-    std::vector<std::vector<double>> util(tracks.queues.size(), std::vector<double>(static_cast<std::size_t>(nb), 0.0));
+    std::vector<std::vector<double>> util(tracks.queues.size(),
+                                          std::vector<double>(static_cast<std::size_t>(nb), 0.0));
     auto spread = [&](std::vector<double>& v, double lo, double hi, double amount) {
       if (amount == 0) return;
       const auto last = static_cast<std::ptrdiff_t>(nb) - 1;
       auto idx = [&](double t) {
-        return std::clamp(static_cast<std::ptrdiff_t>(std::floor(t / bucket)), std::ptrdiff_t{0}, last);
+        return std::clamp(static_cast<std::ptrdiff_t>(std::floor(t / bucket)), std::ptrdiff_t{0},
+                          last);
       };
       if (hi <= lo) {
         v[static_cast<std::size_t>(idx(lo))] += amount;
@@ -145,13 +160,16 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out, const Trac
       const std::size_t tid = tracks.of_instruction[i] + 1u;
       const double dur = std::max(0.0, time.occupied_until - time.start);
       const double stall = std::max(0.0, time.start - attr.queue_free[i]);
-      if (c.dma) spread(hbm, time.start, std::max(time.start, time.end), static_cast<double>(c.hbm_bytes));
+      if (c.dma)
+        spread(hbm, time.start, std::max(time.start, time.end), static_cast<double>(c.hbm_bytes));
       spread(util[tid - 1], time.start, time.occupied_until, dur);
 
       // The flow into this instruction: from the signal that released it.
       if (options.flows && attr.released_by[i] >= 0) {
         sink.begin_event();
-        fmt::format_to(out_it(), "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"s{}\",\"cat\":\"semaphore\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
+        fmt::format_to(out_it(),
+                       "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"s{}\",\"cat\":\"semaphore\",\"id\":{"
+                       "},\"pid\":{},\"tid\":{},\"ts\":",
                        attr.wait_sem[i], flow_base + i, pid, tid);
         us(b, time.start);
         b += '}';
@@ -164,13 +182,17 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out, const Trac
       us(b, time.start);
       b += ",\"dur\":";
       us(b, dur);
-      fmt::format_to(out_it(), ",\"args\":{{\"index\":{},\"op\":\"{}\",\"operands\":", i, isa::op_name(inst.op));
+      fmt::format_to(out_it(), ",\"args\":{{\"index\":{},\"op\":\"{}\",\"operands\":", i,
+                     isa::op_name(inst.op));
       detail::json_string(b, isa::print_instruction(inst));
       b += ",\"dtype\":\"";
       b += dtype_of(inst);
-      fmt::format_to(out_it(), "\",\"bytes\":{},\"flops\":{},\"latency_ns\":{:.3f},\"stall_ns\":{:.3f}",
+      fmt::format_to(out_it(),
+                     "\",\"bytes\":{},\"flops\":{},\"latency_ns\":{:.3f},\"stall_ns\":{:.3f}",
                      c.bytes, c.flops, time.end - time.start, stall);
-      if (c.dma) fmt::format_to(out_it(), ",\"hbm_bytes\":{},\"descriptors\":{}", c.hbm_bytes, c.descriptors);
+      if (c.dma)
+        fmt::format_to(out_it(), ",\"hbm_bytes\":{},\"descriptors\":{}", c.hbm_bytes,
+                       c.descriptors);
       if (!inst.origin.file.empty() || inst.origin.line) {
         b += ",\"source\":";
         detail::json_string(b, fmt::format("{}:{}", inst.origin.file, inst.origin.line));
@@ -182,7 +204,8 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out, const Trac
       if (!inst.waits.empty()) {
         b += ",\"waits\":\"";
         for (std::size_t w = 0; w < inst.waits.size(); ++w)
-          fmt::format_to(out_it(), "{}s{}>={}", w ? " " : "", inst.waits[w].sem, inst.waits[w].value);
+          fmt::format_to(out_it(), "{}s{}>={}", w ? " " : "", inst.waits[w].sem,
+                         inst.waits[w].value);
         b += '"';
       }
       if (attr.released_by[i] >= 0)
@@ -193,7 +216,9 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out, const Trac
       if (options.flows)
         for (std::uint32_t k = rel_offsets[i]; k < rel_offsets[i + 1]; ++k) {
           sink.begin_event();
-          fmt::format_to(out_it(), "{{\"ph\":\"s\",\"name\":\"s{}\",\"cat\":\"semaphore\",\"id\":{},\"pid\":{},\"tid\":{},\"ts\":",
+          fmt::format_to(out_it(),
+                         "{{\"ph\":\"s\",\"name\":\"s{}\",\"cat\":\"semaphore\",\"id\":{},\"pid\":{"
+                         "},\"tid\":{},\"ts\":",
                          attr.wait_sem[rel_targets[k]], flow_base + rel_targets[k], pid, tid);
           us(b, time.start + dur);
           b += '}';
@@ -213,7 +238,8 @@ void write_chrome_trace(const ProfileInput& input, std::ostream& out, const Trac
       us(b, k * bucket);
       b += ",\"args\":{";
       for (std::size_t t = 0; t < tracks.queues.size(); ++t)
-        fmt::format_to(out_it(), "{}\"{}\":{:.2f}", t ? "," : "", detail::queue_name(tracks.queues[t]),
+        fmt::format_to(out_it(), "{}\"{}\":{:.2f}", t ? "," : "",
+                       detail::queue_name(tracks.queues[t]),
                        std::min(100.0, 100.0 * util[t][kk] / bucket));
       b += "}}";
     }

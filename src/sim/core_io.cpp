@@ -164,9 +164,10 @@ std::vector<bool> CoreOperandIO::check_initialized(const isa::AccessPattern& ap,
                           ap.start_partition + r, byte);
     }
     // Most often a missing semaphore: the writer sits on another queue and has not run yet.
-    fail(fmt::format("operand '{}' reads uninitialised memory: {} was never written (if an "
-                     "instruction on another queue writes it, this one needs to wait for it)",
-                     operand_name(ap), where));
+    fail(
+        fmt::format("operand '{}' reads uninitialised memory: {} was never written (if an "
+                    "instruction on another queue writes it, this one needs to wait for it)",
+                    operand_name(ap), where));
   }
   std::vector<bool> missing(rows.free, false);
   for (std::uint64_t i = 0; i < rows.free; ++i) {

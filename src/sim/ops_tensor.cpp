@@ -116,8 +116,7 @@ __attribute__((target("avx2,fma"))) void contract_rows_fused_avx2(
 
 // `products_exact`: every a*b is exact in fp32 (see above), so the fused kernel may be used.
 void contract_rows(const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
-                   std::uint64_t m_count, std::uint64_t n_count, float* out,
-                   bool products_exact) {
+                   std::uint64_t m_count, std::uint64_t n_count, float* out, bool products_exact) {
   if (rows == 0) return;
   if (products_exact && __builtin_cpu_supports("avx512f")) {
     contract_rows_fused_avx512(a_rows, b_rows, rows, m_count, n_count, out);
@@ -170,11 +169,16 @@ bool products_exact_in_fp32(const std::vector<float>& a, const std::vector<float
 // than tf32 keeps) count as 24, more than a product can keep exact.
 int significant_bits(numerics::DType t) {
   switch (t) {
-    case numerics::DType::kBFloat16: return 8;
-    case numerics::DType::kFloat16: return 11;
-    case numerics::DType::kFloat8E4M3: return 4;
-    case numerics::DType::kFloat8E5M2: return 3;
-    default: return 24;
+    case numerics::DType::kBFloat16:
+      return 8;
+    case numerics::DType::kFloat16:
+      return 11;
+    case numerics::DType::kFloat8E4M3:
+      return 4;
+    case numerics::DType::kFloat8E5M2:
+      return 3;
+    default:
+      return 24;
   }
 }
 
@@ -265,8 +269,10 @@ void execute_matmul(const isa::NcMatmul& op, CoreOperandIO& io) {
   const Tile stationary = io.load(op.stationary);
   const Tile moving = io.load(op.moving);
   const std::uint64_t m_count = stationary_free / slices, n_count = moving_free / slices;
-  write_result(op.dst, op.accumulate, m_count, n_count,
-               contract(stationary, op.stationary.dtype, moving, op.moving.dtype, slices, m_count, n_count), io);
+  write_result(
+      op.dst, op.accumulate, m_count, n_count,
+      contract(stationary, op.stationary.dtype, moving, op.moving.dtype, slices, m_count, n_count),
+      io);
 }
 
 void execute_tensor_transpose(const isa::NcTranspose& op, CoreOperandIO& io) {
@@ -281,9 +287,8 @@ namespace {
 // doubles are exact and so is the product of two of them (<= 8 bits, exponent within
 // +-300).
 template <class T>
-std::vector<T> dequantize_operand(const isa::AccessPattern& data,
-                                       const isa::AccessPattern& scale, CoreOperandIO& io,
-                                       std::uint64_t& columns) {
+std::vector<T> dequantize_operand(const isa::AccessPattern& data, const isa::AccessPattern& scale,
+                                  CoreOperandIO& io, std::uint64_t& columns) {
   if (!numerics::is_mx_packed(data.dtype))
     io.fail(fmt::format("operand '{}' must be an x4-packed MX type, not {}", io.operand_name(data),
                         numerics::name(data.dtype)));

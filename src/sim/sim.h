@@ -246,9 +246,9 @@ RunResult run(Device& device, const isa::Program& program, const RunOptions& opt
 
 // One program on one physical core of a multi-core launch.
 struct CoreProgram {
-  int core = 0;                        // physical core index on the device
+  int core = 0;  // physical core index on the device
   const isa::Program* program = nullptr;
-  CostModel* cost_model = nullptr;     // nullptr = unit costs
+  CostModel* cost_model = nullptr;  // nullptr = unit costs
 };
 
 struct MultiRunResult {

@@ -17,7 +17,9 @@ bool is_16bit_or_narrower(DType t) {
   return numerics::storage_bytes(t) <= 2 && numerics::is_float(t);
 }
 
-std::uint64_t bytes_of(const AccessPattern& ap) { return ap.total_elements() * ap.element_bytes(); }
+std::uint64_t bytes_of(const AccessPattern& ap) {
+  return ap.total_elements() * ap.element_bytes();
+}
 
 // Elements of the innermost contiguous run of an access pattern: the product of the
 // innermost dims whose steps chain (step 1, then each outer step equals the span inside).
@@ -148,13 +150,20 @@ Footprint footprint_of(const Op& op) {
 
 std::string_view bound_name(Bound b) {
   switch (b) {
-    case Bound::kMinInitiationInterval: return "min_initiation_interval";
-    case Bound::kMovingStream: return "moving_stream";
-    case Bound::kStationaryLoad: return "stationary_load";
-    case Bound::kElements: return "elements";
-    case Bound::kGpSimdStartup: return "gpsimd_startup";
-    case Bound::kUserCost: return "user_cost";
-    case Bound::kNone: return "none";
+    case Bound::kMinInitiationInterval:
+      return "min_initiation_interval";
+    case Bound::kMovingStream:
+      return "moving_stream";
+    case Bound::kStationaryLoad:
+      return "stationary_load";
+    case Bound::kElements:
+      return "elements";
+    case Bound::kGpSimdStartup:
+      return "gpsimd_startup";
+    case Bound::kUserCost:
+      return "user_cost";
+    case Bound::kNone:
+      return "none";
   }
   return "?";
 }
@@ -194,8 +203,9 @@ ComputeCost tensor_pass(const arch::TensorEngineConfig& t, double m, double n, d
 
   ComputeCost c;
   c.cycles = std::max(mm_cycles, ls_cycles);
-  c.bound = ls_cycles > mm_cycles ? Bound::kStationaryLoad
-            : (n >= std::min(min_ii, m) ? Bound::kMovingStream : Bound::kMinInitiationInterval);
+  c.bound = ls_cycles > mm_cycles
+                ? Bound::kStationaryLoad
+                : (n >= std::min(min_ii, m) ? Bound::kMovingStream : Bound::kMinInitiationInterval);
   c.occupancy_ns = c.cycles / t.clock_ghz;
   c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
   return c;
@@ -263,7 +273,8 @@ ComputeCost CostModel::elementwise_cost(const isa::Instruction& inst) const {
               c.bound = Bound::kUserCost;
             }
             // Estimate: every byte touched, spread over the 8 x 512-bit lanes.
-            work = static_cast<double>(f.bytes_read + f.bytes_written) / (g.cores * g.lane_bits / 8.0);
+            work =
+                static_cast<double>(f.bytes_read + f.bytes_written) / (g.cores * g.lane_bits / 8.0);
           } else {
             work = n * std::max(1.0, static_cast<double>(f.all_16bit ? 2 : 4) / lane_bytes);
           }
@@ -375,8 +386,8 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
     elements = moved.total_elements();
   }
   plan.total_bytes = bytes;
-  const std::uint64_t run_elems =
-      std::max<std::uint64_t>(1, std::min(contiguous_run_elements(*src), contiguous_run_elements(*dst)));
+  const std::uint64_t run_elems = std::max<std::uint64_t>(
+      1, std::min(contiguous_run_elements(*src), contiguous_run_elements(*dst)));
   // A contiguous buffer never spans two partitions of SBUF; in a gather or scatter every
   // indexed row is its own buffer too (consecutive rows of the table are not consecutive
   // in the transfer), so no run is longer than a row on either side.
@@ -397,9 +408,8 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
   for (const AccessPattern* ap : {src, dst}) {
     if (ap->memory != Memory::kHbm) partitions = std::max(partitions, ap->partitions);
   }
-  const std::uint32_t used = partitions > 0
-                                 ? std::min(engines_per_core, (partitions + 7) / 8)
-                                 : engines_per_core;
+  const std::uint32_t used =
+      partitions > 0 ? std::min(engines_per_core, (partitions + 7) / 8) : engines_per_core;
   const std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
   plan.descriptors = descriptors;
   plan.hbm_sides = hbm_sides;

@@ -29,11 +29,11 @@ enum class Bound : std::uint8_t {
 std::string_view bound_name(Bound b);
 
 struct ComputeCost {
-  double occupancy_ns = 0;  // engine busy from start (the instruction's initiation interval)
-  double latency_ns = 0;    // start until results are visible and signals fire (>= occupancy)
-  double cycles = 0;        // occupancy in the engine's own cycles
-  double flops = 0;         // useful floating-point operations (matmul: 2*K*M*N)
-  std::uint64_t bytes_read = 0;     // on-chip bytes read (SBUF/PSUM)
+  double occupancy_ns = 0;       // engine busy from start (the instruction's initiation interval)
+  double latency_ns = 0;         // start until results are visible and signals fire (>= occupancy)
+  double cycles = 0;             // occupancy in the engine's own cycles
+  double flops = 0;              // useful floating-point operations (matmul: 2*K*M*N)
+  std::uint64_t bytes_read = 0;  // on-chip bytes read (SBUF/PSUM)
   std::uint64_t bytes_written = 0;  // on-chip bytes written
   Bound bound = Bound::kNone;
 };
@@ -47,10 +47,10 @@ struct TensorEngineState {
 
 // One DMA engine's share of a DMA instruction.
 struct DmaEngineWork {
-  std::uint32_t engine = 0;        // engine index within the core, 0..engines_per_core-1
+  std::uint32_t engine = 0;  // engine index within the core, 0..engines_per_core-1
   std::uint64_t bytes = 0;
-  std::uint64_t descriptors = 0;   // contiguous buffers (each costs per_descriptor_ns)
-  std::uint64_t hbm_bytes = 0;     // bytes of this share that cross HBM (read + write)
+  std::uint64_t descriptors = 0;  // contiguous buffers (each costs per_descriptor_ns)
+  std::uint64_t hbm_bytes = 0;    // bytes of this share that cross HBM (read + write)
 };
 
 // A transfer of `bytes` in `descriptors` buffers split evenly over `used` engines, the
@@ -59,8 +59,11 @@ struct DmaEngineWork {
 struct DmaSplit {
   DmaSplit(std::uint64_t bytes, std::uint64_t descriptors, std::uint64_t hbm_sides,
            std::uint32_t used)
-      : bytes_base(bytes / used), bytes_rem(bytes % used), descriptors_base(descriptors / used),
-        descriptors_rem(descriptors % used), sides(hbm_sides) {}
+      : bytes_base(bytes / used),
+        bytes_rem(bytes % used),
+        descriptors_base(descriptors / used),
+        descriptors_rem(descriptors % used),
+        sides(hbm_sides) {}
   DmaEngineWork share(std::uint32_t engine) const {
     DmaEngineWork w;
     w.engine = engine;
@@ -76,8 +79,8 @@ struct DmaSplit {
 struct DmaPlan {
   std::vector<DmaEngineWork> engines;  // one share per engine used (unless not asked for)
   std::uint32_t engines_used = 0;      // engines.size() when the shares were asked for
-  double fixed_latency_ns = 0;        // descriptor setup + semaphore-to-start, once per transfer
-  double min_contiguous_bytes = 0;    // smallest contiguous run (efficiency indicator)
+  double fixed_latency_ns = 0;         // descriptor setup + semaphore-to-start, once per transfer
+  double min_contiguous_bytes = 0;     // smallest contiguous run (efficiency indicator)
   std::uint64_t total_bytes = 0;
   // Time one engine needs for its share when it has the whole per-engine bandwidth.
   double engine_time_ns(const DmaEngineWork& w) const;

@@ -13,9 +13,8 @@ IrBuilder::IrBuilder(std::string name, int program_id, int num_programs) {
   ir_.num_programs = num_programs;
 }
 
-StorageId IrBuilder::hbm(const std::string& name, DType dtype, std::int64_t rows,
-                         std::int64_t cols, kernel::TensorRole role, Buffer buffer,
-                         std::uint32_t line) {
+StorageId IrBuilder::hbm(const std::string& name, DType dtype, std::int64_t rows, std::int64_t cols,
+                         kernel::TensorRole role, Buffer buffer, std::uint32_t line) {
   kernel::Storage s;
   s.id = static_cast<StorageId>(ir_.storages.size());
   s.buffer = buffer;
@@ -92,8 +91,7 @@ std::size_t IrBuilder::add(isa::Operation op, std::uint32_t line, std::uint8_t e
   return ir_.instructions.size() - 1;
 }
 
-std::size_t IrBuilder::dma(const AccessPattern& dst, const AccessPattern& src,
-                           std::uint32_t line) {
+std::size_t IrBuilder::dma(const AccessPattern& dst, const AccessPattern& src, std::uint32_t line) {
   isa::DmaCopy op;
   op.dst = dst;
   op.src = src;
@@ -110,8 +108,8 @@ std::size_t IrBuilder::matmul(const AccessPattern& dst, const AccessPattern& sta
   return add(op, line);
 }
 
-std::size_t IrBuilder::copy(const AccessPattern& dst, const AccessPattern& src,
-                            std::uint32_t line, std::uint8_t engines, bool fixed) {
+std::size_t IrBuilder::copy(const AccessPattern& dst, const AccessPattern& src, std::uint32_t line,
+                            std::uint8_t engines, bool fixed) {
   isa::TensorCopy op;
   op.dst = dst;
   op.src = src;
@@ -158,11 +156,12 @@ const HbmPlacement& placement(const CompiledKernel& k, const std::string& name) 
   return k.hbm[placement_index(k, name)];
 }
 
-RunOutcome run_compiled(const CompiledKernel& k, const arch::ChipConfig& chip,
-                        const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& inputs,
-                        bool timed) {
+RunOutcome run_compiled(
+    const CompiledKernel& k, const arch::ChipConfig& chip,
+    const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& inputs, bool timed) {
   sim::Device device(chip);
-  for (const HbmPlacement& p : k.hbm) device.allocate_at(p.address, std::max<std::uint64_t>(p.bytes, 1));
+  for (const HbmPlacement& p : k.hbm)
+    device.allocate_at(p.address, std::max<std::uint64_t>(p.bytes, 1));
   for (const auto& [name, bytes] : inputs) device.write(placement(k, name).address, bytes);
   sim::TimingModel model(chip);
   sim::RunOptions options;
@@ -175,8 +174,10 @@ RunOutcome run_compiled(const CompiledKernel& k, const arch::ChipConfig& chip,
     for (const sim::QueueTiming& q : report.queues) out.busy_sum_ns += q.busy_ns;
   }
   for (const HbmPlacement& p : k.hbm) {
-    if (device.is_initialized(p.address, p.bytes)) out.tensors.push_back(device.read(p.address, p.bytes));
-    else out.tensors.emplace_back();
+    if (device.is_initialized(p.address, p.bytes))
+      out.tensors.push_back(device.read(p.address, p.bytes));
+    else
+      out.tensors.emplace_back();
   }
   return out;
 }

@@ -25,7 +25,8 @@ class IrBuilder {
 
   // HBM tensor [rows, cols] (2-D) or on-chip tile [partitions, free].
   StorageId hbm(const std::string& name, DType dtype, std::int64_t rows, std::int64_t cols,
-                kernel::TensorRole role, Buffer buffer = Buffer::kSharedHbm, std::uint32_t line = 1);
+                kernel::TensorRole role, Buffer buffer = Buffer::kSharedHbm,
+                std::uint32_t line = 1);
   StorageId tile(const std::string& name, Buffer buffer, DType dtype, std::uint32_t partitions,
                  std::uint32_t free, std::uint32_t line);
 
@@ -63,12 +64,12 @@ std::vector<float> decode_f32(std::span<const std::uint8_t> bytes);
 // named inputs written, the program run with hazard checks (timed when `timed`).
 struct RunOutcome {
   sim::RunResult result;
-  double busy_sum_ns = 0;  // sum over queues of busy time (timed runs)
+  double busy_sum_ns = 0;                          // sum over queues of busy time (timed runs)
   std::vector<std::vector<std::uint8_t>> tensors;  // every HBM placement's bytes after the run
 };
-RunOutcome run_compiled(const CompiledKernel& k, const arch::ChipConfig& chip,
-                        const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& inputs,
-                        bool timed);
+RunOutcome run_compiled(
+    const CompiledKernel& k, const arch::ChipConfig& chip,
+    const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& inputs, bool timed);
 const HbmPlacement& placement(const CompiledKernel& k, const std::string& name);
 std::size_t placement_index(const CompiledKernel& k, const std::string& name);
 

@@ -1,8 +1,9 @@
 // Tracing, views and the checks made when an operation is recorded.
+#include "kernel/kernel.h"
+
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernel/kernel.h"
 
 namespace trnsim::kernel {
 namespace {
@@ -112,8 +113,9 @@ TEST(KernelErrors, OutOfRangeSliceNamesTheKernelLine) {
     FAIL() << "expected a KernelError";
   } catch (const KernelError& e) {
     EXPECT_NE(e.where().file.find("kernel_test.cpp"), std::string::npos);
-    EXPECT_NE(std::string(e.what()).find("slice 256:768 is out of range for dim 1 (size 512) of 'tile'"),
-              std::string::npos)
+    EXPECT_NE(
+        std::string(e.what()).find("slice 256:768 is out of range for dim 1 (size 512) of 'tile'"),
+        std::string::npos)
         << e.what();
   }
 }
@@ -186,7 +188,8 @@ TEST(KernelLnc, TracesOncePerProgramWithItsId) {
         nl::store(out(nl::ds(p * 128, 128), nl::all), t);
         return std::vector<Tensor>{out};
       },
-      std::vector<TensorSpec>{{"x", DType::kFloat32, {256, 8}}}, trn3(), {.name = "lnc", .num_programs = 2});
+      std::vector<TensorSpec>{{"x", DType::kFloat32, {256, 8}}}, trn3(),
+      {.name = "lnc", .num_programs = 2});
   ASSERT_EQ(ir.size(), 2u);
   EXPECT_EQ(ids, (std::vector<int>{0, 1}));
   EXPECT_EQ(ir[1].program_id, 1);

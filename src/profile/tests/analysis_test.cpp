@@ -32,10 +32,11 @@ isa::Program two_loads_then_matmul() {
   isa::Program p;
   p.instructions.push_back(make(dma_q(0), load(0, 128, 128, 0), {}, {{1, 1}}, 10));
   p.instructions.push_back(make(dma_q(1), load(0x10000, 128, 4096, 1024), {}, {{2, 1}}, 11));
-  p.instructions.push_back(make(tensor_q(), matmul(128, 128, 512, 0, 1024), {{1, 1}, {2, 1}}, {{3, 1}}, 12));
-  p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kFloat32, 128, 16384, 512),
-                                                 psum(DType::kFloat32, 128, 0, 512)),
-                                {{3, 1}}, {}, 13));
+  p.instructions.push_back(
+      make(tensor_q(), matmul(128, 128, 512, 0, 1024), {{1, 1}, {2, 1}}, {{3, 1}}, 12));
+  p.instructions.push_back(make(
+      vector_q(), copy(sbuf(DType::kFloat32, 128, 16384, 512), psum(DType::kFloat32, 128, 0, 512)),
+      {{3, 1}}, {}, 13));
   return p;
 }
 
@@ -71,7 +72,8 @@ TEST(ProfileAnalysis, MatmulCostsAndUtilisationByHand) {
   EXPECT_EQ(c.metrics.dma_transfers, 2u);
   EXPECT_DOUBLE_EQ(c.metrics.average_dma_size, bytes / 2.0);
   EXPECT_NEAR(c.metrics.mbu_percent,
-              100.0 * bytes / (run->chip.hbm.bandwidth_gbps / run->chip.cores_per_chip * total), 1e-9);
+              100.0 * bytes / (run->chip.hbm.bandwidth_gbps / run->chip.cores_per_chip * total),
+              1e-9);
   EXPECT_NEAR(c.metrics.mm_arithmetic_intensity, mm.flops / bytes, 1e-9);
   // Both loads run at once from t = 0, so DMA is active until the larger one ends.
   EXPECT_NEAR(c.metrics.dma_active_time_percent, 100.0 * run->result.times[1].end / total, 1e-9);
@@ -150,9 +152,10 @@ TEST(ProfileAnalysis, DependencyKindsFromOperandFootprints) {
   // 3: vector writes the same bytes again (output, queue order).
   p.instructions.push_back(make(dma_q(0), load(0, 128, 128, 0), {}, {{1, 1}}));
   p.instructions.push_back(make(tensor_q(), matmul(128, 128, 128, 0, 4096), {{1, 1}}, {{2, 1}}));
-  p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kBFloat16, 128, 4096, 128),
-                                                 sbuf(DType::kBFloat16, 128, 8192, 128)),
-                                {{2, 1}}));
+  p.instructions.push_back(
+      make(vector_q(),
+           copy(sbuf(DType::kBFloat16, 128, 4096, 128), sbuf(DType::kBFloat16, 128, 8192, 128)),
+           {{2, 1}}));
   p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kBFloat16, 128, 4096, 128),
                                                  sbuf(DType::kBFloat16, 128, 12288, 128))));
   // The matmul reads [4096, 4352) uninitialised: timing only, fine.
@@ -180,12 +183,15 @@ TEST(ProfileSuggestions, TinyInstructionsAndUnderusedPartitions) {
   isa::Program p;
   // 8 one-element copies: bound by the minimum initiation interval.
   for (int i = 0; i < 8; ++i)
-    p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kFloat32, 128, 0, 1),
-                                                   sbuf(DType::kFloat32, 128, 64, 1)), {}, {}, 20));
+    p.instructions.push_back(
+        make(vector_q(), copy(sbuf(DType::kFloat32, 128, 0, 1), sbuf(DType::kFloat32, 128, 64, 1)),
+             {}, {}, 20));
   // Large copies on 32 partitions on ScalarE.
   for (int i = 0; i < 4; ++i)
-    p.instructions.push_back(make(scalar_q(), copy(sbuf(DType::kFloat32, 32, 4096, 8192),
-                                                   sbuf(DType::kFloat32, 32, 65536, 8192)), {}, {}, 30));
+    p.instructions.push_back(
+        make(scalar_q(),
+             copy(sbuf(DType::kFloat32, 32, 4096, 8192), sbuf(DType::kFloat32, 32, 65536, 8192)),
+             {}, {}, 30));
   const auto run = run_timed(p);
   const Analysis a = analyze(run->input());
   const Suggestion* tiny = rule(a, "tiny_instructions");
@@ -242,8 +248,10 @@ TEST(ProfileSuggestions, PowerRampThrottling) {
 TEST(ProfileAnalysis, SeveralCoresAreProfiledSideBySide) {
   const auto r0 = run_timed(two_loads_then_matmul());
   const auto r1 = run_timed(two_loads_then_matmul());
-  ProfileInput in{&r0->chip, {{0, &r0->program, &r0->result, &r0->report},
-                              {3, &r1->program, &r1->result, &r1->report}}, "two"};
+  ProfileInput in{
+      &r0->chip,
+      {{0, &r0->program, &r0->result, &r0->report}, {3, &r1->program, &r1->result, &r1->report}},
+      "two"};
   const Analysis a = analyze(in);
   ASSERT_EQ(a.cores.size(), 2u);
   EXPECT_EQ(a.cores[1].core, 3);

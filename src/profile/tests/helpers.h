@@ -48,7 +48,8 @@ inline AccessPattern hbm(DType t, std::uint64_t addr, std::uint32_t rows, std::u
   return pattern(isa::Memory::kHbm, t, 0, rows, addr, {{1, free}}, row_step);
 }
 
-inline isa::Instruction make(isa::QueueId q, isa::Operation op, std::vector<isa::SemWait> waits = {},
+inline isa::Instruction make(isa::QueueId q, isa::Operation op,
+                             std::vector<isa::SemWait> waits = {},
                              std::vector<isa::SemSignal> signals = {}, std::uint32_t line = 0) {
   isa::Instruction inst;
   inst.op = std::move(op);
@@ -58,13 +59,22 @@ inline isa::Instruction make(isa::QueueId q, isa::Operation op, std::vector<isa:
   if (line) inst.origin = {"k.s", line, 1};
   return inst;
 }
-inline isa::QueueId tensor_q() { return {isa::Engine::kTensor, 0}; }
-inline isa::QueueId vector_q() { return {isa::Engine::kVector, 0}; }
-inline isa::QueueId scalar_q() { return {isa::Engine::kScalar, 0}; }
-inline isa::QueueId dma_q(std::uint8_t i) { return {isa::Engine::kDma, i}; }
+inline isa::QueueId tensor_q() {
+  return {isa::Engine::kTensor, 0};
+}
+inline isa::QueueId vector_q() {
+  return {isa::Engine::kVector, 0};
+}
+inline isa::QueueId scalar_q() {
+  return {isa::Engine::kScalar, 0};
+}
+inline isa::QueueId dma_q(std::uint8_t i) {
+  return {isa::Engine::kDma, i};
+}
 
 // HBM -> SBUF load of [parts, free] bf16 from `addr` into partition offset `off`.
-inline isa::DmaCopy load(std::uint64_t addr, std::uint32_t parts, std::uint32_t free, std::uint64_t off) {
+inline isa::DmaCopy load(std::uint64_t addr, std::uint32_t parts, std::uint32_t free,
+                         std::uint64_t off) {
   isa::DmaCopy d;
   d.dst = sbuf(DType::kBFloat16, parts, off, free);
   d.src = hbm(DType::kBFloat16, addr, parts, free, free);

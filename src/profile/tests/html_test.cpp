@@ -16,8 +16,9 @@ isa::Program program() {
   isa::Program p;
   p.instructions.push_back(make(dma_q(0), load(0, 128, 512, 0), {}, {{1, 1}}, 3));
   p.instructions.push_back(make(tensor_q(), matmul(128, 128, 512, 0, 0), {{1, 1}}, {{2, 1}}, 4));
-  p.instructions.push_back(make(vector_q(), copy(sbuf(DType::kFloat32, 128, 8192, 512),
-                                                 psum(DType::kFloat32, 128, 0, 512)), {{2, 1}}, {}, 5));
+  p.instructions.push_back(make(
+      vector_q(), copy(sbuf(DType::kFloat32, 128, 8192, 512), psum(DType::kFloat32, 128, 0, 512)),
+      {{2, 1}}, {}, 5));
   return p;
 }
 
@@ -35,9 +36,9 @@ TEST(ProfileHtml, SelfContainedReportWithTheExpectedSections) {
   std::stringstream out;
   write_html_report(a, out);
   const std::string html = out.str();
-  for (const char* id : {"id=\"summary\"", "id=\"timeline\"", "data-tracks=\"3\"", "id=\"suggestions\"",
-                         "id=\"instructions\"", "id=\"source\"", "id=\"selftest\"", "id=\"stalls\"",
-                         "<canvas id=\"timeline-canvas\""})
+  for (const char* id : {"id=\"summary\"", "id=\"timeline\"", "data-tracks=\"3\"",
+                         "id=\"suggestions\"", "id=\"instructions\"", "id=\"source\"",
+                         "id=\"selftest\"", "id=\"stalls\"", "<canvas id=\"timeline-canvas\""})
     EXPECT_NE(html.find(id), std::string::npos) << id;
   // Nothing is fetched: no external scripts, styles or links.
   EXPECT_EQ(html.find("<script src"), std::string::npos);

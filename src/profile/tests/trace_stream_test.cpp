@@ -36,8 +36,9 @@ std::unique_ptr<Synthetic> synthetic(std::size_t tiles) {
     s->result.times.push_back({t, t + 90, t + 90});
     ins.push_back(make(tensor_q(), matmul(128, 128, 64, 0, 0), {{1, v}}, {{2, 1}}, 2));
     s->result.times.push_back({t + 90, t + 150, t + 140});
-    ins.push_back(make(vector_q(), copy(sbuf(DType::kFloat32, 128, 8192, 64),
-                                        psum(DType::kFloat32, 128, 0, 64)), {{2, v}}, {}, 3));
+    ins.push_back(make(
+        vector_q(), copy(sbuf(DType::kFloat32, 128, 8192, 64), psum(DType::kFloat32, 128, 0, 64)),
+        {{2, v}}, {}, 3));
     s->result.times.push_back({t + 150, t + 190, t + 180});
   }
   s->result.end_time = s->result.times.back().end;
@@ -55,20 +56,34 @@ class Counter : public nlohmann::json_sax<json> {
   bool number_float(number_float_t, const string_t&) override { return true; }
   bool string(string_t& v) override {
     if (depth == 2 && key_ == "ph") {
-      if (v == "X") ++slices;
-      else if (v == "s") ++flow_s;
-      else if (v == "f") ++flow_f;
-      else if (v == "C") ++counters;
+      if (v == "X")
+        ++slices;
+      else if (v == "s")
+        ++flow_s;
+      else if (v == "f")
+        ++flow_f;
+      else if (v == "C")
+        ++counters;
     }
     return true;
   }
   bool binary(binary_t&) override { return true; }
-  bool start_object(std::size_t) override { ++depth; return true; }
-  bool end_object() override { --depth; return true; }
+  bool start_object(std::size_t) override {
+    ++depth;
+    return true;
+  }
+  bool end_object() override {
+    --depth;
+    return true;
+  }
   bool start_array(std::size_t) override { return true; }
   bool end_array() override { return true; }
-  bool key(string_t& k) override { key_ = k; return true; }
-  bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception& e) override {
+  bool key(string_t& k) override {
+    key_ = k;
+    return true;
+  }
+  bool parse_error(std::size_t pos, const std::string&,
+                   const nlohmann::detail::exception& e) override {
     ADD_FAILURE() << "JSON error at " << pos << ": " << e.what();
     return false;
   }
@@ -119,7 +134,8 @@ TEST(ProfileTraceStream, ExplorerReportOfAHundredThousandInstructions) {
   const std::string html = out.str();
   std::printf("report: %zu instructions, analysis %.2f s, HTML %.1f MB in %.2f s\n",
               s->program.instructions.size(), std::chrono::duration<double>(t1 - t0).count(),
-              static_cast<double>(html.size()) / 1e6, std::chrono::duration<double>(t2 - t1).count());
+              static_cast<double>(html.size()) / 1e6,
+              std::chrono::duration<double>(t2 - t1).count());
   RecordProperty("report_bytes", std::to_string(html.size()));
   // Matmul k starts at 100k + 90 when load k ends; TensorE was free from 100(k-1) + 140:
   // a 50 ns stall released by the load on dma.0. The copy starts as TensorE's signal fires,

@@ -65,7 +65,8 @@ void check_trace(const json& trace, std::size_t expected_slices, std::set<int> p
     last_ts[key] = ts;
     if (ph == "X") {
       ++slices;
-      for (const char* f : {"name", "dur", "args"}) EXPECT_TRUE(e.contains(f)) << f << " in " << e.dump();
+      for (const char* f : {"name", "dur", "args"})
+        EXPECT_TRUE(e.contains(f)) << f << " in " << e.dump();
       EXPECT_GE(e["dur"].get<double>(), 0);
       const json& args = e["args"];
       for (const char* f : {"op", "operands", "dtype", "bytes", "flops", "stall_ns"})
@@ -89,12 +90,14 @@ void check_trace(const json& trace, std::size_t expected_slices, std::set<int> p
     EXPECT_EQ(finishes[id], 1) << "flow " << id << " has no finish";
   }
   // Every track used has a name.
-  for (const auto& [key, ts] : last_ts) EXPECT_TRUE(names.count(key)) << key.first << "/" << key.second;
+  for (const auto& [key, ts] : last_ts)
+    EXPECT_TRUE(names.count(key)) << key.first << "/" << key.second;
 }
 
 TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
   const auto r = run_matmul_example();
-  ProfileInput in{&r->chip, {{0, &r->outcome.program, &r->outcome.result, &*r->outcome.timing}}, "matmul"};
+  ProfileInput in{
+      &r->chip, {{0, &r->outcome.program, &r->outcome.result, &*r->outcome.timing}}, "matmul"};
   std::stringstream out;
   write_chrome_trace(in, out);
   const json trace = json::parse(out.str());
@@ -102,7 +105,8 @@ TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
   // Track names: tensor, vector, dma.0, dma.1, dma.2.
   std::set<std::string> names;
   for (const json& e : trace["traceEvents"])
-    if (e["ph"] == "M" && e["name"] == "thread_name") names.insert(e["args"]["name"].get<std::string>());
+    if (e["ph"] == "M" && e["name"] == "thread_name")
+      names.insert(e["args"]["name"].get<std::string>());
   EXPECT_EQ(names, (std::set<std::string>{"tensor", "vector", "dma.0", "dma.1", "dma.2"}));
   // The first matmul waits for the 4 loads: its slice says what it waited on and carries
   // its source line.
@@ -112,7 +116,8 @@ TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
       found = true;
       EXPECT_EQ(e["args"]["waits"], "s1>=4");
       EXPECT_GT(e["args"]["stall_ns"].get<double>(), 0);
-      EXPECT_NE(e["args"]["source"].get<std::string>().find("matmul_256_bf16.s:"), std::string::npos);
+      EXPECT_NE(e["args"]["source"].get<std::string>().find("matmul_256_bf16.s:"),
+                std::string::npos);
       EXPECT_EQ(e["args"]["flops"].get<double>(), 2.0 * 128 * 128 * 256);
     }
   EXPECT_TRUE(found);
@@ -121,7 +126,9 @@ TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
 TEST(ProfileTrace, OneProcessPerCore) {
   const auto r = run_matmul_example();
   const auto& o = r->outcome;
-  ProfileInput in{&r->chip, {{0, &o.program, &o.result, &*o.timing}, {5, &o.program, &o.result, &*o.timing}}, "2"};
+  ProfileInput in{&r->chip,
+                  {{0, &o.program, &o.result, &*o.timing}, {5, &o.program, &o.result, &*o.timing}},
+                  "2"};
   std::stringstream out;
   write_chrome_trace(in, out);
   check_trace(json::parse(out.str()), 24, {0, 5});

@@ -120,8 +120,8 @@ void run_matmul_case(const MatmulCase& c) {
       c.moving_step == 0 ? 1 : (c.n - 1) * static_cast<std::size_t>(c.moving_step) + 1;
   const Matrix stationary =
       random_matrix(c.in, std::size_t{c.k} * c.m, rng, c.bf16_exponent_lo, c.bf16_exponent_span);
-  const Matrix moving = random_matrix(c.in, std::size_t{c.k} * moving_span, rng,
-                                      c.bf16_exponent_lo, c.bf16_exponent_span);
+  const Matrix moving = random_matrix(c.in, std::size_t{c.k} * moving_span, rng, c.bf16_exponent_lo,
+                                      c.bf16_exponent_span);
   const std::uint64_t moving_offset = 64 * 1024;
   fill_onchip(core, isa::Memory::kSbuf, c.k_start, c.k, 0, stationary.bytes);
   fill_onchip(core, isa::Memory::kSbuf, c.k_start, c.k, moving_offset, moving.bytes);

@@ -29,7 +29,8 @@ TimingOptions no_ramp() {
   return o;
 }
 
-isa::Instruction barrier(std::uint32_t id, std::uint32_t cores, std::vector<isa::SemWait> waits = {},
+isa::Instruction barrier(std::uint32_t id, std::uint32_t cores,
+                         std::vector<isa::SemWait> waits = {},
                          std::vector<isa::SemSignal> signals = {}) {
   return make(sync_q(), isa::CoreBarrier{.barrier_id = id, .num_cores = cores}, std::move(waits),
               std::move(signals));
@@ -117,8 +118,7 @@ struct ChipRun {
 
 // Timing-only run of programs[i] on physical core i, all timed by one ChipTimingModel.
 ChipRun time_cores(const arch::ChipConfig& chip, const std::vector<isa::Program>& programs,
-                   TimingOptions options = {}, std::uint64_t hbm_bytes = 0,
-                   int model_cores = 0) {
+                   TimingOptions options = {}, std::uint64_t hbm_bytes = 0, int model_cores = 0) {
   Device device(chip, chip.cores_per_chip);
   if (hbm_bytes > 0) device.allocate_at(0, hbm_bytes);
   ChipTimingModel timing(chip, model_cores > 0 ? model_cores : static_cast<int>(programs.size()),
@@ -181,8 +181,8 @@ TEST(ChipTiming, EightCoresStreamingShareTheChipHbm) {
   const arch::ChipConfig& chip = trn3();
   std::vector<isa::Program> programs;
   for (int c = 0; c < 8; ++c)
-    programs.push_back(streaming_copy(64, 8, kFree, static_cast<std::uint64_t>(c) * kCoreRegion,
-                                      kSlots));
+    programs.push_back(
+        streaming_copy(64, 8, kFree, static_cast<std::uint64_t>(c) * kCoreRegion, kSlots));
   const ChipRun run = time_cores(chip, programs, {}, 8 * kCoreRegion);
   const ChipTimingReport& r = run.report;
   const double chip_bw = chip.hbm.bandwidth_gbps * 1e9;
@@ -249,8 +249,8 @@ TEST(ChipTiming, OneQueueIsLimitedByOneTransferInFlight) {
   const TimingReport& r = run.report.cores[0];
   // Every transfer: the fixed latency, then each engine moves 8 partitions x 32 KiB with
   // one descriptor per partition; the queue starts the next transfer only then.
-  const double engine_ns = 8.0 * kFree * 2 / chip.dma.engine_bandwidth_gbps +
-                           8.0 * chip.dma.per_descriptor_ns;
+  const double engine_ns =
+      8.0 * kFree * 2 / chip.dma.engine_bandwidth_gbps + 8.0 * chip.dma.per_descriptor_ns;
   const double transfer_ns = chip.dma.fixed_latency_ns + engine_ns;
   const double expected = static_cast<double>(kTileBytes) / (transfer_ns * 1e-9);
   record("one_queue_dma_gbps", r.achieved_dma_bytes_per_s * 1e-9);

@@ -122,12 +122,14 @@ TEST_F(Trn3Cost, AccessOverheadShowsOnlyBehindShortStreams) {
   ts.dst = tile(Memory::kSbuf, DType::kFloat32, 128, 1, 8192);
   const ComputeCost tiny = model.compute(on(Engine::kVector, ts), state);
   EXPECT_NEAR(tiny.latency_ns * v.clock_ghz,
-              v.min_initiation_interval + 2 * v.access_overhead_cycles + v.fixed_overhead_cycles, 1e-9);
+              v.min_initiation_interval + 2 * v.access_overhead_cycles + v.fixed_overhead_cycles,
+              1e-9);
   ts.data = tile(Memory::kSbuf, DType::kFloat32, 128, 1024);
   ts.dst = tile(Memory::kSbuf, DType::kFloat32, 128, 1024, 8192);
   const ComputeCost long_stream = model.compute(on(Engine::kVector, ts), state);
   EXPECT_GT(long_stream.cycles, v.min_initiation_interval + 2 * v.access_overhead_cycles);
-  EXPECT_NEAR((long_stream.latency_ns - long_stream.occupancy_ns) * v.clock_ghz, v.fixed_overhead_cycles, 1e-9);
+  EXPECT_NEAR((long_stream.latency_ns - long_stream.occupancy_ns) * v.clock_ghz,
+              v.fixed_overhead_cycles, 1e-9);
 }
 
 TEST_F(Trn3Cost, DmaSplitsEightPartitionsPerEngine) {
