@@ -15,28 +15,13 @@
 
 namespace trnsim::compiler::detail {
 
-// Calls f(AccessPattern&, isa::Role, std::string_view field, int list_index) for every
-// access-pattern operand of the instruction: plain patterns, tensor ScalarOperands, present
-// optional patterns and the entries of pattern lists (list_index >= 0 only for those).
+// isa::for_each_operand in the form the passes call it: f(AccessPattern&, isa::Role,
+// std::string_view field, int list_index), list_index >= 0 only for entries of lists.
 template <class F>
 void for_each_operand(isa::Instruction& inst, F&& f) {
-  std::visit(
-      [&](auto& op) {
-        op.fields([&](std::string_view name, auto& member, isa::Role role) {
-          using M = std::decay_t<decltype(member)>;
-          if constexpr (std::is_same_v<M, isa::AccessPattern>) {
-            f(member, role, name, -1);
-          } else if constexpr (std::is_same_v<M, isa::ScalarOperand>) {
-            if (auto* ap = std::get_if<isa::AccessPattern>(&member)) f(*ap, role, name, -1);
-          } else if constexpr (std::is_same_v<M, std::optional<isa::AccessPattern>>) {
-            if (member) f(*member, role, name, -1);
-          } else if constexpr (std::is_same_v<M, std::vector<isa::AccessPattern>>) {
-            for (std::size_t k = 0; k < member.size(); ++k)
-              f(member[k], role, name, static_cast<int>(k));
-          }
-        });
-      },
-      inst.op);
+  isa::for_each_operand(inst.op, [&](isa::AccessPattern& ap, const isa::OperandRef& operand) {
+    f(ap, operand.role, operand.name, operand.list_index);
+  });
 }
 
 // Dense queue numbering used by the scheduler and the synchroniser: compute engines and sync

@@ -18,30 +18,6 @@ namespace trnsim::compiler::detail {
 
 namespace {
 
-constexpr std::uint32_t kPartitionsPerDmaEngine = 8;
-
-bool is_dma(const isa::Instruction& inst) {
-  return std::holds_alternative<isa::DmaCopy>(inst.op) ||
-         std::holds_alternative<isa::DmaTranspose>(inst.op) ||
-         std::holds_alternative<isa::DmaIndirect>(inst.op);
-}
-
-std::uint32_t first_dma_engine(const isa::Instruction& inst, std::uint32_t engines) {
-  std::uint32_t first = 0;
-  std::visit(
-      [&](const auto& op) {
-        using Op = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<Op, isa::DmaCopy> || std::is_same_v<Op, isa::DmaTranspose> ||
-                      std::is_same_v<Op, isa::DmaIndirect>) {
-          const isa::AccessPattern& onchip = op.dst.memory != isa::Memory::kHbm ? op.dst : op.src;
-          if (onchip.memory != isa::Memory::kHbm)
-            first = onchip.start_partition / kPartitionsPerDmaEngine;
-        }
-      },
-      inst.op);
-  return engines ? first % engines : 0;
-}
-
 // The queues an instruction may go to (queue keys, ascending).
 std::vector<int> candidate_queues(std::uint8_t engines, int fixed_dma, int dma_queues) {
   std::vector<int> qs;
@@ -149,7 +125,7 @@ SchedResult schedule_list(const SchedInput& in, const arch::ChipConfig& chip, in
   // Estimated (occupancy, latency) of a DMA started at `start`; commits the engine use.
   auto dma_time = [&](const isa::Instruction& inst, double start, bool commit) {
     const timing::DmaPlan plan = costs.plan_dma(inst);
-    const std::uint32_t first = first_dma_engine(inst, dma_engines);
+    const std::uint32_t first = timing::first_dma_engine(inst.op, dma_engines);
     const double t_ready = start + plan.fixed_latency_ns;
     double done = t_ready;
     for (const timing::DmaEngineWork& w : plan.engines) {
@@ -210,7 +186,7 @@ SchedResult schedule_list(const SchedInput& in, const arch::ChipConfig& chip, in
     isa::Instruction inst = insts[i];
     int best_q = -1;
     double best_finish = 0, best_occ = 0, best_free = 0;
-    const bool dma = is_dma(inst);
+    const bool dma = isa::is_dma_transfer(inst.op);
     double earliest_start = std::numeric_limits<double>::infinity();
     for (int q : cl.queues)
       earliest_start =

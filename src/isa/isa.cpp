@@ -5,6 +5,8 @@
 #include <limits>
 #include <utility>
 
+#include "isa/validate.h"
+
 namespace trnsim::isa {
 namespace {
 
@@ -173,6 +175,44 @@ std::string_view op_name(const Operation& op) {
 
 std::uint8_t op_engines(const Operation& op) {
   return std::visit([](const auto& o) { return std::decay_t<decltype(o)>::kEngines; }, op);
+}
+
+std::string_view op_class_name(OpClass c) {
+  switch (c) {
+    case OpClass::kMatmul:
+      return "matmul";
+    case OpClass::kTranspose:
+      return "transpose";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kDmaTransfer:
+      return "dma_transfer";
+    case OpClass::kSequencer:
+      return "sequencer";
+  }
+  return "?";
+}
+
+std::optional<DmaSides> dma_sides(const Operation& op) {
+  return std::visit(
+      [](const auto& o) -> std::optional<DmaSides> {
+        if constexpr (std::decay_t<decltype(o)>::kClass == OpClass::kDmaTransfer) {
+          return DmaSides{&o.dst, &o.src};
+        } else {
+          return std::nullopt;
+        }
+      },
+      op);
+}
+
+std::optional<TransposeMove> transpose_move(DType from, DType to) {
+  const std::size_t in = numerics::storage_bytes(from), out = numerics::storage_bytes(to);
+  if (in == out) return TransposeMove::kBits;
+  if (in == 1 && out == 2) return TransposeMove::kZeroExtend;
+  // Every float type narrower than fp32 converts to it exactly; MX x4 words are not values.
+  if (to == DType::kFloat32 && numerics::is_float(from) && !numerics::is_mx_packed(from))
+    return TransposeMove::kConvert;
+  return std::nullopt;
 }
 
 std::optional<Operation> make_operation(std::string_view mnemonic) {

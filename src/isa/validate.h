@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -32,6 +33,17 @@ class ValidationError : public std::runtime_error {
  private:
   std::vector<Violation> violations_;
 };
+
+// How a tensor-engine transpose (nc_transpose, nc_matmul is_transpose) moves an element of
+// `from` into `to`; the validator and the simulator both ask this, so what validates runs.
+enum class TransposeMove : std::uint8_t {
+  kBits,        // same width: the bits, unchanged
+  kZeroExtend,  // 1-byte type into 2-byte words, upper byte 0 (FP8 transposes)
+  kConvert,     // into float32 by value: the array multiplies by an identity in fp32, exact
+                // for every narrower float type
+};
+// nullopt when no exact move exists (e.g. float32 into bfloat16).
+std::optional<TransposeMove> transpose_move(DType from, DType to);
 
 // All violations of one instruction (empty when valid). Checks: engine may run the op,
 // partitions within [0, 128) and the start-partition rule, free sizes within the op's limits,

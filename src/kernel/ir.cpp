@@ -66,13 +66,12 @@ std::string format_ir(const KernelIr& ir) {
     isa::Instruction shown = in.inst;
     shown.origin = {};
     std::string operands;
-    isa::for_each_access_pattern(
-        shown.op, [&](std::string_view name, isa::AccessPattern& ap, isa::Role) {
-          const StorageId id = storage_of_offset(ap.offset);
-          operands +=
-              fmt::format(" {}=%{}", name, id < ir.storages.size() ? ir.storages[id].name : "?");
-          ap.offset = offset_in_storage(ap.offset);
-        });
+    isa::for_each_operand(shown.op, [&](isa::AccessPattern& ap, const isa::OperandRef& operand) {
+      const StorageId id = storage_of_offset(ap.offset);
+      operands += fmt::format(" {}=%{}", operand.label(),
+                              id < ir.storages.size() ? ir.storages[id].name : "?");
+      ap.offset = offset_in_storage(ap.offset);
+    });
     std::string engines;
     for (int e = 0; e < isa::kNumEngines; ++e)
       if (in.engines & isa::engine_bit(static_cast<isa::Engine>(e))) {

@@ -136,7 +136,8 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
   probe.op = op;
   probe.rounding = placement.rounding;
   probe.origin = where;
-  for_each_access_pattern(probe.op, [&](std::string_view name, isa::AccessPattern& ap, isa::Role) {
+  isa::for_each_operand(probe.op, [&](isa::AccessPattern& ap, const isa::OperandRef& operand) {
+    const std::string name = operand.label();
     const StorageId id = storage_of_offset(ap.offset);
     if (id >= ir_.storages.size())
       throw KernelError(where, fmt::format("operand '{}' is not a tensor of this kernel", name));

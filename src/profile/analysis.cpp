@@ -22,12 +22,6 @@ std::string queue_name(const isa::QueueId& q) {
   return std::string(isa::engine_name(q.engine));
 }
 
-bool is_dma_transfer(const isa::Instruction& inst) {
-  return std::holds_alternative<isa::DmaCopy>(inst.op) ||
-         std::holds_alternative<isa::DmaTranspose>(inst.op) ||
-         std::holds_alternative<isa::DmaIndirect>(inst.op);
-}
-
 namespace {
 int queue_key(const isa::QueueId& q) {
   return static_cast<int>(q.engine) * 256 + q.index;
@@ -140,28 +134,27 @@ Costs CostReplay::next(const isa::Instruction& inst) {
   Costs c;
   // Operand sizes and memory traffic from the access patterns.
   std::uint64_t largest = 0;
-  isa::for_each_access_pattern(
-      inst.op, [&](std::string_view, const isa::AccessPattern& ap, isa::Role role) {
-        const std::uint64_t b = bytes_of(ap);
-        const bool reads = role == isa::Role::kRead || role == isa::Role::kReadWrite;
-        const bool writes = role == isa::Role::kWrite || role == isa::Role::kReadWrite;
-        if (ap.memory == isa::Memory::kSbuf) {
-          if (reads) c.sbuf_read += b;
-          if (writes) c.sbuf_write += b;
-        } else if (ap.memory == isa::Memory::kPsum) {
-          if (reads) c.psum_read += b;
-          if (writes) c.psum_write += b;
-        }
-        // The largest operand sizes the instruction; an on-chip one names the partitions used.
-        const std::uint64_t size =
-            ap.total_elements() + (ap.memory == isa::Memory::kHbm ? 0 : (1ull << 62));
-        if (size > largest) {
-          largest = size;
-          c.elements = ap.total_elements();
-          c.partitions = ap.partitions;
-        }
-      });
-  if (is_dma_transfer(inst)) {
+  isa::for_each_operand(inst.op, [&](const isa::AccessPattern& ap, const isa::OperandRef& operand) {
+    const std::uint64_t b = bytes_of(ap);
+    const bool reads = operand.reads();
+    const bool writes = operand.writes();
+    if (ap.memory == isa::Memory::kSbuf) {
+      if (reads) c.sbuf_read += b;
+      if (writes) c.sbuf_write += b;
+    } else if (ap.memory == isa::Memory::kPsum) {
+      if (reads) c.psum_read += b;
+      if (writes) c.psum_write += b;
+    }
+    // The largest operand sizes the instruction; an on-chip one names the partitions used.
+    const std::uint64_t size =
+        ap.total_elements() + (ap.memory == isa::Memory::kHbm ? 0 : (1ull << 62));
+    if (size > largest) {
+      largest = size;
+      c.elements = ap.total_elements();
+      c.partitions = ap.partitions;
+    }
+  });
+  if (isa::is_dma_transfer(inst.op)) {
     const timing::DmaPlan plan = model_.plan_dma(inst);
     c.dma = true;
     c.bytes = plan.total_bytes;
@@ -274,22 +267,15 @@ struct Footprint {
 
 std::vector<Footprint> footprints(const isa::Instruction& inst) {
   std::vector<Footprint> fs;
-  isa::for_each_access_pattern(
-      inst.op, [&](std::string_view, const isa::AccessPattern& ap, isa::Role role) {
-        const auto [lo, hi] = ap.byte_span();
-        Footprint f{ap.memory,
-                    0,
-                    1,
-                    lo,
-                    hi,
-                    role == isa::Role::kRead || role == isa::Role::kReadWrite,
-                    role == isa::Role::kWrite || role == isa::Role::kReadWrite};
-        if (ap.memory != isa::Memory::kHbm) {
-          f.p_lo = ap.start_partition;
-          f.p_hi = ap.start_partition + ap.partitions;
-        }
-        fs.push_back(f);
-      });
+  isa::for_each_operand(inst.op, [&](const isa::AccessPattern& ap, const isa::OperandRef& operand) {
+    const auto [lo, hi] = ap.byte_span();
+    Footprint f{ap.memory, 0, 1, lo, hi, operand.reads(), operand.writes()};
+    if (ap.memory != isa::Memory::kHbm) {
+      f.p_lo = ap.start_partition;
+      f.p_hi = ap.start_partition + ap.partitions;
+    }
+    fs.push_back(f);
+  });
   return fs;
 }
 

@@ -21,8 +21,6 @@ struct Tracks {
 Tracks assign_tracks(const isa::Program& program);
 std::string queue_name(const isa::QueueId& q);  // "tensor", "dma.3"
 
-bool is_dma_transfer(const isa::Instruction& inst);
-
 // Stall attribution of one core run, replayed from the times (docs/profiler.md).
 struct Attribution {
   std::vector<double> queue_free;         // when the instruction's queue became free

@@ -46,16 +46,13 @@ void us(std::string& b, double ns) {
 
 std::string_view dtype_of(const isa::Instruction& inst) {
   std::string_view name;
-  isa::for_each_access_pattern(inst.op,
-                               [&](std::string_view, const isa::AccessPattern& ap, isa::Role role) {
-                                 if (name.empty() && role != isa::Role::kRead)
-                                   name = numerics::name(ap.dtype);
-                               });
+  isa::for_each_operand(inst.op, [&](const isa::AccessPattern& ap, const isa::OperandRef& operand) {
+    if (name.empty() && operand.writes()) name = numerics::name(ap.dtype);
+  });
   if (name.empty())
-    isa::for_each_access_pattern(inst.op,
-                                 [&](std::string_view, const isa::AccessPattern& ap, isa::Role) {
-                                   if (name.empty()) name = numerics::name(ap.dtype);
-                                 });
+    isa::for_each_operand(inst.op, [&](const isa::AccessPattern& ap, const isa::OperandRef&) {
+      if (name.empty()) name = numerics::name(ap.dtype);
+    });
   return name;
 }
 

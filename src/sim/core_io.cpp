@@ -23,25 +23,6 @@ std::uint64_t mix64(std::uint64_t x) {
   return x ^ (x >> 31);
 }
 
-// Names every operand field of an instruction by the address of its AccessPattern.
-struct FieldNamer {
-  std::map<const void*, std::string>& names;
-  template <class T>
-  void operator()(std::string_view name, const T& value, isa::Role role) {
-    if (role == isa::Role::kAttr) return;
-    if constexpr (std::is_same_v<T, isa::AccessPattern>) {
-      names[&value] = std::string(name);
-    } else if constexpr (std::is_same_v<T, isa::ScalarOperand>) {
-      if (const auto* ap = std::get_if<isa::AccessPattern>(&value)) names[ap] = std::string(name);
-    } else if constexpr (std::is_same_v<T, std::optional<isa::AccessPattern>>) {
-      if (value) names[&*value] = std::string(name);
-    } else if constexpr (std::is_same_v<T, std::vector<isa::AccessPattern>>) {
-      for (std::size_t i = 0; i < value.size(); ++i)
-        names[&value[i]] = fmt::format("{}[{}]", name, i);
-    }
-  }
-};
-
 std::span<const std::byte> as_bytes(const std::uint8_t* p, std::size_t n) {
   return {reinterpret_cast<const std::byte*>(p), n};
 }
@@ -62,10 +43,10 @@ std::int64_t read_word(const std::uint8_t* p, std::size_t bytes, bool sign_exten
 CoreOperandIO::CoreOperandIO(Device& device, Core& core, const isa::Instruction& inst,
                              std::size_t index, std::uint32_t seed, UninitializedPolicy policy)
     : device_(device), core_(core), inst_(inst), index_(index), seed_(seed), policy_(policy) {
-  // fields() is a non-const member because the parser fills operations through it; this
-  // visitor only takes addresses.
-  std::visit([this](auto& operation) { operation.fields(FieldNamer{field_names_}); },
-             const_cast<isa::Operation&>(inst.op));
+  // Names every operand by the address of its AccessPattern.
+  isa::for_each_operand(inst.op, [this](const isa::AccessPattern& ap, const isa::OperandRef& o) {
+    field_names_[&ap] = o.label();
+  });
 }
 
 void CoreOperandIO::fail(const std::string& why) const {

@@ -19,33 +19,6 @@ void join_into(VectorClock& clock, const VectorClock& other) {
 
 namespace {
 
-// Collects the memory operands of an instruction through its fields() visitor.
-struct AccessCollector {
-  std::vector<Access>& out;
-
-  void add(const isa::AccessPattern& ap, isa::Role role, std::string name) {
-    Footprint where = footprint(ap);
-    if (where.empty()) return;
-    out.push_back({where, operand_bytes(ap, where), role != isa::Role::kRead, std::move(name)});
-  }
-
-  template <class T>
-  void operator()(std::string_view name, const T& value, isa::Role role) {
-    if (role == isa::Role::kAttr) return;
-    if constexpr (std::is_same_v<T, isa::AccessPattern>) {
-      add(value, role, std::string(name));
-    } else if constexpr (std::is_same_v<T, isa::ScalarOperand>) {
-      if (const auto* ap = std::get_if<isa::AccessPattern>(&value))
-        add(*ap, role, std::string(name));
-    } else if constexpr (std::is_same_v<T, std::optional<isa::AccessPattern>>) {
-      if (value) add(*value, role, std::string(name));
-    } else if constexpr (std::is_same_v<T, std::vector<isa::AccessPattern>>) {
-      for (std::size_t i = 0; i < value.size(); ++i)
-        add(value[i], role, fmt::format("{}[{}]", name, i));
-    }
-  }
-};
-
 HazardKind classify(bool earlier_writes, bool later_writes) {
   if (earlier_writes && later_writes) return HazardKind::kWriteAfterWrite;
   return earlier_writes ? HazardKind::kReadAfterWrite : HazardKind::kWriteAfterRead;
@@ -60,9 +33,11 @@ util::ByteSet operand_bytes(const isa::AccessPattern& ap, const Footprint& f) {
 
 std::vector<Access> instruction_accesses(const isa::Instruction& inst) {
   std::vector<Access> accesses;
-  // fields() is non-const (the parser fills it too); visiting a copy keeps inst untouched.
-  isa::Operation op = inst.op;
-  std::visit([&](auto& operation) { operation.fields(AccessCollector{accesses}); }, op);
+  isa::for_each_operand(inst.op, [&](const isa::AccessPattern& ap, const isa::OperandRef& operand) {
+    Footprint where = footprint(ap);
+    if (where.empty()) return;
+    accesses.push_back({where, operand_bytes(ap, where), operand.writes(), operand.label()});
+  });
   return accesses;
 }
 

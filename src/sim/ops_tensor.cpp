@@ -1,4 +1,4 @@
-// Tensor engine semantics: nc_matmul, nc_matmul_mx and the bit-exact transposes.
+// Tensor engine semantics: nc_matmul, nc_matmul_mx and the exact transposes.
 //
 // Numeric definition (docs/simulator.md, "Matmul numerics"):
 //  - Inputs decode exactly to fp32. Each product a*b is formed in fp32: exact for every input
@@ -23,6 +23,7 @@
 #include <cstring>
 #include <limits>
 
+#include "isa/validate.h"
 #include "numerics/numerics.h"
 #include "sim/access.h"
 #include "sim/ops_executor.h"
@@ -222,8 +223,9 @@ void write_result(const isa::AccessPattern& dst, isa::AccumulateMode mode, std::
   io.store(dst, result);
 }
 
-// Bit-exact transpose of a [P, F] operand's storage into [F, P]. A 1-byte source into a
-// 2-byte destination is zero-extended (FP8 transposes to 16-bit words, upper byte 0).
+// Exact transpose of a [P, F] operand into [F, P], moved as isa::transpose_move says (the
+// rule the validator checks): the bits, 1-byte types zero-extended into 2-byte words (FP8
+// transposes, upper byte 0), or narrower floats converted into fp32 by value.
 void transpose_storage(const isa::AccessPattern& dst, const isa::AccessPattern& src,
                        CoreOperandIO& io) {
   const std::uint32_t p_count = src.partitions;
@@ -232,10 +234,23 @@ void transpose_storage(const isa::AccessPattern& dst, const isa::AccessPattern& 
     io.fail(fmt::format("transpose of a [{}, {}] operand needs a [{}, {}] dst, got [{}, {}]",
                         p_count, f_count, f_count, p_count, dst.partitions,
                         free_element_count(dst)));
+  const std::optional<isa::TransposeMove> move = isa::transpose_move(src.dtype, dst.dtype);
+  if (!move)
+    io.fail(fmt::format("transpose from {} to {} is not an exact move", numerics::name(src.dtype),
+                        numerics::name(dst.dtype)));
+  if (*move == isa::TransposeMove::kConvert) {
+    const Tile in = io.load(src);
+    Tile out;
+    out.partitions = static_cast<std::uint32_t>(f_count);
+    out.free = p_count;
+    out.values.resize(in.values.size());
+    for (std::uint32_t p = 0; p < p_count; ++p)
+      for (std::uint64_t f = 0; f < f_count; ++f)
+        out.values[f * p_count + p] = in.values[p * f_count + f];
+    io.store(dst, out);
+    return;
+  }
   const std::size_t in_size = element_bytes(src), out_size = element_bytes(dst);
-  if (!(in_size == out_size || (in_size == 1 && out_size == 2)))
-    io.fail(fmt::format("transpose from {} to {} is not a bit-exact move",
-                        numerics::name(src.dtype), numerics::name(dst.dtype)));
   const std::vector<std::uint8_t> in = io.load_bytes(src);
   std::vector<std::uint8_t> out(f_count * p_count * out_size, 0);
   for (std::uint32_t p = 0; p < p_count; ++p)

@@ -18,15 +18,6 @@ namespace {
 using isa::Engine;
 using isa::Memory;
 
-// plan_dma hands 8 consecutive on-chip partitions to each engine (dma-overview).
-constexpr std::uint32_t kPartitionsPerDmaEngine = 8;
-
-bool is_dma_transfer(const isa::Instruction& inst) {
-  return std::holds_alternative<isa::DmaCopy>(inst.op) ||
-         std::holds_alternative<isa::DmaTranspose>(inst.op) ||
-         std::holds_alternative<isa::DmaIndirect>(inst.op);
-}
-
 // The dtype mode that sets a matmul's peak: an index into kTensorModes.
 std::size_t tensor_mode(const isa::Instruction& inst) {
   if (std::holds_alternative<isa::NcMatmulMx>(inst.op)) return 3;
@@ -37,25 +28,6 @@ std::size_t tensor_mode(const isa::Instruction& inst) {
     if (mm->perf_mode == isa::MatmulPerfMode::kDoubleRow) return 2;
   }
   return 0;
-}
-
-// The on-chip side of a transfer picks the first engine: partitions [8e, 8e + 8) are served
-// by engine e, so transfers on disjoint partitions use disjoint engines. HBM<->HBM starts
-// at engine 0.
-std::uint32_t first_dma_engine(const isa::Instruction& inst, std::uint32_t engines) {
-  std::uint32_t first = 0;
-  std::visit(
-      [&](const auto& op) {
-        using Op = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<Op, isa::DmaCopy> || std::is_same_v<Op, isa::DmaTranspose> ||
-                      std::is_same_v<Op, isa::DmaIndirect>) {
-          const isa::AccessPattern& onchip = op.dst.memory != Memory::kHbm ? op.dst : op.src;
-          if (onchip.memory != Memory::kHbm)
-            first = onchip.start_partition / kPartitionsPerDmaEngine;
-        }
-      },
-      inst.op);
-  return first % engines;
 }
 
 std::string queue_label(const isa::QueueId& q) {
@@ -201,7 +173,7 @@ InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t inde
       }
     }
   }
-  if (is_dma_transfer(inst)) return dma_cost(dma_job(inst, plan_), start);
+  if (isa::is_dma_transfer(inst.op)) return dma_cost(dma_job(inst, plan_), start);
   const timing::ComputeCost c = formulas_.compute(inst, tensor_state_);
   if (inst.queue.engine == Engine::kTensor)
     return tensor_cost(inst, c.flops, tensor_mode(inst), c.occupancy_ns, c.latency_ns, start);
@@ -320,14 +292,14 @@ bool same_cost_shape(const isa::Operation& a, const isa::Operation& b) {
           const Op& other = std::get<Op>(b);
           std::array<const void*, 32> theirs{};
           std::size_t n = 0;
-          const_cast<Op&>(other).fields([&](std::string_view, const auto& member, isa::Role) {
+          isa::for_each_field(other, [&](std::string_view, const auto& member, isa::Role) {
             if (n < theirs.size()) theirs[n] = &member;
             ++n;
           });
           if (n > theirs.size()) return false;
           bool same = true;
           std::size_t i = 0;
-          const_cast<Op&>(op).fields([&](std::string_view, const auto& member, isa::Role) {
+          isa::for_each_field(op, [&](std::string_view, const auto& member, isa::Role) {
             using M = std::decay_t<decltype(member)>;
             if (same) same = equal_but_offset(member, *static_cast<const M*>(theirs[i]));
             ++i;
@@ -369,15 +341,14 @@ const isa::AccessPattern& TimingModel::matmul_stationary(const isa::Instruction&
 
 void TimingModel::prepare_anew(const isa::Instruction& inst, Prepared& p, ChunkTables& tables) {
   p.tensor_queue = inst.queue.engine == Engine::kTensor;
-  if (is_dma_transfer(inst)) {
+  if (isa::is_dma_transfer(inst.op)) {
     p.kind = Kind::kDma;
     p.cost = intern(tables.dma_jobs, dma_job(inst, tables.plan), hash_words<DmaJob>);
     return;
   }
-  const bool matmul = std::holds_alternative<isa::NcMatmul>(inst.op) ||
-                      std::holds_alternative<isa::NcMatmulMx>(inst.op);
+  const isa::OpClass op_class = isa::op_class(inst.op);
   PreparedCost cost;
-  if (matmul) {
+  if (op_class == isa::OpClass::kMatmul) {
     // Both outcomes of the stationary check: loaded already, or to be loaded.
     p.kind = Kind::kMatmul;
     p.mode = static_cast<std::uint8_t>(tensor_mode(inst));
@@ -395,8 +366,7 @@ void TimingModel::prepare_anew(const isa::Instruction& inst, Prepared& p, ChunkT
     const timing::ComputeCost c = formulas_.compute(inst, state);
     cost.occupancy = c.occupancy_ns;
     cost.latency = c.latency_ns;
-    if (p.tensor_queue && std::holds_alternative<isa::NcTranspose>(inst.op))
-      p.kind = Kind::kTensorTranspose;
+    if (p.tensor_queue && op_class == isa::OpClass::kTranspose) p.kind = Kind::kTensorTranspose;
   }
   p.cost = intern(tables.costs, cost, hash_words<PreparedCost>);
 }
@@ -451,7 +421,8 @@ TimingModel::DmaJob TimingModel::dma_job(const isa::Instruction& inst,
   job.descriptors = plan.descriptors;
   job.hbm_sides = plan.hbm_sides;
   job.engines_used = plan.engines_used;
-  job.first_engine = first_dma_engine(inst, static_cast<std::uint32_t>(dma_engine_free_at_.size()));
+  job.first_engine =
+      timing::first_dma_engine(inst.op, static_cast<std::uint32_t>(dma_engine_free_at_.size()));
   job.fixed_latency_ns = plan.fixed_latency_ns;
   job.engine_bytes_per_ns = plan.engine_bytes_per_ns;
   job.per_descriptor_ns = plan.per_descriptor_ns;

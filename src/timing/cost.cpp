@@ -53,52 +53,72 @@ struct Passes {
   double extra_cycles = 0.0;      // e.g. the accumulator read-out of activation_reduce
 };
 
+// The default: one pass, eligible for the wide path. Each operation whose formula differs
+// has its own overload below (its cost formula lives there and nowhere else).
 template <class Op>
-Passes passes_of(const Op& op, double min_ii) {
-  using T = std::decay_t<Op>;
+Passes passes_of(const Op&, double) {
+  return {};
+}
+Passes narrow(double passes) {
+  return {passes, false, 0.0};
+}
+Passes passes_of(const isa::TensorTensor& op, double) {
+  // One input from PSUM and one from SBUF stream in parallel; two SBUF inputs share the
+  // read port unless both are 16-bit (v3+ perf mode), as the formula states.
+  const bool split = (op.data1.memory == Memory::kPsum) != (op.data2.memory == Memory::kPsum);
+  const bool all16 = is_16bit_or_narrower(op.data1.dtype) && is_16bit_or_narrower(op.data2.dtype) &&
+                     is_16bit_or_narrower(op.dst.dtype);
+  return narrow((split || all16) ? 1.0 : 2.0);
+}
+Passes passes_of(const isa::ScalarTensorTensor&, double) {
+  return narrow(2.0);
+}
+Passes passes_of(const isa::TensorTensorScan&, double) {
+  return narrow(2.0);
+}
+Passes passes_of(const isa::TensorReduce& op, double) {
+  const bool fast = is_16bit_or_narrower(op.data.dtype) &&
+                    (op.op == isa::AluOp::kAdd || op.op == isa::AluOp::kMaximum);
+  return narrow(fast ? 0.5 : 1.0);
+}
+Passes passes_of(const isa::Reciprocal&, double) {
+  return narrow(8.0);
+}
+Passes passes_of(const isa::BnAggr&, double) {
+  return narrow(13.0 / 3.0);
+}
+Passes passes_of(const isa::Memset& op, double) {
+  return {(op.value == 0.0f && is_16bit_or_narrower(op.dst.dtype)) ? 0.5 : 1.0, true, 0.0};
+}
+Passes passes_of(const isa::Exponential&, double) {
+  return narrow(0.25);  // the gen4 fast exponent unit: 4x the ScalarE exp rate (ARCH-v4)
+}
+Passes passes_of(const isa::QuantizeMx&, double) {
+  return narrow(0.25);  // 4 input elements per partition per cycle (ARCH-v4)
+}
+Passes passes_of(const isa::Activation& op, double min_ii) {
   Passes p;
-  if constexpr (std::is_same_v<T, isa::TensorTensor>) {
-    // One input from PSUM and one from SBUF stream in parallel; two SBUF inputs share the
-    // read port unless both are 16-bit (v3+ perf mode), as the formula states.
-    const bool split = (op.data1.memory == Memory::kPsum) != (op.data2.memory == Memory::kPsum);
-    const bool all16 = is_16bit_or_narrower(op.data1.dtype) &&
-                       is_16bit_or_narrower(op.data2.dtype) && is_16bit_or_narrower(op.dst.dtype);
-    p.passes = (split || all16) ? 1.0 : 2.0;
-    p.may_use_wide_path = false;
-  } else if constexpr (std::is_same_v<T, isa::ScalarTensorTensor> ||
-                       std::is_same_v<T, isa::TensorTensorScan>) {
-    p.passes = 2.0;
-    p.may_use_wide_path = false;
-  } else if constexpr (std::is_same_v<T, isa::TensorReduce>) {
-    const bool fast = is_16bit_or_narrower(op.data.dtype) &&
-                      (op.op == isa::AluOp::kAdd || op.op == isa::AluOp::kMaximum);
-    p.passes = fast ? 0.5 : 1.0;
-    p.may_use_wide_path = false;
-  } else if constexpr (std::is_same_v<T, isa::Reciprocal>) {
-    p.passes = 8.0;
-    p.may_use_wide_path = false;
-  } else if constexpr (std::is_same_v<T, isa::BnAggr>) {
-    p.passes = 13.0 / 3.0;
-    p.may_use_wide_path = false;
-  } else if constexpr (std::is_same_v<T, isa::Memset>) {
-    p.passes = (op.value == 0.0f && is_16bit_or_narrower(op.dst.dtype)) ? 0.5 : 1.0;
-  } else if constexpr (std::is_same_v<T, isa::Exponential>) {
-    // The gen4 fast exponent unit: 4x the ScalarE exp rate (ARCH-v4).
-    p.passes = 0.25;
-    p.may_use_wide_path = false;
-  } else if constexpr (std::is_same_v<T, isa::QuantizeMx>) {
-    // 4 input elements per partition per cycle (ARCH-v4).
-    p.passes = 0.25;
-    p.may_use_wide_path = false;
-  } else if constexpr (std::is_same_v<T, isa::Activation>) {
-    if (op.reduce_res) p.extra_cycles = min_ii;  // ActReadAccumulator
-  } else if constexpr (std::is_same_v<T, isa::Max8> || std::is_same_v<T, isa::NcFindIndex8> ||
-                       std::is_same_v<T, isa::BnStats> || std::is_same_v<T, isa::Select> ||
-                       std::is_same_v<T, isa::RangeSelect> ||
-                       std::is_same_v<T, isa::NcStreamShuffle>) {
-    p.may_use_wide_path = false;
-  }
+  if (op.reduce_res) p.extra_cycles = min_ii;  // ActReadAccumulator
   return p;
+}
+// One pass on the narrow path: selection, top-8 and statistics units.
+Passes passes_of(const isa::Max8&, double) {
+  return narrow(1.0);
+}
+Passes passes_of(const isa::NcFindIndex8&, double) {
+  return narrow(1.0);
+}
+Passes passes_of(const isa::BnStats&, double) {
+  return narrow(1.0);
+}
+Passes passes_of(const isa::Select&, double) {
+  return narrow(1.0);
+}
+Passes passes_of(const isa::RangeSelect&, double) {
+  return narrow(1.0);
+}
+Passes passes_of(const isa::NcStreamShuffle&, double) {
+  return narrow(1.0);
 }
 
 // The element count that drives an instruction's cost: its largest operand per partition.
@@ -116,32 +136,19 @@ struct Footprint {
 template <class Op>
 Footprint footprint_of(const Op& op) {
   Footprint f;
-  auto account = [&](const AccessPattern& ap, isa::Role role) {
+  isa::for_each_operand(op, [&](const AccessPattern& ap, const isa::OperandRef& operand) {
+    f.on_chip_accesses += ap.memory != Memory::kHbm;
+    // [P,1] scale/bias vectors are broadcast, not streamed: they do not set the size, but
+    // each is one more access request.
+    if (operand.form == isa::OperandForm::kScalar) return;
     f.free_elements = std::max(f.free_elements, ap.free_elements());
     f.partitions = std::max(f.partitions, ap.partitions);
     const std::uint64_t b = bytes_of(ap);
-    if (role == isa::Role::kRead || role == isa::Role::kReadWrite) f.bytes_read += b;
-    if (role == isa::Role::kWrite || role == isa::Role::kReadWrite) f.bytes_written += b;
+    if (operand.reads()) f.bytes_read += b;
+    if (operand.writes()) f.bytes_written += b;
     f.touches_psum |= ap.memory == Memory::kPsum;
     f.all_contiguous &= ap.is_contiguous();
     f.all_16bit &= is_16bit_or_narrower(ap.dtype);
-    f.on_chip_accesses += ap.memory != Memory::kHbm;
-  };
-  // fields() is non-const because the parser fills operations through it; this only reads.
-  const_cast<Op&>(op).fields([&](std::string_view, const auto& field, isa::Role role) {
-    using F = std::decay_t<decltype(field)>;
-    if constexpr (std::is_same_v<F, AccessPattern>) {
-      account(field, role);
-    } else if constexpr (std::is_same_v<F, std::optional<AccessPattern>>) {
-      if (field) account(*field, role);
-    } else if constexpr (std::is_same_v<F, std::vector<AccessPattern>>) {
-      for (const auto& ap : field) account(ap, role);
-    } else if constexpr (std::is_same_v<F, isa::ScalarOperand>) {
-      // [P,1] scale/bias vectors are broadcast, not streamed: they do not set the size, but
-      // each is one more access request.
-      if (const auto* ap = std::get_if<AccessPattern>(&field))
-        f.on_chip_accesses += ap->memory != Memory::kHbm;
-    }
   });
   return f;
 }
@@ -166,6 +173,14 @@ std::string_view bound_name(Bound b) {
       return "none";
   }
   return "?";
+}
+
+std::uint32_t first_dma_engine(const isa::Operation& op, std::uint32_t engines) {
+  const std::optional<isa::DmaSides> sides = isa::dma_sides(op);
+  if (!sides || engines == 0) return 0;
+  const AccessPattern& onchip = sides->dst->memory != Memory::kHbm ? *sides->dst : *sides->src;
+  if (onchip.memory == Memory::kHbm) return 0;
+  return (onchip.start_partition / kPartitionsPerDmaEngine) % engines;
 }
 
 double DmaPlan::engine_time_ns(const DmaEngineWork& w) const {
@@ -312,32 +327,41 @@ ComputeCost CostModel::elementwise_cost(const isa::Instruction& inst) const {
   return c;
 }
 
+ComputeCost CostModel::tensor_transpose_cost(const isa::NcTranspose& tr,
+                                             TensorEngineState& state) const {
+  // A transpose is a matmul of the data (as stationary) against an identity (moving):
+  // max(P, min(64, F)) cycles back to back (OLD-ISA), 2x faster for fp32 from v3.
+  const auto& t = chip_.tensor;
+  const double p = tr.data.partitions;
+  const double f = static_cast<double>(tr.data.free_elements());
+  ComputeCost c;
+  c.cycles = std::max(p, std::min(t.min_initiation_interval.value, f));
+  if (tr.data.dtype == DType::kFloat32) c.cycles *= t.bit_accurate_transpose ? 2.0 : 4.0;
+  c.bound = Bound::kMovingStream;
+  c.occupancy_ns = c.cycles / t.clock_ghz;
+  c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
+  c.bytes_read = bytes_of(tr.data);
+  c.bytes_written = bytes_of(tr.dst);
+  state.has_stationary = false;  // the data was loaded as the stationary
+  return c;
+}
+
 ComputeCost CostModel::compute(const isa::Instruction& inst, TensorEngineState& state) const {
-  if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) return matmul_cost(*mm, state);
-  if (const auto* mx = std::get_if<isa::NcMatmulMx>(&inst.op)) return matmul_mx_cost(*mx, state);
-  if (std::holds_alternative<isa::SemaphoreOp>(inst.op) ||
-      std::holds_alternative<isa::CoreBarrier>(inst.op) || inst.queue.engine == Engine::kSync) {
-    ComputeCost c;  // sequencer-only: no datapath time
-    return c;
+  switch (isa::op_class(inst.op)) {
+    case isa::OpClass::kMatmul:
+      if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) return matmul_cost(*mm, state);
+      return matmul_mx_cost(std::get<isa::NcMatmulMx>(inst.op), state);
+    case isa::OpClass::kSequencer:
+      return {};  // no datapath time
+    case isa::OpClass::kTranspose:
+      if (inst.queue.engine == Engine::kTensor)
+        return tensor_transpose_cost(std::get<isa::NcTranspose>(inst.op), state);
+      break;  // on the vector engine: an elementwise move
+    case isa::OpClass::kElementwise:
+    case isa::OpClass::kDmaTransfer:
+      break;
   }
-  if (const auto* tr = std::get_if<isa::NcTranspose>(&inst.op);
-      tr && inst.queue.engine == Engine::kTensor) {
-    // A transpose is a matmul of the data (as stationary) against an identity (moving):
-    // max(P, min(64, F)) cycles back to back (OLD-ISA), 2x faster for fp32 from v3.
-    const auto& t = chip_.tensor;
-    const double p = tr->data.partitions;
-    const double f = static_cast<double>(tr->data.free_elements());
-    ComputeCost c;
-    c.cycles = std::max(p, std::min(t.min_initiation_interval.value, f));
-    if (tr->data.dtype == DType::kFloat32) c.cycles *= t.bit_accurate_transpose ? 2.0 : 4.0;
-    c.bound = Bound::kMovingStream;
-    c.occupancy_ns = c.cycles / t.clock_ghz;
-    c.latency_ns = (c.cycles + t.fixed_overhead_cycles) / t.clock_ghz;
-    c.bytes_read = bytes_of(tr->data);
-    c.bytes_written = bytes_of(tr->dst);
-    state.has_stationary = false;  // the data was loaded as the stationary
-    return c;
-  }
+  if (inst.queue.engine == Engine::kSync) return {};  // sequencer-only queue
   return elementwise_cost(inst);
 }
 
@@ -357,24 +381,14 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
   plan.engine_bytes_per_ns = d.engine_bandwidth_gbps;
   plan.per_descriptor_ns = d.per_descriptor_ns;
 
-  const AccessPattern* dst = nullptr;
-  const AccessPattern* src = nullptr;
-  double efficiency = 1.0;
-  if (const auto* c = std::get_if<isa::DmaCopy>(&inst.op)) {
-    dst = &c->dst;
-    src = &c->src;
-  } else if (const auto* t = std::get_if<isa::DmaTranspose>(&inst.op)) {
-    dst = &t->dst;
-    src = &t->src;
+  const std::optional<isa::DmaSides> sides = isa::dma_sides(inst.op);
+  if (!sides) return;
+  const AccessPattern* dst = sides->dst;
+  const AccessPattern* src = sides->src;
+  if (std::holds_alternative<isa::DmaTranspose>(inst.op)) {
     // DMA transpose reaches up to 90% of copy throughput from HBM, 50% SBUF->SBUF (ARCH-v3).
-    efficiency = t->src.memory == Memory::kHbm ? 0.9 : 0.5;
-  } else if (const auto* g = std::get_if<isa::DmaIndirect>(&inst.op)) {
-    dst = &g->dst;
-    src = &g->src;
-  } else {
-    return;
+    plan.engine_bytes_per_ns *= src->memory == Memory::kHbm ? 0.9 : 0.5;
   }
-  plan.engine_bytes_per_ns *= efficiency;
 
   // Bytes moved: the wider side (casts go through fp32 inside the engine). A gather or
   // scatter moves only the indexed rows: as many as the non-indexed side holds.
@@ -409,7 +423,9 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
     if (ap->memory != Memory::kHbm) partitions = std::max(partitions, ap->partitions);
   }
   const std::uint32_t used =
-      partitions > 0 ? std::min(engines_per_core, (partitions + 7) / 8) : engines_per_core;
+      partitions > 0 ? std::min(engines_per_core, (partitions + kPartitionsPerDmaEngine - 1) /
+                                                      kPartitionsPerDmaEngine)
+                     : engines_per_core;
   const std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
   plan.descriptors = descriptors;
   plan.hbm_sides = hbm_sides;

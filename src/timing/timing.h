@@ -76,6 +76,15 @@ struct DmaSplit {
   friend bool operator==(const DmaSplit&, const DmaSplit&) = default;
 };
 
+// A DMA engine serves 8 consecutive partitions of the on-chip side of a transfer
+// (ARCH-v2, dma-overview): partitions [8e, 8e + 8) go to engine e.
+inline constexpr std::uint32_t kPartitionsPerDmaEngine = 8;
+
+// The engine a DMA transfer's first share runs on, of `engines` (0 when there are none or
+// for any other operation): the engine of its on-chip side's first partition, so transfers
+// on disjoint partitions use disjoint engines; HBM<->HBM starts at engine 0.
+std::uint32_t first_dma_engine(const isa::Operation& op, std::uint32_t engines);
+
 struct DmaPlan {
   std::vector<DmaEngineWork> engines;  // one share per engine used (unless not asked for)
   std::uint32_t engines_used = 0;      // engines.size() when the shares were asked for
@@ -113,6 +122,7 @@ class CostModel {
  private:
   ComputeCost matmul_cost(const isa::NcMatmul& mm, TensorEngineState& state) const;
   ComputeCost matmul_mx_cost(const isa::NcMatmulMx& mm, TensorEngineState& state) const;
+  ComputeCost tensor_transpose_cost(const isa::NcTranspose& tr, TensorEngineState& state) const;
   ComputeCost elementwise_cost(const isa::Instruction& inst) const;
 
   arch::ChipConfig chip_;

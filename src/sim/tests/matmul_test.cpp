@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "isa/validate.h"
 #include "sim/tests/test_util.h"
 
 namespace trnsim::sim::testing {
@@ -292,6 +293,48 @@ TEST(Matmul, Fp8IsTransposeZeroExtendsToSixteenBits) {
   const auto out = from_bytes<std::uint16_t>(read_rows(core, isa::Memory::kPsum, 0, f, 0, p * 2));
   for (std::uint32_t i = 0; i < f; ++i)
     for (std::uint32_t j = 0; j < p; ++j) ASSERT_EQ(out[i * p + j], data[j * f + i]);
+}
+
+// Before NeuronCore-v3 a transpose goes through the array's fp32 datapath: a bf16 stationary
+// into an fp32 PSUM dst is exact by value (isa::transpose_move says kConvert), and it both
+// validates and runs (it once validated, then failed as "not a bit-exact move").
+TEST(Matmul, Bf16IsTransposeIntoFp32OnTrn1ConvertsExactly) {
+  const arch::ChipConfig chip = arch::load_preset("trn1");
+  Device device(chip);
+  Core& core = device.core(0);
+  const std::uint32_t k = 16, m = 8;
+  std::vector<std::uint16_t> data(k * m);
+  for (std::size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<std::uint16_t>(0x3F00 + i * 37);  // finite values around 0.5..8
+  std::vector<std::uint16_t> identity(k * k, 0);
+  for (std::uint32_t i = 0; i < k; ++i) identity[i * k + i] = 0x3F80;
+  fill_onchip(core, isa::Memory::kSbuf, 0, k, 0, to_bytes(data));
+  fill_onchip(core, isa::Memory::kSbuf, 0, k, 4096, to_bytes(identity));
+  isa::NcMatmul mm;
+  mm.is_transpose = true;
+  mm.stationary = sbuf(DType::kBFloat16, 0, k, 0, {{1, m}});
+  mm.moving = sbuf(DType::kBFloat16, 0, k, 4096, {{1, k}});
+  mm.dst = psum(DType::kFloat32, 0, m, 0, {{1, k}});
+  isa::Program program;
+  program.instructions.push_back(make(tensor_q(), mm));
+  EXPECT_TRUE(isa::check_instruction(program.instructions[0], 0, chip).empty());
+  run(device, program);
+  const auto out = from_bytes<std::uint32_t>(read_rows(core, isa::Memory::kPsum, 0, m, 0, k * 4));
+  for (std::uint32_t i = 0; i < m; ++i)
+    for (std::uint32_t j = 0; j < k; ++j)
+      ASSERT_EQ(out[i * k + j], std::uint32_t{data[j * m + i]} << 16) << i << "," << j;
+}
+
+TEST(Matmul, TransposeMoveRule) {
+  using isa::TransposeMove;
+  EXPECT_EQ(isa::transpose_move(DType::kBFloat16, DType::kBFloat16), TransposeMove::kBits);
+  EXPECT_EQ(isa::transpose_move(DType::kFloat8E4M3, DType::kBFloat16), TransposeMove::kZeroExtend);
+  EXPECT_EQ(isa::transpose_move(DType::kBFloat16, DType::kFloat32), TransposeMove::kConvert);
+  EXPECT_EQ(isa::transpose_move(DType::kFloat16, DType::kFloat32), TransposeMove::kConvert);
+  EXPECT_EQ(isa::transpose_move(DType::kFloat32, DType::kBFloat16), std::nullopt);
+  EXPECT_EQ(isa::transpose_move(DType::kFloat4E2M1x4, DType::kFloat32),
+            std::nullopt);  // words, not values
+  EXPECT_EQ(isa::transpose_move(DType::kFloat8E4M3x4, DType::kFloat32), TransposeMove::kBits);
 }
 
 // ---- MX ---------------------------------------------------------------------------------
