@@ -10,6 +10,7 @@ TRNSIM_PACKAGES=(
   libopenblas-dev                                 # reference GEMM in bench/ only
   python3 python3-numpy                           # independent FP16 oracle in tests
   clang libclang-rt-14-dev                        # libFuzzer target for the assembly parser
+  clang-format clang-tidy                         # formatting and lint checks (CI)
   chromium                                        # headless browser test of the profile explorer
 )
 

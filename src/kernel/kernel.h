@@ -14,7 +14,8 @@
 // Names and semantics follow NKI 0.6 (nki.language as `nl`, nki.isa as `nisa`: dst first,
 // access-pattern views, x4-packed MX types). C++ loops play the role of NKI's (unrolled)
 // Python loops. Every operation and declaration records the kernel source line that made it
-// (std::source_location), so errors and profiles point at the kernel, not at trnsim.
+// (Loc::current(), std::source_location), so errors and profiles point at the kernel, not
+// at trnsim.
 //
 // Shapes are checked when an operation is recorded; an operation an engine cannot run, a
 // shape that does not match, an index out of range, all throw kernel::KernelError naming
@@ -38,7 +39,36 @@
 
 namespace trnsim::kernel {
 
+// Where a kernel operation was written: the call site, filled in by the default argument
+// Loc::current(). That is std::source_location, except under clang 14 (the CI's clang-tidy),
+// whose std::source_location is missing: there a class with the same members stands in,
+// built from clang's __builtin_FILE/LINE/COLUMN (GCC 12 has no __builtin_COLUMN).
+#if defined(__clang__) && !__has_builtin(__builtin_source_location)
+class Loc {
+ public:
+  constexpr Loc() = default;
+  static constexpr Loc current(const char* file = __builtin_FILE(),
+                               std::uint32_t line = __builtin_LINE(),
+                               std::uint32_t column = __builtin_COLUMN()) noexcept {
+    Loc loc;
+    loc.file_ = file;
+    loc.line_ = line;
+    loc.column_ = column;
+    return loc;
+  }
+  constexpr const char* file_name() const noexcept { return file_; }
+  constexpr std::uint32_t line() const noexcept { return line_; }
+  constexpr std::uint32_t column() const noexcept { return column_; }
+
+ private:
+  const char* file_ = "";
+  std::uint32_t line_ = 0;
+  std::uint32_t column_ = 0;
+};
+#else
 using Loc = std::source_location;
+#endif
+
 using Shape = std::vector<std::int64_t>;
 
 // ---------------------------------------------------------------------------------------

@@ -204,6 +204,8 @@ Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options = {});
 
 // The suggestion rules of docs/profiler.md over an analysis (analyze() already calls it).
 std::vector<Suggestion> suggest(const Analysis& analysis);
+// The names of the suggestion rules (Suggestion::rule), in the order they run.
+std::vector<std::string_view> suggestion_rules();
 
 // ---------------------------------------------------------------------------------------
 // Chrome trace-event JSON (ui.perfetto.dev, chrome://tracing)

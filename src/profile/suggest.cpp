@@ -53,208 +53,239 @@ std::uint32_t common_source(const CoreProfile& cp, Pick pick) {
   return best;
 }
 
+// Where a rule looks: the analysis (for source lines and names) and one core's profile.
+struct RuleInput {
+  const Analysis& a;
+  const CoreProfile& cp;
+  double total;  // the core's run time, ns (> 0)
+};
+
+Suggestion make_suggestion(std::string_view rule, const RuleInput& in, std::string title,
+                           std::string detail, std::uint32_t source, double impact_ns) {
+  Suggestion s;
+  s.rule = std::string(rule);
+  s.core = in.cp.core;
+  s.title = std::move(title);
+  s.detail = std::move(detail);
+  s.source = source_of(in.a, source);
+  s.impact_ns = impact_ns;
+  return s;
+}
+
+// 1. A compute engine waiting on a DMA queue.
+void dma_wait(const RuleInput& in, std::vector<Suggestion>& out) {
+  const CoreProfile& cp = in.cp;
+  for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
+    const TrackProfile& tp = cp.tracks[t];
+    if (!is_compute(tp.queue.engine)) continue;
+    std::map<std::uint16_t, std::pair<double, std::size_t>> by_queue;  // releaser track
+    for (const auto& ip : cp.instructions)
+      if (ip.track == t && ip.cause == StallCause::kDma) {
+        by_queue[ip.released_track].first += ip.stall_ns;
+        ++by_queue[ip.released_track].second;
+      }
+    for (const auto& [q, v] : by_queue) {
+      const double pct = 100.0 * v.first / in.total;
+      if (pct < kDmaWaitPercent) continue;
+      const std::uint32_t src = common_source(cp, [&](const InstructionProfile& ip) {
+        return ip.track == t && ip.cause == StallCause::kDma && ip.released_track == q;
+      });
+      out.push_back(make_suggestion(
+          "dma_wait", in,
+          fmt::format("{} engine idle {:.1f}% of the run waiting on DMA queue {}", tp.name, pct,
+                      cp.tracks[q].name),
+          fmt::format(
+              "{} {} instruction(s) waited {:.0f} ns in total for transfers on {}. Issue those "
+              "loads earlier (prefetch the next tile) or give the kernel more buffers so loads "
+              "overlap compute, and spread transfers over more DMA queues.",
+              v.second, tp.name, v.first, cp.tracks[q].name),
+          src, v.first));
+    }
+  }
+}
+
+// 2. Tiny instructions dominated by the fixed per-instruction cost.
+void tiny_instructions(const RuleInput& in, std::vector<Suggestion>& out) {
+  const CoreProfile& cp = in.cp;
+  for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
+    const TrackProfile& tp = cp.tracks[t];
+    if (!is_compute(tp.queue.engine) || tp.busy_ns <= 0) continue;
+    auto pick = [&](const InstructionProfile& ip) {
+      return ip.track == t && ip.bound == timing::Bound::kMinInitiationInterval;
+    };
+    std::size_t count = 0;
+    double ns = 0, elems = 0;
+    for (const auto& ip : cp.instructions)
+      if (pick(ip)) {
+        ++count;
+        ns += busy(ip);
+        elems += ip.partitions ? static_cast<double>(ip.elements) / ip.partitions : 0;
+      }
+    const double pct = 100.0 * ns / tp.busy_ns;
+    if (count < kTinyMinCount || pct < kTinyBusyPercent) continue;
+    out.push_back(make_suggestion(
+        "tiny_instructions", in,
+        fmt::format("{} tiny {} instructions dominated by fixed overhead", count, tp.name),
+        fmt::format(
+            "{:.1f}% of {} busy time ({:.0f} ns) goes to instructions bound by the minimum "
+            "initiation interval (average free size {:.0f} elements per partition). Grow the "
+            "free size per instruction (larger tiles, fuse loops) so the fixed cost is "
+            "amortised.",
+            pct, tp.name, ns, elems / static_cast<double>(count)),
+        common_source(cp, pick), ns));
+  }
+}
+
+// 3. Partition dimension underused.
+void partitions(const RuleInput& in, std::vector<Suggestion>& out) {
+  constexpr std::uint32_t kFull = 128;
+  const CoreProfile& cp = in.cp;
+  for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
+    const TrackProfile& tp = cp.tracks[t];
+    if (!is_compute(tp.queue.engine) || tp.busy_ns <= 0) continue;
+    auto pick = [&](const InstructionProfile& ip) {
+      return ip.track == t && ip.partitions > 0 && ip.partitions < kFull && busy(ip) > 0;
+    };
+    std::size_t count = 0;
+    double ns = 0, parts = 0;
+    for (const auto& ip : cp.instructions)
+      if (pick(ip)) {
+        ++count;
+        ns += busy(ip);
+        parts += ip.partitions;
+      }
+    const double pct = 100.0 * ns / tp.busy_ns;
+    if (count == 0 || pct < kPartitionBusyPercent) continue;
+    const double average = parts / static_cast<double>(count);
+    out.push_back(make_suggestion(
+        "partitions", in,
+        fmt::format("{} uses {:.0f} of {} partitions on average", tp.name, average, kFull),
+        fmt::format(
+            "{} {} instruction(s) ({:.1f}% of its busy time, {:.0f} ns) use fewer than {} "
+            "partitions; lanes are idle. Put the dimension being processed on the partition "
+            "axis (up to {}) or process several tiles per instruction.",
+            count, tp.name, pct, ns, kFull, kFull),
+        common_source(cp, pick), ns * (1.0 - average / kFull)));
+  }
+}
+
+// 4. DMA with small contiguous runs.
+void small_dma(const RuleInput& in, std::vector<Suggestion>& out) {
+  const CoreProfile& cp = in.cp;
+  double dma_busy = 0, ns = 0, bytes = 0, run = 0;
+  std::size_t count = 0;
+  std::uint64_t descriptors = 0;
+  auto pick = [&](const InstructionProfile& ip) {
+    return ip.is_dma && ip.min_contiguous_bytes > 0 && ip.min_contiguous_bytes < kSmallRunBytes;
+  };
+  for (const auto& ip : cp.instructions) {
+    if (!ip.is_dma) continue;
+    dma_busy += busy(ip);
+    if (!pick(ip)) continue;
+    ++count;
+    ns += busy(ip);
+    bytes += static_cast<double>(ip.bytes);
+    run += ip.min_contiguous_bytes;
+    descriptors += ip.descriptors;
+  }
+  if (count == 0 || dma_busy <= 0 || 100.0 * ns / dma_busy < kSmallDmaBusyPercent) return;
+  out.push_back(make_suggestion(
+      "small_dma", in, fmt::format("{} DMA transfer(s) move data in small contiguous runs", count),
+      fmt::format(
+          "{:.0f} bytes in {} descriptors, contiguous runs of {:.0f} B on average (below {:.0f} "
+          "B), {:.1f}% of DMA busy time. Change the layout so each partition's data is "
+          "contiguous in HBM (transpose once, or load wider rows), or use dma_transpose.",
+          bytes, descriptors, run / static_cast<double>(count), kSmallRunBytes,
+          100.0 * ns / dma_busy),
+      common_source(cp, pick), ns));
+}
+
+// 5. Vector-bound exponentials.
+void vector_exp(const RuleInput& in, std::vector<Suggestion>& out) {
+  const CoreProfile& cp = in.cp;
+  for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
+    const TrackProfile& tp = cp.tracks[t];
+    if (tp.queue.engine != isa::Engine::kVector || tp.busy_ns <= 0) continue;
+    auto pick = [&](const InstructionProfile& ip) {
+      return ip.track == t && in.a.op_names[ip.op] == "exponential";
+    };
+    double ns = 0;
+    std::size_t count = 0;
+    for (const auto& ip : cp.instructions)
+      if (pick(ip)) {
+        ns += busy(ip);
+        ++count;
+      }
+    const double vec_pct = 100.0 * tp.busy_ns / in.total;
+    const double exp_pct = 100.0 * ns / tp.busy_ns;
+    if (count == 0 || vec_pct < kVectorBusyPercent || exp_pct < kExpBusyPercent) continue;
+    double scalar_pct = 0;
+    for (const auto& other : cp.tracks)
+      if (other.queue.engine == isa::Engine::kScalar) scalar_pct = other.active_percent;
+    out.push_back(make_suggestion(
+        "vector_exp", in,
+        fmt::format("VectorE busy {:.1f}% with exponentials ({:.1f}% of its time)", vec_pct,
+                    exp_pct),
+        fmt::format(
+            "{} exponential instruction(s) take {:.0f} ns of VectorE while ScalarE is active "
+            "{:.1f}% of the run. Compute exp on ScalarE (activation func=exp, with the max "
+            "subtraction as bias and reduce_res for the sum) to balance the engines.",
+            count, ns, scalar_pct),
+        common_source(cp, pick), ns / 2));
+  }
+}
+
+// 6. Power-ramp throttling.
+void power_ramp(const RuleInput& in, std::vector<Suggestion>& out) {
+  const CoreProfile& cp = in.cp;
+  for (const TrackProfile& tp : cp.tracks) {
+    if (tp.queue.engine != isa::Engine::kTensor || tp.busy_ns <= 0) continue;
+    const double thr = cp.metrics.throttled_ns;
+    const double pct = 100.0 * thr / tp.busy_ns;
+    if (thr <= 0 || pct < kThrottlePercent) continue;
+    std::uint32_t src = 0;
+    for (const auto& ip : cp.instructions)
+      if (cp.tracks[ip.track].queue.engine == isa::Engine::kTensor) {
+        src = ip.source;
+        break;
+      }
+    out.push_back(make_suggestion(
+        "power_ramp", in,
+        fmt::format("TensorE throttled {:.0f} ns by the power ramp ({:.1f}% of its busy time)", thr,
+                    pct),
+        "The utilisation limit starts low after TensorE has been idle and rises over a few "
+        "microseconds of continuous work. Keep TensorE fed without long gaps (prefetch so "
+        "matmuls run back to back), or start with useful warm-up work.",
+        src, thr));
+  }
+}
+
+// The rules, in the order docs/profiler.md lists them; each reads one core's profile and
+// adds what it finds.
+struct Rule {
+  std::string_view name;
+  void (*apply)(const RuleInput&, std::vector<Suggestion>&);
+};
+constexpr Rule kRules[] = {
+    {"dma_wait", dma_wait},     {"tiny_instructions", tiny_instructions},
+    {"partitions", partitions}, {"small_dma", small_dma},
+    {"vector_exp", vector_exp}, {"power_ramp", power_ramp},
+};
+
 }  // namespace
+
+std::vector<std::string_view> suggestion_rules() {
+  std::vector<std::string_view> names;
+  for (const Rule& r : kRules) names.push_back(r.name);
+  return names;
+}
 
 std::vector<Suggestion> suggest(const Analysis& a) {
   std::vector<Suggestion> out;
   for (const CoreProfile& cp : a.cores) {
-    const double total = cp.metrics.total_ns;
-    if (total <= 0) continue;
-    auto op_is = [&](const InstructionProfile& ip, std::string_view name) {
-      return a.op_names[ip.op] == name;
-    };
-
-    // 1. A compute engine waiting on a DMA queue.
-    for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
-      const TrackProfile& tp = cp.tracks[t];
-      if (!is_compute(tp.queue.engine)) continue;
-      std::map<std::uint16_t, std::pair<double, std::size_t>> by_queue;  // releaser track
-      for (const auto& ip : cp.instructions)
-        if (ip.track == t && ip.cause == StallCause::kDma) {
-          by_queue[ip.released_track].first += ip.stall_ns;
-          ++by_queue[ip.released_track].second;
-        }
-      for (const auto& [q, v] : by_queue) {
-        const double pct = 100.0 * v.first / total;
-        if (pct < kDmaWaitPercent) continue;
-        const std::uint32_t src = common_source(cp, [&](const InstructionProfile& ip) {
-          return ip.track == t && ip.cause == StallCause::kDma && ip.released_track == q;
-        });
-        Suggestion s;
-        s.rule = "dma_wait";
-        s.core = cp.core;
-        s.title = fmt::format("{} engine idle {:.1f}% of the run waiting on DMA queue {}", tp.name,
-                              pct, cp.tracks[q].name);
-        s.detail = fmt::format(
-            "{} {} instruction(s) waited {:.0f} ns in total for transfers on {}. Issue those "
-            "loads earlier (prefetch the next tile) or give the kernel more buffers so loads "
-            "overlap compute, and spread transfers over more DMA queues.",
-            v.second, tp.name, v.first, cp.tracks[q].name);
-        s.source = source_of(a, src);
-        s.impact_ns = v.first;
-        out.push_back(s);
-      }
-    }
-
-    // 2. Tiny instructions dominated by the fixed per-instruction cost.
-    for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
-      const TrackProfile& tp = cp.tracks[t];
-      if (!is_compute(tp.queue.engine) || tp.busy_ns <= 0) continue;
-      std::size_t count = 0;
-      double ns = 0, elems = 0;
-      for (const auto& ip : cp.instructions)
-        if (ip.track == t && ip.bound == timing::Bound::kMinInitiationInterval) {
-          ++count;
-          ns += busy(ip);
-          elems += ip.partitions ? static_cast<double>(ip.elements) / ip.partitions : 0;
-        }
-      const double pct = 100.0 * ns / tp.busy_ns;
-      if (count < kTinyMinCount || pct < kTinyBusyPercent) continue;
-      Suggestion s;
-      s.rule = "tiny_instructions";
-      s.core = cp.core;
-      s.title = fmt::format("{} tiny {} instructions dominated by fixed overhead", count, tp.name);
-      s.detail = fmt::format(
-          "{:.1f}% of {} busy time ({:.0f} ns) goes to instructions bound by the minimum "
-          "initiation interval (average free size {:.0f} elements per partition). Grow the free "
-          "size per instruction (larger tiles, fuse loops) so the fixed cost is amortised.",
-          pct, tp.name, ns, count ? elems / static_cast<double>(count) : 0.0);
-      s.source =
-          source_of(a, common_source(cp, [&](const InstructionProfile& ip) {
-                      return ip.track == t && ip.bound == timing::Bound::kMinInitiationInterval;
-                    }));
-      s.impact_ns = ns;
-      out.push_back(s);
-    }
-
-    // 3. Partition dimension underused.
-    const std::uint32_t full = 128;
-    for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
-      const TrackProfile& tp = cp.tracks[t];
-      if (!is_compute(tp.queue.engine) || tp.busy_ns <= 0) continue;
-      std::size_t count = 0;
-      double ns = 0, parts = 0;
-      auto pick = [&](const InstructionProfile& ip) {
-        return ip.track == t && ip.partitions > 0 && ip.partitions < full && busy(ip) > 0;
-      };
-      for (const auto& ip : cp.instructions)
-        if (pick(ip)) {
-          ++count;
-          ns += busy(ip);
-          parts += ip.partitions;
-        }
-      const double pct = 100.0 * ns / tp.busy_ns;
-      if (count == 0 || pct < kPartitionBusyPercent) continue;
-      Suggestion s;
-      s.rule = "partitions";
-      s.core = cp.core;
-      s.title = fmt::format("{} uses {:.0f} of {} partitions on average", tp.name,
-                            parts / static_cast<double>(count), full);
-      s.detail = fmt::format(
-          "{} {} instruction(s) ({:.1f}% of its busy time, {:.0f} ns) use fewer than {} "
-          "partitions; lanes are idle. Put the dimension being processed on the partition "
-          "axis (up to {}) or process several tiles per instruction.",
-          count, tp.name, pct, ns, full, full);
-      s.source = source_of(a, common_source(cp, pick));
-      s.impact_ns = ns * (1.0 - parts / static_cast<double>(count) / full);
-      out.push_back(s);
-    }
-
-    // 4. DMA with small contiguous runs.
-    {
-      double dma_busy = 0, ns = 0, bytes = 0, run = 0;
-      std::size_t count = 0;
-      std::uint64_t descriptors = 0;
-      auto pick = [&](const InstructionProfile& ip) {
-        return ip.is_dma && ip.min_contiguous_bytes > 0 && ip.min_contiguous_bytes < kSmallRunBytes;
-      };
-      for (const auto& ip : cp.instructions) {
-        if (!ip.is_dma) continue;
-        dma_busy += busy(ip);
-        if (!pick(ip)) continue;
-        ++count;
-        ns += busy(ip);
-        bytes += static_cast<double>(ip.bytes);
-        run += ip.min_contiguous_bytes;
-        descriptors += ip.descriptors;
-      }
-      if (count > 0 && dma_busy > 0 && 100.0 * ns / dma_busy >= kSmallDmaBusyPercent) {
-        Suggestion s;
-        s.rule = "small_dma";
-        s.core = cp.core;
-        s.title = fmt::format("{} DMA transfer(s) move data in small contiguous runs", count);
-        s.detail = fmt::format(
-            "{:.0f} bytes in {} descriptors, contiguous runs of {:.0f} B on average (below {:.0f} "
-            "B), {:.1f}% of DMA busy time. Change the layout so each partition's data is "
-            "contiguous in HBM (transpose once, or load wider rows), or use dma_transpose.",
-            bytes, descriptors, run / static_cast<double>(count), kSmallRunBytes,
-            100.0 * ns / dma_busy);
-        s.source = source_of(a, common_source(cp, pick));
-        s.impact_ns = ns;
-        out.push_back(s);
-      }
-    }
-
-    // 5. Vector-bound exponentials.
-    for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
-      const TrackProfile& tp = cp.tracks[t];
-      if (tp.queue.engine != isa::Engine::kVector || tp.busy_ns <= 0) continue;
-      double ns = 0;
-      std::size_t count = 0;
-      auto pick = [&](const InstructionProfile& ip) {
-        return ip.track == t && op_is(ip, "exponential");
-      };
-      for (const auto& ip : cp.instructions)
-        if (pick(ip)) {
-          ns += busy(ip);
-          ++count;
-        }
-      const double vec_pct = 100.0 * tp.busy_ns / total;
-      const double exp_pct = 100.0 * ns / tp.busy_ns;
-      if (count == 0 || vec_pct < kVectorBusyPercent || exp_pct < kExpBusyPercent) continue;
-      double scalar_pct = 0;
-      for (const auto& other : cp.tracks)
-        if (other.queue.engine == isa::Engine::kScalar) scalar_pct = other.active_percent;
-      Suggestion s;
-      s.rule = "vector_exp";
-      s.core = cp.core;
-      s.title = fmt::format("VectorE busy {:.1f}% with exponentials ({:.1f}% of its time)", vec_pct,
-                            exp_pct);
-      s.detail = fmt::format(
-          "{} exponential instruction(s) take {:.0f} ns of VectorE while ScalarE is active "
-          "{:.1f}% of the run. Compute exp on ScalarE (activation func=exp, with the max "
-          "subtraction as bias and reduce_res for the sum) to balance the engines.",
-          count, ns, scalar_pct);
-      s.source = source_of(a, common_source(cp, pick));
-      s.impact_ns = ns / 2;
-      out.push_back(s);
-    }
-
-    // 6. Power-ramp throttling.
-    for (const TrackProfile& tp : cp.tracks) {
-      if (tp.queue.engine != isa::Engine::kTensor || tp.busy_ns <= 0) continue;
-      const double thr = cp.metrics.throttled_ns;
-      const double pct = 100.0 * thr / tp.busy_ns;
-      if (thr <= 0 || pct < kThrottlePercent) continue;
-      std::uint32_t src = 0;
-      for (const auto& ip : cp.instructions)
-        if (cp.tracks[ip.track].queue.engine == isa::Engine::kTensor) {
-          src = ip.source;
-          break;
-        }
-      Suggestion s;
-      s.rule = "power_ramp";
-      s.core = cp.core;
-      s.title = fmt::format(
-          "TensorE throttled {:.0f} ns by the power ramp ({:.1f}% of its busy time)", thr, pct);
-      s.detail =
-          "The utilisation limit starts low after TensorE has been idle and rises over a few "
-          "microseconds of continuous work. Keep TensorE fed without long gaps (prefetch so "
-          "matmuls run back to back), or start with useful warm-up work.";
-      s.source = source_of(a, src);
-      s.impact_ns = thr;
-      out.push_back(s);
-    }
+    if (cp.metrics.total_ns <= 0) continue;
+    const RuleInput in{a, cp, cp.metrics.total_ns};
+    for (const Rule& r : kRules) r.apply(in, out);
   }
   std::stable_sort(out.begin(), out.end(), [](const Suggestion& x, const Suggestion& y) {
     return x.impact_ns > y.impact_ns;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 
 #include "profile/tests/helpers.h"
 
@@ -243,6 +245,45 @@ TEST(ProfileSuggestions, PowerRampThrottling) {
   // With the ramp off the rule stays silent.
   const auto flat = run_timed(p, false);
   EXPECT_EQ(rule(analyze(flat->input()), "power_ramp"), nullptr);
+}
+
+// Exponentials that keep VectorE busy are worth moving to ScalarE; the same work as plain
+// copies is not an exponential problem.
+TEST(ProfileSuggestions, VectorBoundExponentials) {
+  auto program_of = [](bool exponential) {
+    isa::Program p;
+    for (int i = 0; i < 4; ++i) {
+      const AccessPattern dst = sbuf(DType::kFloat32, 128, 0, 2048);
+      const AccessPattern src = sbuf(DType::kFloat32, 128, 8192, 2048);
+      isa::Operation op = copy(dst, src);
+      if (exponential) {
+        isa::Exponential e;
+        e.dst = dst;
+        e.src = src;
+        op = e;
+      }
+      p.instructions.push_back(make(vector_q(), op, {}, {}, 60));
+    }
+    return p;
+  };
+  const auto run = run_timed(program_of(true));
+  const Suggestion* s = rule(analyze(run->input()), "vector_exp");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->source, "k.s:60");
+  EXPECT_GT(s->impact_ns, 0);
+  const auto copies = run_timed(program_of(false));
+  EXPECT_EQ(rule(analyze(copies->input()), "vector_exp"), nullptr);
+}
+
+// Every rule the profiler runs has its row in docs/profiler.md's suggestion table.
+TEST(ProfileSuggestions, EveryRuleIsDocumented) {
+  std::ifstream file(source_dir() + "/docs/profiler.md");
+  ASSERT_TRUE(file) << "set TRNSIM_SOURCE_DIR";
+  const std::string doc((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  const std::vector<std::string_view> names = suggestion_rules();
+  EXPECT_EQ(names.size(), 6u);
+  for (std::string_view name : names)
+    EXPECT_NE(doc.find("| `" + std::string(name) + "` |"), std::string::npos) << name;
 }
 
 TEST(ProfileAnalysis, SeveralCoresAreProfiledSideBySide) {
