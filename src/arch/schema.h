@@ -54,17 +54,8 @@ void visit_elementwise(const std::string& prefix, Engine& e, Visitor& v) {
           "largest free size of one instruction reading PSUM");
 }
 
-template <class Config, class Visitor>
-void visit_fields(Config& c, Visitor& v) {
-  v.text("name", c.name, "preset name, or the file the config was loaded from");
-  v.text("description", c.description, "one-line description");
-  v.generation("generation", c.generation, "NeuronCore generation (NKI nc_version)");
-  v.count("cores_per_chip", c.cores_per_chip, "physical NeuronCores per chip");
-  v.count_list("lnc_options", c.lnc_options,
-               "allowed logical NeuronCore sizes (physical cores per logical core)");
-  v.count("default_lnc", c.default_lnc, "logical NeuronCore size the runtime uses by default");
-
-  auto& t = c.tensor;
+template <class Tensor, class Visitor>
+void visit_tensor(Tensor& t, Visitor& v) {
   v.param("tensor.clock_ghz", t.clock_ghz, Kind::kPositive, "GHz", "TensorE (PE array) clock");
   v.param("tensor.rows", t.rows, Kind::kPositiveInteger, "PEs",
           "PE rows = contraction (partition) size of one pass");
@@ -102,10 +93,10 @@ void visit_fields(Config& c, Visitor& v) {
           "time to ramp from the start fraction to full utilisation");
   v.param("tensor.power_ramp_window_us", t.power_ramp_window_us, Kind::kNonNegative, "us",
           "window of low utilisation after which the limit re-engages");
+}
 
-  visit_elementwise("vector", c.vector, v);
-  visit_elementwise("scalar", c.scalar, v);
-
+template <class Config, class Visitor>
+void visit_gpsimd_and_memories(Config& c, Visitor& v) {
   auto& g = c.gpsimd;
   v.param("gpsimd.clock_ghz", g.clock_ghz, Kind::kPositive, "GHz", "GpSimd clock");
   v.param("gpsimd.cores", g.cores, Kind::kPositiveInteger, "cores", "programmable SIMD cores");
@@ -137,8 +128,10 @@ void visit_fields(Config& c, Visitor& v) {
           "PSUM bytes in each partition");
   v.param("psum.banks", p.banks, Kind::kPositiveInteger, "banks",
           "PSUM banks (accumulation groups in flight)");
+}
 
-  auto& d = c.dma;
+template <class Dma, class Visitor>
+void visit_dma(Dma& d, Visitor& v) {
   v.param("dma.engines_per_core", d.engines_per_core, Kind::kPositiveInteger, "engines",
           "DMA engines serving one core");
   v.param("dma.queues_per_engine", d.queues_per_engine, Kind::kPositiveInteger, "queues",
@@ -162,6 +155,24 @@ void visit_fields(Config& c, Visitor& v) {
   v.flag("dma.has_near_memory_accumulate", d.has_near_memory_accumulate,
          "DMA can read-add-write into SBUF");
   v.flag("dma.has_priority", d.has_priority, "DMA queues have QoS priority classes");
+}
+
+// Every field of a chip config, in the order of the preset files, with its JSON path,
+// kind, unit and meaning.
+template <class Config, class Visitor>
+void visit_fields(Config& c, Visitor& v) {
+  v.text("name", c.name, "preset name, or the file the config was loaded from");
+  v.text("description", c.description, "one-line description");
+  v.generation("generation", c.generation, "NeuronCore generation (NKI nc_version)");
+  v.count("cores_per_chip", c.cores_per_chip, "physical NeuronCores per chip");
+  v.count_list("lnc_options", c.lnc_options,
+               "allowed logical NeuronCore sizes (physical cores per logical core)");
+  v.count("default_lnc", c.default_lnc, "logical NeuronCore size the runtime uses by default");
+  visit_tensor(c.tensor, v);
+  visit_elementwise("vector", c.vector, v);
+  visit_elementwise("scalar", c.scalar, v);
+  visit_gpsimd_and_memories(c, v);
+  visit_dma(c.dma, v);
 
   auto& h = c.hbm;
   v.param("hbm.capacity_gib", h.capacity_gib, Kind::kPositive, "GiB", "HBM capacity per chip");

@@ -219,7 +219,7 @@ std::string compare_help(const kernels::KernelInfo& info) {
 // it, the options it set that the other kernel declares, its chip, LNC and settings.
 RunSpec compare_spec(const std::string& spec, const RunSpec& first) {
   const std::string help = compare_help(*first.info);
-  if (spec.find_first_not_of(" ") == std::string::npos)
+  if (spec.find_first_not_of(' ') == std::string::npos)
     throw std::invalid_argument(fmt::format("--compare is empty: {}", help));
   std::optional<std::string> kernel, shape, dtype, chip, lnc, schedule, power_ramp;
   std::vector<std::pair<std::string, std::string>> option_items;  // the other keys

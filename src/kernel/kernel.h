@@ -407,9 +407,9 @@ void local_gather(const Tensor& dst, const Tensor& src, const Tensor& index,
 void rand2(const Tensor& dst, float min, float max, const Common& common = {},
            Loc loc = Loc::current());
 // A registered GpSimd operator (sim::register_custom_op) over SBUF tiles.
-void custom_op(const std::string& op, std::vector<Tensor> outputs, std::vector<Tensor> inputs,
-               std::vector<float> params = {}, std::uint64_t cost_cycles = 0,
-               Loc loc = Loc::current());
+void custom_op(const std::string& op, const std::vector<Tensor>& outputs,
+               const std::vector<Tensor>& inputs, std::vector<float> params = {},
+               std::uint64_t cost_cycles = 0, Loc loc = Loc::current());
 
 struct DmaOptions {
   std::optional<std::uint8_t> queue;  // DMA queue; unset = the compiler's choice

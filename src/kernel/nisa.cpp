@@ -244,8 +244,9 @@ void rand2(const Tensor& dst, float min, float max, const Common& c, Loc loc) {
   record(isa::Rand2{dst.ap(loc), min, max}, c, loc);
 }
 
-void custom_op(const std::string& name, std::vector<Tensor> outputs, std::vector<Tensor> inputs,
-               std::vector<float> params, std::uint64_t cost_cycles, Loc loc) {
+void custom_op(const std::string& name, const std::vector<Tensor>& outputs,
+               const std::vector<Tensor>& inputs, std::vector<float> params,
+               std::uint64_t cost_cycles, Loc loc) {
   isa::CustomOp t;
   t.op = name;
   for (const Tensor& o : outputs) t.outputs.push_back(o.ap(loc));

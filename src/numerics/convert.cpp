@@ -126,7 +126,9 @@ void ints_to_int64(DType type, const Word* in, std::int64_t* out, std::size_t n)
   visit_type(type, [&](auto tag) {
     using Tag = decltype(tag);
     if constexpr (IsIntTag<Tag>::value) {
-      for (std::size_t i = 0; i < n; ++i) out[i] = Tag::value(in[i]);
+      // int8 values sign-extend: that is the conversion wanted.
+      for (std::size_t i = 0; i < n; ++i)
+        out[i] = Tag::value(in[i]);  // NOLINT(bugprone-signed-char-misuse)
     }
   });
 }
@@ -137,7 +139,8 @@ void int64_to_ints(DType type, const std::int64_t* in, Word* out, std::size_t n)
     using Tag = decltype(tag);
     if constexpr (IsIntTag<Tag>::value) {
       using Int = decltype(Tag::value(0));
-      constexpr std::int64_t kMin = std::numeric_limits<Int>::min();
+      constexpr std::int64_t kMin =
+          std::numeric_limits<Int>::min();  // NOLINT(bugprone-signed-char-misuse)
       constexpr std::int64_t kMax = std::numeric_limits<Int>::max();
       for (std::size_t i = 0; i < n; ++i) {
         const auto v = static_cast<Int>(std::clamp(in[i], kMin, kMax));

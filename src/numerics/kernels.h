@@ -237,7 +237,9 @@ inline Int encode_int(float x) {
   using Limits = std::numeric_limits<Int>;
   // Both bounds are powers of two (or zero), hence exact floats.
   constexpr float kLowest = static_cast<float>(Limits::min());
-  constexpr float kAboveMax = static_cast<float>(Limits::max() / 2 + 1) * 2.0f;
+  // max / 2 + 1 is exact in integers: 2^(digits - 1).
+  constexpr float kAboveMax =
+      static_cast<float>(Limits::max() / 2 + 1) * 2.0f;  // NOLINT(bugprone-integer-division)
   const float r = round_to_integral_even(x);
   if (!(r == r)) return 0;
   if (r >= kAboveMax) return Limits::max();

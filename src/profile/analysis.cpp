@@ -297,8 +297,9 @@ std::uint8_t dependency_kinds(const std::vector<Footprint>& pred,
   return kinds;
 }
 
-// Adds `amount` spread uniformly over [lo, hi) to buckets of width `w` (a point when lo == hi).
-void spread(std::vector<double>& buckets, double w, double lo, double hi, double amount) {
+}  // namespace
+
+void detail::spread(std::vector<double>& buckets, double w, double lo, double hi, double amount) {
   if (buckets.empty() || w <= 0 || amount == 0) return;
   const auto last = static_cast<std::ptrdiff_t>(buckets.size()) - 1;
   auto clamp_index = [&](double t) {
@@ -316,295 +317,366 @@ void spread(std::vector<double>& buckets, double w, double lo, double hi, double
   }
 }
 
+namespace {
+
 double percent(double part, double whole) {
   return whole > 0 ? 100.0 * part / whole : 0.0;
+}
+
+constexpr double kEps = 1e-6;
+
+// Names shared by every core of an analysis: operation names and source lines, interned.
+struct Interning {
+  Analysis& a;
+  std::map<std::pair<std::string, std::uint32_t>, std::uint32_t> source_index;
+  std::map<std::string, std::uint16_t, std::less<>> op_index;
+
+  std::uint16_t op(std::string_view name) {
+    auto it = op_index.find(name);
+    if (it == op_index.end()) {
+      it = op_index.emplace(std::string(name), static_cast<std::uint16_t>(a.op_names.size())).first;
+      a.op_names.emplace_back(name);
+    }
+    return it->second;
+  }
+  // 0 (the empty source) for an instruction without an origin.
+  std::uint32_t source(const isa::Origin& origin) {
+    if (origin.file.empty() && origin.line == 0) return 0;
+    auto key = std::make_pair(origin.file, origin.line);
+    auto it = source_index.find(key);
+    if (it == source_index.end()) {
+      it = source_index.emplace(key, static_cast<std::uint32_t>(a.sources.size())).first;
+      a.sources.push_back({origin.file, origin.line, 0, 0, 0, 0});
+    }
+    return it->second;
+  }
+};
+
+// One core's analysis while its instructions are walked.
+struct CoreWalk {
+  const arch::ChipConfig& chip;
+  const isa::Program& program;
+  const sim::RunResult& result;
+  detail::Tracks tracks;
+  detail::Attribution attr;
+  detail::CostReplay replay;
+  CoreProfile cp;
+  std::vector<std::pair<double, double>> dma_intervals;  // [start, end) of each transfer
+  std::map<std::string, StallBucket> stall_map;
+
+  CoreWalk(const arch::ChipConfig& c, const CoreRun& run)
+      : chip(c),
+        program(*run.program),
+        result(*run.result),
+        tracks(detail::assign_tracks(program)),
+        attr(detail::attribute_stalls(program, result, tracks)),
+        replay(c) {}
+
+  void add_stall(const std::string& key, const char* group, double ns) {
+    StallBucket& b = stall_map[key];
+    b.key = key;
+    b.group = group;
+    b.ns += ns;
+    ++b.instructions;
+  }
+};
+
+// The core's header: run time, peaks, one track per queue, empty counters.
+void begin_core(CoreWalk& w, const CoreRun& run, const AnalyzeOptions& options) {
+  CoreProfile& cp = w.cp;
+  cp.core = run.core;
+  Metrics& m = cp.metrics;
+  m.total_ns = run.timing ? run.timing->total_ns : w.result.end_time;
+  for (const auto& t : w.result.times) m.total_ns = std::max(m.total_ns, t.end);
+  m.tensor_mode = detail::tensor_mode(run.timing);
+  m.peak_flops_per_s = w.replay.model().tensor_peak_flops(m.tensor_mode);
+  m.hbm_bandwidth_bytes_per_s =
+      w.chip.hbm.bandwidth_gbps * 1e9 / std::max(1, w.chip.cores_per_chip);
+  if (run.timing) {
+    m.throttled_ns = run.timing->throttled_ns;
+    m.hbm_limited_ns = run.timing->hbm_limited_ns;
+  }
+  for (const auto& q : w.tracks.queues) {
+    TrackProfile tp;
+    tp.queue = q;
+    tp.name = detail::queue_name(q);
+    cp.tracks.push_back(tp);
+  }
+  const int nb = std::max(1, options.counter_buckets);
+  Counters& ctr = cp.counters;
+  ctr.bucket_ns = m.total_ns > 0 ? m.total_ns / nb : 1.0;
+  ctr.hbm_bytes_per_s.assign(static_cast<std::size_t>(nb), 0.0);
+  ctr.sbuf_bytes.assign(static_cast<std::size_t>(nb), 0.0);
+  ctr.psum_bytes.assign(static_cast<std::size_t>(nb), 0.0);
+  ctr.track_util.assign(w.tracks.queues.size(),
+                        std::vector<double>(static_cast<std::size_t>(nb), 0.0));
+  cp.instructions.resize(w.program.instructions.size());
+}
+
+// Stall: the gap between the queue becoming free and the start, and what released it.
+void attribute_stall(CoreWalk& w, std::size_t i, InstructionProfile& ip) {
+  const sim::InstructionTime& time = w.result.times[i];
+  const double gap = time.start - w.attr.queue_free[i];
+  ip.wait_sem = w.attr.wait_sem[i];
+  ip.released_by = w.attr.released_by[i];
+  if (ip.released_by >= 0)
+    ip.released_track = w.tracks.of_instruction[static_cast<std::size_t>(ip.released_by)];
+  if (gap <= kEps) return;
+  ip.stall_ns = gap;
+  if (ip.released_by >= 0 &&
+      w.result.times[static_cast<std::size_t>(ip.released_by)].end > w.attr.queue_free[i] + kEps) {
+    const isa::QueueId& rq = w.tracks.queues[ip.released_track];
+    ip.cause = rq.engine == isa::Engine::kDma ? StallCause::kDma : StallCause::kEngine;
+    w.add_stall(fmt::format("s{}", ip.wait_sem), "semaphore", gap);
+    w.add_stall(detail::queue_name(rq), "queue", gap);
+  } else if (std::holds_alternative<isa::CoreBarrier>(w.program.instructions[i].op)) {
+    ip.cause = StallCause::kBarrier;
+    w.add_stall("barrier", "other", gap);
+  } else {
+    ip.cause = StallCause::kUnresolved;
+    w.add_stall("unresolved", "other", gap);
+  }
+}
+
+// Adds one instruction's busy time, work and traffic to its track, the core's metrics, the
+// counters and its source line.
+void accumulate(CoreWalk& w, Analysis& a, const InstructionProfile& ip, const detail::Costs& c,
+                const sim::InstructionTime& time) {
+  Metrics& m = w.cp.metrics;
+  Counters& ctr = w.cp.counters;
+  TrackProfile& tp = w.cp.tracks[ip.track];
+  const double busy = std::max(0.0, time.occupied_until - time.start);
+  ++tp.instructions;
+  tp.busy_ns += busy;
+  tp.stalled_ns += ip.stall_ns;
+  tp.flops += c.flops;
+  tp.bytes += c.bytes;
+  tp.elements += c.elements;
+  m.model_flops += c.flops;
+  m.transpose_flops += c.transpose_flops;
+  m.sb_read_bytes += c.sbuf_read;
+  m.sb_write_bytes += c.sbuf_write;
+  m.psum_read_bytes += c.psum_read;
+  m.psum_write_bytes += c.psum_write;
+  if (c.dma) {
+    m.dma_bytes += c.bytes;
+    m.hbm_bytes += c.hbm_bytes;
+    ++m.dma_transfers;
+    w.dma_intervals.emplace_back(time.start, std::max(time.end, time.occupied_until));
+    detail::spread(ctr.hbm_bytes_per_s, ctr.bucket_ns, time.start, std::max(time.end, time.start),
+                   static_cast<double>(c.hbm_bytes));
+  }
+  detail::spread(ctr.track_util[ip.track], ctr.bucket_ns, time.start, time.occupied_until, busy);
+  detail::spread(ctr.sbuf_bytes, ctr.bucket_ns, time.start, time.occupied_until,
+                 static_cast<double>(c.sbuf_read + c.sbuf_write));
+  detail::spread(ctr.psum_bytes, ctr.bucket_ns, time.start, time.occupied_until,
+                 static_cast<double>(c.psum_read + c.psum_write));
+  SourceLine& sl = a.sources[ip.source];
+  sl.busy_ns += busy;
+  sl.stall_ns += ip.stall_ns;
+  sl.flops += c.flops;
+  ++sl.instructions;
+}
+
+// The profile of instruction i: its costs replayed, times, stall and where it came from.
+void profile_instruction(CoreWalk& w, Analysis& a, Interning& names, std::size_t i) {
+  const isa::Instruction& inst = w.program.instructions[i];
+  const sim::InstructionTime& time = w.result.times[i];
+  const detail::Costs c = w.replay.next(inst);
+  InstructionProfile& ip = w.cp.instructions[i];
+  ip.index = static_cast<std::uint32_t>(i);
+  ip.track = w.tracks.of_instruction[i];
+  ip.op = names.op(isa::op_name(inst.op));
+  ip.source = names.source(inst.origin);
+  ip.start = time.start;
+  ip.end = time.end;
+  ip.occupied_until = time.occupied_until;
+  ip.flops = c.flops;
+  ip.transpose_flops = c.transpose_flops;
+  ip.bytes = c.bytes;
+  ip.hbm_bytes = c.hbm_bytes;
+  ip.sbuf_bytes = c.sbuf_read + c.sbuf_write;
+  ip.psum_bytes = c.psum_read + c.psum_write;
+  ip.descriptors = c.descriptors;
+  ip.min_contiguous_bytes = c.min_contiguous_bytes;
+  ip.partitions = c.partitions;
+  ip.elements = c.elements;
+  ip.bound = c.bound;
+  ip.is_dma = c.dma;
+  attribute_stall(w, i, ip);
+  accumulate(w, a, ip, c, time);
+}
+
+// Dependency edges: queue order and semaphore releases, kinds from the footprints.
+void add_dependency_edges(CoreWalk& w) {
+  const std::size_t n = w.program.instructions.size();
+  std::vector<std::int64_t> prev_in_track(w.tracks.queues.size(), -1);
+  std::vector<std::vector<Footprint>> fp_cache;  // computed lazily would cost more code
+  fp_cache.reserve(n);
+  for (const auto& inst : w.program.instructions) fp_cache.push_back(footprints(inst));
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto to = static_cast<std::uint32_t>(i);
+    std::vector<Edge> mine;
+    auto add_edge = [&](std::int64_t from, bool sem_edge, std::int16_t sem) {
+      if (from < 0) return;
+      for (auto& e : mine)
+        if (e.from == from) {
+          if (sem_edge && !e.semaphore) {
+            e.semaphore = true;
+            e.sem = sem;
+          }
+          return;
+        }
+      Edge e;
+      e.from = static_cast<std::uint32_t>(from);
+      e.to = to;
+      e.semaphore = sem_edge;
+      e.sem = sem;
+      e.kinds = dependency_kinds(fp_cache[static_cast<std::size_t>(from)], fp_cache[i]);
+      mine.push_back(e);
+    };
+    add_edge(prev_in_track[w.tracks.of_instruction[i]], false, -1);
+    for (std::uint32_t k = w.attr.wait_offsets[i]; k < w.attr.wait_offsets[i + 1]; ++k)
+      add_edge(w.attr.wait_releasers[k], true, w.attr.wait_sems[k]);
+    prev_in_track[w.tracks.of_instruction[i]] = static_cast<std::int64_t>(i);
+    w.cp.edges.insert(w.cp.edges.end(), mine.begin(), mine.end());
+  }
+}
+
+// Time during which at least one transfer was in flight (the union of their intervals).
+double union_length(std::vector<std::pair<double, double>> intervals) {
+  std::sort(intervals.begin(), intervals.end());
+  double length = 0, cur_lo = 0, cur_hi = -1;
+  for (const auto& [lo, hi] : intervals) {
+    if (lo > cur_hi) {
+      if (cur_hi > cur_lo) length += cur_hi - cur_lo;
+      cur_lo = lo;
+      cur_hi = hi;
+    } else {
+      cur_hi = std::max(cur_hi, hi);
+    }
+  }
+  if (cur_hi > cur_lo) length += cur_hi - cur_lo;
+  return length;
+}
+
+// The core's rates against peak (MFU, HFU, MBU, DMA activity).
+void finish_metrics(CoreWalk& w) {
+  Metrics& m = w.cp.metrics;
+  const double total = m.total_ns;
+  const double seconds = total * 1e-9;
+  m.dma_active_time_percent = percent(union_length(w.dma_intervals), total);
+  m.average_dma_size =
+      m.dma_transfers ? static_cast<double>(m.dma_bytes) / static_cast<double>(m.dma_transfers) : 0;
+  if (seconds > 0) {
+    m.achieved_flops_per_s = m.model_flops / seconds;
+    m.achieved_hbm_bytes_per_s = static_cast<double>(m.hbm_bytes) / seconds;
+    m.mfu_percent = percent(m.model_flops, m.peak_flops_per_s * seconds);
+    m.hfu_percent = percent(m.model_flops + m.transpose_flops, m.peak_flops_per_s * seconds);
+    m.mbu_percent =
+        percent(static_cast<double>(m.hbm_bytes), m.hbm_bandwidth_bytes_per_s * seconds);
+  }
+  m.mm_arithmetic_intensity = m.hbm_bytes ? m.model_flops / static_cast<double>(m.hbm_bytes) : 0;
+  m.peak_flops_bandwidth_ratio =
+      m.hbm_bandwidth_bytes_per_s > 0 ? m.peak_flops_per_s / m.hbm_bandwidth_bytes_per_s : 0;
+}
+
+// Each track's achieved rate against its engine's peak, and the bounding engine.
+void finish_tracks(CoreWalk& w) {
+  const arch::ChipConfig& chip = w.chip;
+  Metrics& m = w.cp.metrics;
+  const double seconds = m.total_ns * 1e-9;
+  const double dma_peak = chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
+  for (TrackProfile& tp : w.cp.tracks) {
+    tp.active_percent = percent(tp.busy_ns, m.total_ns);
+    switch (tp.queue.engine) {
+      case isa::Engine::kTensor:
+        tp.unit = "FLOP/s";
+        tp.peak_per_s = m.peak_flops_per_s;
+        tp.achieved_per_s = seconds > 0 ? tp.flops / seconds : 0;
+        break;
+      case isa::Engine::kVector:
+      case isa::Engine::kScalar: {
+        const auto& e = tp.queue.engine == isa::Engine::kVector ? chip.vector : chip.scalar;
+        tp.unit = "elem/s";
+        tp.peak_per_s = e.elems_per_cycle_16bit * e.clock_ghz * 1e9;
+        tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
+        break;
+      }
+      case isa::Engine::kGpSimd:
+        tp.unit = "elem/s";
+        tp.peak_per_s =
+            chip.gpsimd.cores * chip.gpsimd.lane_bits / 32.0 * chip.gpsimd.clock_ghz * 1e9;
+        tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
+        break;
+      case isa::Engine::kDma:
+        tp.unit = "B/s";
+        tp.peak_per_s = dma_peak;
+        tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.bytes) / seconds : 0;
+        break;
+      case isa::Engine::kSync:
+        break;
+    }
+    if (tp.queue.engine != isa::Engine::kDma && tp.queue.engine != isa::Engine::kSync &&
+        tp.active_percent > m.bounding_active_percent) {
+      m.bounding_active_percent = tp.active_percent;
+      m.bounding_engine = tp.name;
+    }
+  }
+  if (m.dma_active_time_percent > m.bounding_active_percent) {
+    m.bounding_active_percent = m.dma_active_time_percent;
+    m.bounding_engine = "dma";
+  }
+}
+
+// The stall buckets, largest first (HBM-limited time is one of them).
+void finish_stalls(CoreWalk& w) {
+  const double hbm_limited = w.cp.metrics.hbm_limited_ns;
+  if (hbm_limited > 0) {
+    StallBucket& b = w.stall_map["hbm"];
+    b.key = "hbm";
+    b.group = "hbm";
+    b.ns += hbm_limited;
+  }
+  for (auto& [key, b] : w.stall_map) w.cp.stalls.push_back(b);
+  std::sort(w.cp.stalls.begin(), w.cp.stalls.end(),
+            [](const StallBucket& x, const StallBucket& y) { return x.ns > y.ns; });
 }
 
 }  // namespace
 
 Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
   if (!input.chip) throw std::invalid_argument("profile: ProfileInput::chip is null");
-  const arch::ChipConfig& chip = *input.chip;
   Analysis a;
   a.title = input.title;
-  a.chip = chip.name;
+  a.chip = input.chip->name;
   a.sources.push_back({});
-  std::map<std::pair<std::string, std::uint32_t>, std::uint32_t> source_index;
-  std::map<std::string, std::uint16_t, std::less<>> op_index;
-  constexpr double kEps = 1e-6;
-
+  Interning names{a, {}, {}};
   for (const CoreRun& run : input.cores) {
     if (!run.program || !run.result)
       throw std::invalid_argument("profile: a CoreRun has no program or result");
-    const isa::Program& program = *run.program;
-    const sim::RunResult& result = *run.result;
-    const detail::Tracks tracks = detail::assign_tracks(program);
-    const detail::Attribution attr = detail::attribute_stalls(program, result, tracks);
-    detail::CostReplay replay(chip);
-    const std::size_t n = program.instructions.size();
-
-    CoreProfile cp;
-    cp.core = run.core;
-    Metrics& m = cp.metrics;
-    m.total_ns = run.timing ? run.timing->total_ns : result.end_time;
-    for (const auto& t : result.times) m.total_ns = std::max(m.total_ns, t.end);
-    m.tensor_mode = detail::tensor_mode(run.timing);
-    m.peak_flops_per_s = replay.model().tensor_peak_flops(m.tensor_mode);
-    m.hbm_bandwidth_bytes_per_s = chip.hbm.bandwidth_gbps * 1e9 / std::max(1, chip.cores_per_chip);
-    if (run.timing) {
-      m.throttled_ns = run.timing->throttled_ns;
-      m.hbm_limited_ns = run.timing->hbm_limited_ns;
-    }
-    for (const auto& q : tracks.queues) {
-      TrackProfile tp;
-      tp.queue = q;
-      tp.name = detail::queue_name(q);
-      cp.tracks.push_back(tp);
-    }
-
-    const int nb = std::max(1, options.counter_buckets);
-    Counters& ctr = cp.counters;
-    ctr.bucket_ns = m.total_ns > 0 ? m.total_ns / nb : 1.0;
-    ctr.hbm_bytes_per_s.assign(static_cast<std::size_t>(nb), 0.0);
-    ctr.sbuf_bytes.assign(static_cast<std::size_t>(nb), 0.0);
-    ctr.psum_bytes.assign(static_cast<std::size_t>(nb), 0.0);
-    ctr.track_util.assign(tracks.queues.size(),
-                          std::vector<double>(static_cast<std::size_t>(nb), 0.0));
-
-    std::vector<std::pair<double, double>> dma_intervals;
-    std::map<std::string, StallBucket> stall_map;
-    auto add_stall = [&](const std::string& key, const char* group, double ns) {
-      StallBucket& b = stall_map[key];
-      b.key = key;
-      b.group = group;
-      b.ns += ns;
-      ++b.instructions;
-    };
-
-    cp.instructions.resize(n);
+    CoreWalk w(*input.chip, run);
+    begin_core(w, run, options);
+    const std::size_t n = w.program.instructions.size();
     std::vector<std::string> text;
     if (options.keep_text) text.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
-      const isa::Instruction& inst = program.instructions[i];
-      const sim::InstructionTime& time = result.times[i];
-      const detail::Costs c = replay.next(inst);
-      InstructionProfile& ip = cp.instructions[i];
-      ip.index = static_cast<std::uint32_t>(i);
-      ip.track = tracks.of_instruction[i];
-      const std::string_view op = isa::op_name(inst.op);
-      auto oi = op_index.find(op);
-      if (oi == op_index.end()) {
-        oi = op_index.emplace(std::string(op), static_cast<std::uint16_t>(a.op_names.size())).first;
-        a.op_names.emplace_back(op);
-      }
-      ip.op = oi->second;
-      if (!inst.origin.file.empty() || inst.origin.line != 0) {
-        auto key = std::make_pair(inst.origin.file, inst.origin.line);
-        auto si = source_index.find(key);
-        if (si == source_index.end()) {
-          si = source_index.emplace(key, static_cast<std::uint32_t>(a.sources.size())).first;
-          a.sources.push_back({inst.origin.file, inst.origin.line, 0, 0, 0, 0});
-        }
-        ip.source = si->second;
-      }
-      ip.start = time.start;
-      ip.end = time.end;
-      ip.occupied_until = time.occupied_until;
-      ip.flops = c.flops;
-      ip.transpose_flops = c.transpose_flops;
-      ip.bytes = c.bytes;
-      ip.hbm_bytes = c.hbm_bytes;
-      ip.sbuf_bytes = c.sbuf_read + c.sbuf_write;
-      ip.psum_bytes = c.psum_read + c.psum_write;
-      ip.descriptors = c.descriptors;
-      ip.min_contiguous_bytes = c.min_contiguous_bytes;
-      ip.partitions = c.partitions;
-      ip.elements = c.elements;
-      ip.bound = c.bound;
-      ip.is_dma = c.dma;
-
-      // Stall: the gap between the queue becoming free and the start.
-      const double gap = time.start - attr.queue_free[i];
-      ip.wait_sem = attr.wait_sem[i];
-      ip.released_by = attr.released_by[i];
-      if (ip.released_by >= 0)
-        ip.released_track = tracks.of_instruction[static_cast<std::size_t>(ip.released_by)];
-      if (gap > kEps) {
-        ip.stall_ns = gap;
-        if (ip.released_by >= 0 && result.times[static_cast<std::size_t>(ip.released_by)].end >
-                                       attr.queue_free[i] + kEps) {
-          const isa::QueueId& rq = tracks.queues[ip.released_track];
-          ip.cause = rq.engine == isa::Engine::kDma ? StallCause::kDma : StallCause::kEngine;
-          add_stall(fmt::format("s{}", ip.wait_sem), "semaphore", gap);
-          add_stall(detail::queue_name(rq), "queue", gap);
-        } else if (std::holds_alternative<isa::CoreBarrier>(inst.op)) {
-          ip.cause = StallCause::kBarrier;
-          add_stall("barrier", "other", gap);
-        } else {
-          ip.cause = StallCause::kUnresolved;
-          add_stall("unresolved", "other", gap);
-        }
-      }
-
-      TrackProfile& tp = cp.tracks[ip.track];
-      const double busy = std::max(0.0, time.occupied_until - time.start);
-      ++tp.instructions;
-      tp.busy_ns += busy;
-      tp.stalled_ns += ip.stall_ns;
-      tp.flops += c.flops;
-      tp.bytes += c.bytes;
-      tp.elements += c.elements;
-      m.model_flops += c.flops;
-      m.transpose_flops += c.transpose_flops;
-      m.sb_read_bytes += c.sbuf_read;
-      m.sb_write_bytes += c.sbuf_write;
-      m.psum_read_bytes += c.psum_read;
-      m.psum_write_bytes += c.psum_write;
-      if (c.dma) {
-        m.dma_bytes += c.bytes;
-        m.hbm_bytes += c.hbm_bytes;
-        ++m.dma_transfers;
-        dma_intervals.emplace_back(time.start, std::max(time.end, time.occupied_until));
-        spread(ctr.hbm_bytes_per_s, ctr.bucket_ns, time.start, std::max(time.end, time.start),
-               static_cast<double>(c.hbm_bytes));
-      }
-      spread(ctr.track_util[ip.track], ctr.bucket_ns, time.start, time.occupied_until, busy);
-      spread(ctr.sbuf_bytes, ctr.bucket_ns, time.start, time.occupied_until,
-             static_cast<double>(c.sbuf_read + c.sbuf_write));
-      spread(ctr.psum_bytes, ctr.bucket_ns, time.start, time.occupied_until,
-             static_cast<double>(c.psum_read + c.psum_write));
-
-      SourceLine& sl = a.sources[ip.source];
-      sl.busy_ns += busy;
-      sl.stall_ns += ip.stall_ns;
-      sl.flops += c.flops;
-      ++sl.instructions;
-      if (options.keep_text) text.push_back(isa::print_instruction(inst));
+      profile_instruction(w, a, names, i);
+      if (options.keep_text) text.push_back(isa::print_instruction(w.program.instructions[i]));
     }
     if (options.keep_text) a.text.push_back(std::move(text));
+    Counters& ctr = w.cp.counters;
     if (ctr.bucket_ns > 0) {
       for (double& v : ctr.hbm_bytes_per_s) v = v / ctr.bucket_ns * 1e9;
       for (auto& u : ctr.track_util)
         for (double& v : u) v = std::min(1.0, v / ctr.bucket_ns);
     }
-
-    // Dependency edges: queue order and semaphore releases, kinds from the footprints.
-    {
-      std::vector<std::int64_t> prev_in_track(tracks.queues.size(), -1);
-      std::vector<std::vector<Footprint>> fp_cache;  // computed lazily would cost more code
-      fp_cache.reserve(n);
-      for (const auto& inst : program.instructions) fp_cache.push_back(footprints(inst));
-      for (std::size_t i = 0; i < n; ++i) {
-        const auto to = static_cast<std::uint32_t>(i);
-        std::vector<Edge> mine;
-        auto add_edge = [&](std::int64_t from, bool sem_edge, std::int16_t sem) {
-          if (from < 0) return;
-          for (auto& e : mine)
-            if (e.from == from) {
-              if (sem_edge && !e.semaphore) {
-                e.semaphore = true;
-                e.sem = sem;
-              }
-              return;
-            }
-          Edge e;
-          e.from = static_cast<std::uint32_t>(from);
-          e.to = to;
-          e.semaphore = sem_edge;
-          e.sem = sem;
-          e.kinds = dependency_kinds(fp_cache[static_cast<std::size_t>(from)], fp_cache[i]);
-          mine.push_back(e);
-        };
-        add_edge(prev_in_track[tracks.of_instruction[i]], false, -1);
-        for (std::uint32_t w = attr.wait_offsets[i]; w < attr.wait_offsets[i + 1]; ++w)
-          add_edge(attr.wait_releasers[w], true, attr.wait_sems[w]);
-        prev_in_track[tracks.of_instruction[i]] = static_cast<std::int64_t>(i);
-        cp.edges.insert(cp.edges.end(), mine.begin(), mine.end());
-      }
-    }
-
-    // Metrics.
-    const double total = m.total_ns;
-    const double seconds = total * 1e-9;
-    std::sort(dma_intervals.begin(), dma_intervals.end());
-    double dma_active = 0, cur_lo = 0, cur_hi = -1;
-    for (const auto& [lo, hi] : dma_intervals) {
-      if (lo > cur_hi) {
-        if (cur_hi > cur_lo) dma_active += cur_hi - cur_lo;
-        cur_lo = lo;
-        cur_hi = hi;
-      } else {
-        cur_hi = std::max(cur_hi, hi);
-      }
-    }
-    if (cur_hi > cur_lo) dma_active += cur_hi - cur_lo;
-    m.dma_active_time_percent = percent(dma_active, total);
-    m.average_dma_size =
-        m.dma_transfers ? static_cast<double>(m.dma_bytes) / static_cast<double>(m.dma_transfers)
-                        : 0;
-    if (seconds > 0) {
-      m.achieved_flops_per_s = m.model_flops / seconds;
-      m.achieved_hbm_bytes_per_s = static_cast<double>(m.hbm_bytes) / seconds;
-      m.mfu_percent = percent(m.model_flops, m.peak_flops_per_s * seconds);
-      m.hfu_percent = percent(m.model_flops + m.transpose_flops, m.peak_flops_per_s * seconds);
-      m.mbu_percent =
-          percent(static_cast<double>(m.hbm_bytes), m.hbm_bandwidth_bytes_per_s * seconds);
-    }
-    m.mm_arithmetic_intensity = m.hbm_bytes ? m.model_flops / static_cast<double>(m.hbm_bytes) : 0;
-    m.peak_flops_bandwidth_ratio =
-        m.hbm_bandwidth_bytes_per_s > 0 ? m.peak_flops_per_s / m.hbm_bandwidth_bytes_per_s : 0;
-    const double dma_peak = chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
-    for (TrackProfile& tp : cp.tracks) {
-      tp.active_percent = percent(tp.busy_ns, total);
-      switch (tp.queue.engine) {
-        case isa::Engine::kTensor:
-          tp.unit = "FLOP/s";
-          tp.peak_per_s = m.peak_flops_per_s;
-          tp.achieved_per_s = seconds > 0 ? tp.flops / seconds : 0;
-          break;
-        case isa::Engine::kVector:
-        case isa::Engine::kScalar: {
-          const auto& e = tp.queue.engine == isa::Engine::kVector ? chip.vector : chip.scalar;
-          tp.unit = "elem/s";
-          tp.peak_per_s = e.elems_per_cycle_16bit * e.clock_ghz * 1e9;
-          tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
-          break;
-        }
-        case isa::Engine::kGpSimd:
-          tp.unit = "elem/s";
-          tp.peak_per_s =
-              chip.gpsimd.cores * chip.gpsimd.lane_bits / 32.0 * chip.gpsimd.clock_ghz * 1e9;
-          tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
-          break;
-        case isa::Engine::kDma:
-          tp.unit = "B/s";
-          tp.peak_per_s = dma_peak;
-          tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.bytes) / seconds : 0;
-          break;
-        case isa::Engine::kSync:
-          break;
-      }
-      if (tp.queue.engine != isa::Engine::kDma && tp.queue.engine != isa::Engine::kSync &&
-          tp.active_percent > m.bounding_active_percent) {
-        m.bounding_active_percent = tp.active_percent;
-        m.bounding_engine = tp.name;
-      }
-    }
-    if (m.dma_active_time_percent > m.bounding_active_percent) {
-      m.bounding_active_percent = m.dma_active_time_percent;
-      m.bounding_engine = "dma";
-    }
-    if (m.hbm_limited_ns > 0) {
-      StallBucket& b = stall_map["hbm"];
-      b.key = "hbm";
-      b.group = "hbm";
-      b.ns += m.hbm_limited_ns;
-    }
-    for (auto& [key, b] : stall_map) cp.stalls.push_back(b);
-    std::sort(cp.stalls.begin(), cp.stalls.end(),
-              [](const StallBucket& x, const StallBucket& y) { return x.ns > y.ns; });
-    a.total_ns = std::max(a.total_ns, total);
-    a.cores.push_back(std::move(cp));
+    add_dependency_edges(w);
+    finish_metrics(w);
+    finish_tracks(w);
+    finish_stalls(w);
+    a.total_ns = std::max(a.total_ns, w.cp.metrics.total_ns);
+    a.cores.push_back(std::move(w.cp));
   }
   a.suggestions = suggest(a);
   return a;

@@ -62,4 +62,8 @@ std::string tensor_mode(const sim::TimingReport* report);
 // Writes `s` as a JSON string literal (quotes included) to `out`.
 void json_string(std::string& out, std::string_view s);
 
+// Adds `amount`, spread evenly over [lo, hi), to buckets of `w` ns (all of it to lo's bucket
+// when hi <= lo); times past the last bucket count in it.
+void spread(std::vector<double>& buckets, double w, double lo, double hi, double amount);
+
 }  // namespace trnsim::profile::detail

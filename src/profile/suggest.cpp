@@ -84,7 +84,8 @@ void dma_wait(const RuleInput& in, std::vector<Suggestion>& out) {
         by_queue[ip.released_track].first += ip.stall_ns;
         ++by_queue[ip.released_track].second;
       }
-    for (const auto& [q, v] : by_queue) {
+    for (const auto& [releaser, v] : by_queue) {
+      const std::uint16_t q = releaser;  // a copy: lambdas may not capture bindings (clang 14)
       const double pct = 100.0 * v.first / in.total;
       if (pct < kDmaWaitPercent) continue;
       const std::uint32_t src = common_source(cp, [&](const InstructionProfile& ip) {
