@@ -52,6 +52,193 @@ struct Class {
   std::priority_queue<std::uint32_t, std::vector<std::uint32_t>, std::greater<>> available;
 };
 
+// The list scheduler's state while it issues one program.
+class ListScheduler {
+ public:
+  ListScheduler(const SchedInput& in, const arch::ChipConfig& chip, int dma_queues)
+      : insts_(*in.insts),
+        n_(insts_.size()),
+        costs_(chip),
+        dma_engines_(static_cast<std::uint32_t>(chip.dma.engines_per_core.value)),
+        hbm_rate_(arch::hbm_bytes_per_ns_per_core(chip) / std::max<double>(1.0, dma_engines_)),
+        queue_free_(static_cast<std::size_t>(kFirstDmaQueueKey +
+                                             static_cast<int>(chip.dma.queues_per_engine.value)),
+                    0.0),
+        engine_free_(dma_engines_, 0.0),
+        ready_(n_, 0.0),
+        finish_(n_, 0.0) {
+    // Successors and remaining-predecessor counts.
+    succs_.resize(n_);
+    missing_.assign(n_, 0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      missing_[i] = static_cast<std::uint32_t>((*in.preds)[i].size());
+      for (std::uint32_t j : (*in.preds)[i]) succs_[j].push_back(static_cast<std::uint32_t>(i));
+    }
+    // Classes of instructions with the same candidate queues.
+    class_of_.resize(n_);
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::vector<int> qs =
+          candidate_queues((*in.engines)[i], (*in.fixed_dma_queue)[i], dma_queues);
+      auto it = std::find_if(classes_.begin(), classes_.end(),
+                             [&](const Class& c) { return c.queues == qs; });
+      if (it == classes_.end()) {
+        classes_.push_back(Class{std::move(qs), {}, {}});
+        it = classes_.end() - 1;
+      }
+      class_of_[i] = static_cast<std::size_t>(it - classes_.begin());
+    }
+    for (std::size_t i = 0; i < n_; ++i)
+      if (missing_[i] == 0)
+        classes_[class_of_[i]].pending.push({0.0, static_cast<std::uint32_t>(i)});
+  }
+
+  SchedResult run() {
+    SchedResult r;
+    r.order.reserve(n_);
+    r.queue.assign(n_, 0);
+    for (std::size_t step = 0; step < n_; ++step) {
+      std::size_t c = 0;
+      std::uint32_t i = 0;
+      if (!pick_next(c, i)) break;  // a cycle; cannot happen for program-order edges
+      issue(c, i, r);
+    }
+    return r;
+  }
+
+ private:
+  // Takes the instruction of the class whose best instruction can start first (ties to the
+  // lowest index) off that class's heaps; false when none is left.
+  bool pick_next(std::size_t& best_class, std::uint32_t& best_inst) {
+    best_class = classes_.size();
+    double best_start = 0;
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      Class& cl = classes_[c];
+      if (cl.pending.empty() && cl.available.empty()) continue;
+      const double mf = min_free(cl);
+      while (!cl.pending.empty() && cl.pending.top().ready <= mf) {
+        cl.available.push(cl.pending.top().inst);
+        cl.pending.pop();
+      }
+      double start;
+      std::uint32_t inst;
+      if (!cl.available.empty()) {
+        start = mf;
+        inst = cl.available.top();
+      } else {
+        start = cl.pending.top().ready;
+        inst = cl.pending.top().inst;
+      }
+      if (best_class == classes_.size() || start < best_start ||
+          (start == best_start && inst < best_inst)) {
+        best_class = c;
+        best_start = start;
+        best_inst = inst;
+      }
+    }
+    if (best_class == classes_.size()) return false;
+    Class& cl = classes_[best_class];
+    if (!cl.available.empty() && cl.available.top() == best_inst)
+      cl.available.pop();
+    else
+      cl.pending.pop();
+    return true;
+  }
+
+  double min_free(const Class& c) const {
+    double m = std::numeric_limits<double>::infinity();
+    for (int q : c.queues) m = std::min(m, queue_free_[static_cast<std::size_t>(q)]);
+    return m;
+  }
+
+  // Estimated time from `start` until a DMA completes; `commit` books the engines it uses.
+  double dma_time(const isa::Instruction& inst, double start, bool commit) {
+    const timing::DmaPlan plan = costs_.plan_dma(inst);
+    const std::uint32_t first = timing::first_dma_engine(inst.op, dma_engines_);
+    const double t_ready = start + plan.fixed_latency_ns;
+    double done = t_ready;
+    for (const timing::DmaEngineWork& w : plan.engines) {
+      if (w.bytes == 0 || dma_engines_ == 0) continue;
+      const std::uint32_t e = (first + w.engine) % dma_engines_;
+      const double data_ns = std::max(static_cast<double>(w.bytes) / plan.engine_bytes_per_ns,
+                                      static_cast<double>(w.hbm_bytes) / hbm_rate_);
+      const double share = data_ns + static_cast<double>(w.descriptors) * plan.per_descriptor_ns;
+      const double begin = std::max(t_ready, engine_free_[e]);
+      if (commit) engine_free_[e] = begin + share;
+      done = std::max(done, begin + share);
+    }
+    return done - start;
+  }
+
+  // Queue choice: earliest finish (compute engines differ in cost); ties to the queue idle
+  // longest, then the lowest queue. A DMA goes to a queue where it starts earliest: its
+  // shares claim the DMA engines when it starts, so one placed behind a busy queue would in
+  // fact queue on the engines behind every transfer started before it, not ahead of them as
+  // committing it now would estimate. Then books the queue and releases the successors.
+  void issue(std::size_t c, std::uint32_t i, SchedResult& r) {
+    const Class& cl = classes_[c];
+    isa::Instruction inst = insts_[i];
+    int best_q = -1;
+    double best_finish = 0, best_occ = 0, best_free = 0;
+    const bool dma = isa::is_dma_transfer(inst.op);
+    double earliest_start = std::numeric_limits<double>::infinity();
+    for (int q : cl.queues)
+      earliest_start =
+          std::min(earliest_start, std::max(ready_[i], queue_free_[static_cast<std::size_t>(q)]));
+    for (int q : cl.queues) {
+      const double qf = queue_free_[static_cast<std::size_t>(q)];
+      const double start = std::max(ready_[i], qf);
+      if (dma && start > earliest_start) continue;
+      inst.queue = queue_of_key(q);
+      double occ, lat;
+      if (dma) {
+        occ = lat = dma_time(inst, start, false);
+      } else {
+        timing::TensorEngineState st = tensor_state_;
+        const timing::ComputeCost cc = costs_.compute(inst, st);
+        occ = cc.occupancy_ns;
+        lat = cc.latency_ns;
+      }
+      const double fin = start + lat;
+      if (best_q < 0 || fin < best_finish || (fin == best_finish && qf < best_free)) {
+        best_q = q;
+        best_finish = fin;
+        best_occ = occ;
+        best_free = qf;
+      }
+    }
+    inst.queue = queue_of_key(best_q);
+    const double start = std::max(ready_[i], queue_free_[static_cast<std::size_t>(best_q)]);
+    if (dma) {
+      const double t = dma_time(inst, start, true);
+      best_occ = t;
+      best_finish = start + t;
+    } else if (inst.queue.engine == isa::Engine::kTensor) {
+      (void)costs_.compute(inst, tensor_state_);  // track the loaded stationary
+    }
+    queue_free_[static_cast<std::size_t>(best_q)] = start + best_occ;
+    finish_[i] = best_finish;
+    r.queue[i] = best_q;
+    r.order.push_back(i);
+    r.estimated_ns = std::max(r.estimated_ns, best_finish);
+    for (std::uint32_t s : succs_[i]) {
+      ready_[s] = std::max(ready_[s], finish_[i]);
+      if (--missing_[s] == 0) classes_[class_of_[s]].pending.push({ready_[s], s});
+    }
+  }
+
+  const std::vector<isa::Instruction>& insts_;
+  std::size_t n_;
+  timing::CostModel costs_;
+  std::uint32_t dma_engines_;
+  double hbm_rate_;  // HBM bytes per ns one DMA engine may take of the core's share
+  std::vector<std::vector<std::uint32_t>> succs_;
+  std::vector<std::uint32_t> missing_;  // predecessors not yet issued
+  std::vector<Class> classes_;
+  std::vector<std::size_t> class_of_;
+  std::vector<double> queue_free_, engine_free_, ready_, finish_;
+  timing::TensorEngineState tensor_state_;
+};
+
 }  // namespace
 
 SchedResult schedule_in_order(const SchedInput& in, int dma_queues) {
@@ -75,164 +262,7 @@ SchedResult schedule_in_order(const SchedInput& in, int dma_queues) {
 }
 
 SchedResult schedule_list(const SchedInput& in, const arch::ChipConfig& chip, int dma_queues) {
-  const std::vector<isa::Instruction>& insts = *in.insts;
-  const std::size_t n = insts.size();
-  const timing::CostModel costs(chip);
-  const auto dma_engines = static_cast<std::uint32_t>(chip.dma.engines_per_core.value);
-  const double hbm_rate =
-      arch::hbm_bytes_per_ns_per_core(chip) / std::max<double>(1.0, dma_engines);
-
-  // Successors and remaining-predecessor counts.
-  std::vector<std::vector<std::uint32_t>> succs(n);
-  std::vector<std::uint32_t> missing(n, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    missing[i] = static_cast<std::uint32_t>((*in.preds)[i].size());
-    for (std::uint32_t j : (*in.preds)[i]) succs[j].push_back(static_cast<std::uint32_t>(i));
-  }
-
-  // Classes of instructions with the same candidate queues.
-  std::vector<Class> classes;
-  std::vector<std::size_t> class_of(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    std::vector<int> qs = candidate_queues((*in.engines)[i], (*in.fixed_dma_queue)[i], dma_queues);
-    auto it = std::find_if(classes.begin(), classes.end(),
-                           [&](const Class& c) { return c.queues == qs; });
-    if (it == classes.end()) {
-      classes.push_back(Class{std::move(qs), {}, {}});
-      it = classes.end() - 1;
-    }
-    class_of[i] = static_cast<std::size_t>(it - classes.begin());
-  }
-
-  const int num_queues = kFirstDmaQueueKey + static_cast<int>(chip.dma.queues_per_engine.value);
-  std::vector<double> queue_free(static_cast<std::size_t>(num_queues), 0.0);
-  std::vector<double> engine_free(dma_engines, 0.0);
-  std::vector<double> ready(n, 0.0), finish(n, 0.0);
-  timing::TensorEngineState tensor_state;
-
-  for (std::size_t i = 0; i < n; ++i)
-    if (missing[i] == 0) classes[class_of[i]].pending.push({0.0, static_cast<std::uint32_t>(i)});
-
-  SchedResult r;
-  r.order.reserve(n);
-  r.queue.assign(n, 0);
-  auto min_free = [&](const Class& c) {
-    double m = std::numeric_limits<double>::infinity();
-    for (int q : c.queues) m = std::min(m, queue_free[static_cast<std::size_t>(q)]);
-    return m;
-  };
-
-  // Estimated (occupancy, latency) of a DMA started at `start`; commits the engine use.
-  auto dma_time = [&](const isa::Instruction& inst, double start, bool commit) {
-    const timing::DmaPlan plan = costs.plan_dma(inst);
-    const std::uint32_t first = timing::first_dma_engine(inst.op, dma_engines);
-    const double t_ready = start + plan.fixed_latency_ns;
-    double done = t_ready;
-    for (const timing::DmaEngineWork& w : plan.engines) {
-      if (w.bytes == 0 || dma_engines == 0) continue;
-      const std::uint32_t e = (first + w.engine) % dma_engines;
-      const double data_ns = std::max(static_cast<double>(w.bytes) / plan.engine_bytes_per_ns,
-                                      static_cast<double>(w.hbm_bytes) / hbm_rate);
-      const double share = data_ns + static_cast<double>(w.descriptors) * plan.per_descriptor_ns;
-      const double begin = std::max(t_ready, engine_free[e]);
-      if (commit) engine_free[e] = begin + share;
-      done = std::max(done, begin + share);
-    }
-    return done - start;
-  };
-
-  for (std::size_t step = 0; step < n; ++step) {
-    // The class whose best instruction can start first.
-    std::size_t best_class = classes.size();
-    double best_start = 0;
-    std::uint32_t best_inst = 0;
-    for (std::size_t c = 0; c < classes.size(); ++c) {
-      Class& cl = classes[c];
-      if (cl.pending.empty() && cl.available.empty()) continue;
-      const double mf = min_free(cl);
-      while (!cl.pending.empty() && cl.pending.top().ready <= mf) {
-        cl.available.push(cl.pending.top().inst);
-        cl.pending.pop();
-      }
-      double start;
-      std::uint32_t inst;
-      if (!cl.available.empty()) {
-        start = mf;
-        inst = cl.available.top();
-      } else {
-        start = cl.pending.top().ready;
-        inst = cl.pending.top().inst;
-      }
-      if (best_class == classes.size() || start < best_start ||
-          (start == best_start && inst < best_inst)) {
-        best_class = c;
-        best_start = start;
-        best_inst = inst;
-      }
-    }
-    if (best_class == classes.size()) break;  // a cycle; cannot happen for program-order edges
-    Class& cl = classes[best_class];
-    if (!cl.available.empty() && cl.available.top() == best_inst)
-      cl.available.pop();
-    else
-      cl.pending.pop();
-    const std::uint32_t i = best_inst;
-
-    // Queue choice: earliest finish (compute engines differ in cost); ties to the queue
-    // idle longest, then the lowest queue. A DMA goes to a queue where it starts earliest:
-    // its shares claim the DMA engines when it starts, so one placed behind a busy queue
-    // would in fact queue on the engines behind every transfer started before it, not ahead
-    // of them as committing it now would estimate.
-    isa::Instruction inst = insts[i];
-    int best_q = -1;
-    double best_finish = 0, best_occ = 0, best_free = 0;
-    const bool dma = isa::is_dma_transfer(inst.op);
-    double earliest_start = std::numeric_limits<double>::infinity();
-    for (int q : cl.queues)
-      earliest_start =
-          std::min(earliest_start, std::max(ready[i], queue_free[static_cast<std::size_t>(q)]));
-    for (int q : cl.queues) {
-      const double qf = queue_free[static_cast<std::size_t>(q)];
-      const double start = std::max(ready[i], qf);
-      if (dma && start > earliest_start) continue;
-      inst.queue = queue_of_key(q);
-      double occ, lat;
-      if (dma) {
-        occ = lat = dma_time(inst, start, false);
-      } else {
-        timing::TensorEngineState st = tensor_state;
-        const timing::ComputeCost cc = costs.compute(inst, st);
-        occ = cc.occupancy_ns;
-        lat = cc.latency_ns;
-      }
-      const double fin = start + lat;
-      if (best_q < 0 || fin < best_finish || (fin == best_finish && qf < best_free)) {
-        best_q = q;
-        best_finish = fin;
-        best_occ = occ;
-        best_free = qf;
-      }
-    }
-    inst.queue = queue_of_key(best_q);
-    const double start = std::max(ready[i], queue_free[static_cast<std::size_t>(best_q)]);
-    if (dma) {
-      const double t = dma_time(inst, start, true);
-      best_occ = t;
-      best_finish = start + t;
-    } else if (inst.queue.engine == isa::Engine::kTensor) {
-      (void)costs.compute(inst, tensor_state);  // track the loaded stationary
-    }
-    queue_free[static_cast<std::size_t>(best_q)] = start + best_occ;
-    finish[i] = best_finish;
-    r.queue[i] = best_q;
-    r.order.push_back(i);
-    r.estimated_ns = std::max(r.estimated_ns, best_finish);
-    for (std::uint32_t s : succs[i]) {
-      ready[s] = std::max(ready[s], finish[i]);
-      if (--missing[s] == 0) classes[class_of[s]].pending.push({ready[s], s});
-    }
-  }
-  return r;
+  return ListScheduler(in, chip, dma_queues).run();
 }
 
 }  // namespace trnsim::compiler::detail

@@ -110,6 +110,102 @@ void column(Json& j, std::string_view name, const std::vector<InstructionProfile
   j.close(']');
 }
 
+void tracks_json(Json& j, const CoreProfile& cp) {
+  j.array("tracks", cp.tracks, [&](const TrackProfile& t) {
+    j.open('{');
+    j.kv("name", t.name);
+    j.kv("engine", isa::engine_name(t.queue.engine));
+    j.kv("instructions", static_cast<double>(t.instructions));
+    j.kv("busy_ns", t.busy_ns);
+    j.kv("stalled_ns", t.stalled_ns);
+    j.kv("active_percent", t.active_percent);
+    j.kv("flops", t.flops);
+    j.kv("bytes", static_cast<double>(t.bytes));
+    j.kv("achieved_per_s", t.achieved_per_s);
+    j.kv("peak_per_s", t.peak_per_s);
+    j.kv("unit", t.unit);
+    j.close('}');
+  });
+}
+
+void stalls_and_counters_json(Json& j, const CoreProfile& cp) {
+  j.array("stalls", cp.stalls, [&](const StallBucket& s) {
+    j.open('{');
+    j.kv("key", s.key);
+    j.kv("group", s.group);
+    j.kv("ns", s.ns);
+    j.kv("n", static_cast<double>(s.instructions));
+    j.close('}');
+  });
+  j.key("counters");
+  j.open('{');
+  j.kv("bucket_ns", cp.counters.bucket_ns);
+  j.array("hbm", cp.counters.hbm_bytes_per_s, [&](double v) { j.num(v); });
+  j.array("sbuf", cp.counters.sbuf_bytes, [&](double v) { j.num(v); });
+  j.array("psum", cp.counters.psum_bytes, [&](double v) { j.num(v); });
+  j.array("util", cp.counters.track_util, [&](const std::vector<double>& u) {
+    j.open('[');
+    for (double v : u) j.num(std::round(v * 1000) / 1000);
+    j.close(']');
+  });
+  j.close('}');
+}
+
+// Instructions, column by column (compact for 10^5+ rows).
+void instructions_json(Json& j, const std::vector<InstructionProfile>& ins, std::size_t limit) {
+  j.key("ins");
+  j.open('{');
+  j.kv("n", static_cast<double>(std::min(ins.size(), limit)));
+  j.kv("total", static_cast<double>(ins.size()));
+  column(j, "track", ins, limit, [](const InstructionProfile& p) { return p.track; });
+  column(j, "op", ins, limit, [](const InstructionProfile& p) { return p.op; });
+  column(j, "src", ins, limit, [](const InstructionProfile& p) { return p.source; });
+  column(j, "start", ins, limit, [](const InstructionProfile& p) { return p.start; });
+  column(j, "occ", ins, limit,
+         [](const InstructionProfile& p) { return p.occupied_until - p.start; });
+  column(j, "lat", ins, limit, [](const InstructionProfile& p) { return p.end - p.start; });
+  column(j, "flops", ins, limit, [](const InstructionProfile& p) { return p.flops; });
+  column(j, "bytes", ins, limit,
+         [](const InstructionProfile& p) { return static_cast<double>(p.bytes); });
+  column(j, "hbm", ins, limit,
+         [](const InstructionProfile& p) { return static_cast<double>(p.hbm_bytes); });
+  column(j, "stall", ins, limit, [](const InstructionProfile& p) { return p.stall_ns; });
+  column(j, "cause", ins, limit,
+         [](const InstructionProfile& p) { return static_cast<int>(p.cause); });
+  column(j, "sem", ins, limit, [](const InstructionProfile& p) { return p.wait_sem; });
+  column(j, "rel", ins, limit,
+         [](const InstructionProfile& p) { return static_cast<double>(p.released_by); });
+  column(j, "parts", ins, limit, [](const InstructionProfile& p) { return p.partitions; });
+  column(j, "bound", ins, limit,
+         [](const InstructionProfile& p) { return static_cast<int>(p.bound); });
+  j.close('}');
+}
+
+void core_json(Json& j, const Analysis& a, std::size_t c, std::size_t limit) {
+  const CoreProfile& cp = a.cores[c];
+  j.open('{');
+  j.kv("core", cp.core);
+  metrics_json(j, cp.metrics);
+  tracks_json(j, cp);
+  stalls_and_counters_json(j, cp);
+  instructions_json(j, cp.instructions, limit);
+  j.key("text");
+  j.open('[');
+  if (c < a.text.size())
+    for (std::size_t i = 0; i < a.text[c].size() && i < limit; ++i) j.str(a.text[c][i]);
+  j.close(']');
+  j.key("edges");
+  j.open('[');
+  for (const Edge& e : cp.edges) {
+    if (e.to >= limit) break;
+    j.comma();
+    fmt::format_to(std::back_inserter(j.s), "[{},{},{},{}]", e.from, e.to, e.kinds,
+                   e.semaphore ? e.sem : -1);
+  }
+  j.close(']');
+  j.close('}');
+}
+
 void analysis_json(Json& j, const Analysis& a, const HtmlOptions& options) {
   j.open('{');
   j.kv("title", options.title.empty() ? a.title : options.title);
@@ -138,91 +234,7 @@ void analysis_json(Json& j, const Analysis& a, const HtmlOptions& options) {
   });
   j.key("cores");
   j.open('[');
-  for (std::size_t c = 0; c < a.cores.size(); ++c) {
-    const CoreProfile& cp = a.cores[c];
-    const std::size_t limit = options.max_instructions;
-    j.open('{');
-    j.kv("core", cp.core);
-    metrics_json(j, cp.metrics);
-    j.array("tracks", cp.tracks, [&](const TrackProfile& t) {
-      j.open('{');
-      j.kv("name", t.name);
-      j.kv("engine", isa::engine_name(t.queue.engine));
-      j.kv("instructions", static_cast<double>(t.instructions));
-      j.kv("busy_ns", t.busy_ns);
-      j.kv("stalled_ns", t.stalled_ns);
-      j.kv("active_percent", t.active_percent);
-      j.kv("flops", t.flops);
-      j.kv("bytes", static_cast<double>(t.bytes));
-      j.kv("achieved_per_s", t.achieved_per_s);
-      j.kv("peak_per_s", t.peak_per_s);
-      j.kv("unit", t.unit);
-      j.close('}');
-    });
-    j.array("stalls", cp.stalls, [&](const StallBucket& s) {
-      j.open('{');
-      j.kv("key", s.key);
-      j.kv("group", s.group);
-      j.kv("ns", s.ns);
-      j.kv("n", static_cast<double>(s.instructions));
-      j.close('}');
-    });
-    j.key("counters");
-    j.open('{');
-    j.kv("bucket_ns", cp.counters.bucket_ns);
-    j.array("hbm", cp.counters.hbm_bytes_per_s, [&](double v) { j.num(v); });
-    j.array("sbuf", cp.counters.sbuf_bytes, [&](double v) { j.num(v); });
-    j.array("psum", cp.counters.psum_bytes, [&](double v) { j.num(v); });
-    j.array("util", cp.counters.track_util, [&](const std::vector<double>& u) {
-      j.open('[');
-      for (double v : u) j.num(std::round(v * 1000) / 1000);
-      j.close(']');
-    });
-    j.close('}');
-    // Instructions, column by column (compact for 10^5+ rows).
-    const auto& ins = cp.instructions;
-    j.key("ins");
-    j.open('{');
-    j.kv("n", static_cast<double>(std::min(ins.size(), limit)));
-    j.kv("total", static_cast<double>(ins.size()));
-    column(j, "track", ins, limit, [](const InstructionProfile& p) { return p.track; });
-    column(j, "op", ins, limit, [](const InstructionProfile& p) { return p.op; });
-    column(j, "src", ins, limit, [](const InstructionProfile& p) { return p.source; });
-    column(j, "start", ins, limit, [](const InstructionProfile& p) { return p.start; });
-    column(j, "occ", ins, limit,
-           [](const InstructionProfile& p) { return p.occupied_until - p.start; });
-    column(j, "lat", ins, limit, [](const InstructionProfile& p) { return p.end - p.start; });
-    column(j, "flops", ins, limit, [](const InstructionProfile& p) { return p.flops; });
-    column(j, "bytes", ins, limit,
-           [](const InstructionProfile& p) { return static_cast<double>(p.bytes); });
-    column(j, "hbm", ins, limit,
-           [](const InstructionProfile& p) { return static_cast<double>(p.hbm_bytes); });
-    column(j, "stall", ins, limit, [](const InstructionProfile& p) { return p.stall_ns; });
-    column(j, "cause", ins, limit,
-           [](const InstructionProfile& p) { return static_cast<int>(p.cause); });
-    column(j, "sem", ins, limit, [](const InstructionProfile& p) { return p.wait_sem; });
-    column(j, "rel", ins, limit,
-           [](const InstructionProfile& p) { return static_cast<double>(p.released_by); });
-    column(j, "parts", ins, limit, [](const InstructionProfile& p) { return p.partitions; });
-    column(j, "bound", ins, limit,
-           [](const InstructionProfile& p) { return static_cast<int>(p.bound); });
-    j.close('}');
-    j.key("text");
-    j.open('[');
-    if (c < a.text.size())
-      for (std::size_t i = 0; i < a.text[c].size() && i < limit; ++i) j.str(a.text[c][i]);
-    j.close(']');
-    j.key("edges");
-    j.open('[');
-    for (const Edge& e : cp.edges) {
-      if (e.to >= limit) break;
-      j.comma();
-      fmt::format_to(std::back_inserter(j.s), "[{},{},{},{}]", e.from, e.to, e.kinds,
-                     e.semaphore ? e.sem : -1);
-    }
-    j.close(']');
-    j.close('}');
-  }
+  for (std::size_t c = 0; c < a.cores.size(); ++c) core_json(j, a, c, options.max_instructions);
   j.close(']');
   j.key("bounds");
   j.open('[');
