@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "isa/validate.h"
+#include "util/enum_names.h"
 
 namespace trnsim::isa {
 namespace {
@@ -59,22 +60,6 @@ constexpr std::array<std::string_view, kNumPerfModes> kPerfModeNames = {"none", 
 constexpr std::array<std::string_view, kNumDmaAccumulates> kDmaAccumulateNames = {"none", "add"};
 constexpr std::array<std::string_view, kNumIndirectModes> kIndirectNames = {"gather", "scatter"};
 
-// Out-of-range enumerators (a corrupted value cast into the enum) get a visible name
-// rather than undefined behaviour.
-template <std::size_t N>
-std::string_view lookup(const std::array<std::string_view, N>& names, unsigned value) {
-  return value < N ? names[value] : std::string_view("<invalid>");
-}
-
-template <class E, std::size_t N>
-std::optional<E> reverse_lookup(const std::array<std::string_view, N>& names,
-                                std::string_view name) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (names[i] == name) return static_cast<E>(i);
-  }
-  return std::nullopt;
-}
-
 std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   std::int64_t sum = 0;
   if (__builtin_add_overflow(a, b, &sum)) {
@@ -118,22 +103,22 @@ std::optional<Operation> make_operation_impl(std::string_view mnemonic, std::ind
 }  // namespace
 
 std::string_view engine_name(Engine e) {
-  return lookup(kEngineNames, unsigned(e));
+  return util::enum_name(kEngineNames, e);
 }
 std::optional<Engine> engine_from_name(std::string_view name) {
-  return reverse_lookup<Engine>(kEngineNames, name);
+  return util::enum_from_name<Engine>(kEngineNames, name);
 }
 std::string_view memory_name(Memory m) {
-  return lookup(kMemoryNames, unsigned(m));
+  return util::enum_name(kMemoryNames, m);
 }
 std::optional<Memory> memory_from_name(std::string_view name) {
-  return reverse_lookup<Memory>(kMemoryNames, name);
+  return util::enum_from_name<Memory>(kMemoryNames, name);
 }
 std::string_view alu_op_name(AluOp op) {
-  return lookup(kAluOpNames, unsigned(op));
+  return util::enum_name(kAluOpNames, op);
 }
 std::optional<AluOp> alu_op_from_name(std::string_view name) {
-  return reverse_lookup<AluOp>(kAluOpNames, name);
+  return util::enum_from_name<AluOp>(kAluOpNames, name);
 }
 bool is_bitvec_op(AluOp op) {
   switch (op) {
@@ -148,25 +133,25 @@ bool is_bitvec_op(AluOp op) {
   }
 }
 std::string_view activation_name(ActivationFunc f) {
-  return lookup(kActivationNames, unsigned(f));
+  return util::enum_name(kActivationNames, f);
 }
 std::optional<ActivationFunc> activation_from_name(std::string_view name) {
-  return reverse_lookup<ActivationFunc>(kActivationNames, name);
+  return util::enum_from_name<ActivationFunc>(kActivationNames, name);
 }
 std::string_view accumulate_mode_name(AccumulateMode m) {
-  return lookup(kAccumulateNames, unsigned(m));
+  return util::enum_name(kAccumulateNames, m);
 }
 std::string_view rounding_mode_name(RoundingMode m) {
-  return lookup(kRoundingNames, unsigned(m));
+  return util::enum_name(kRoundingNames, m);
 }
 std::string_view perf_mode_name(MatmulPerfMode m) {
-  return lookup(kPerfModeNames, unsigned(m));
+  return util::enum_name(kPerfModeNames, m);
 }
 std::string_view dma_accumulate_name(DmaAccumulate m) {
-  return lookup(kDmaAccumulateNames, unsigned(m));
+  return util::enum_name(kDmaAccumulateNames, m);
 }
 std::string_view indirect_mode_name(IndirectMode m) {
-  return lookup(kIndirectNames, unsigned(m));
+  return util::enum_name(kIndirectNames, m);
 }
 
 std::string_view op_name(const Operation& op) {
@@ -178,19 +163,9 @@ std::uint8_t op_engines(const Operation& op) {
 }
 
 std::string_view op_class_name(OpClass c) {
-  switch (c) {
-    case OpClass::kMatmul:
-      return "matmul";
-    case OpClass::kTranspose:
-      return "transpose";
-    case OpClass::kElementwise:
-      return "elementwise";
-    case OpClass::kDmaTransfer:
-      return "dma_transfer";
-    case OpClass::kSequencer:
-      return "sequencer";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 5> kNames = {"matmul", "transpose", "elementwise",
+                                                             "dma_transfer", "sequencer"};
+  return util::enum_name(kNames, c);
 }
 
 std::optional<DmaSides> dma_sides(const Operation& op) {

@@ -2,34 +2,22 @@
 
 #include <fmt/core.h>
 
+#include <array>
+
 #include "isa/asm.h"
+#include "util/enum_names.h"
 
 namespace trnsim::kernel {
 
 std::string_view buffer_name(Buffer b) {
-  switch (b) {
-    case Buffer::kSbuf:
-      return "sbuf";
-    case Buffer::kPsum:
-      return "psum";
-    case Buffer::kPrivateHbm:
-      return "private_hbm";
-    case Buffer::kSharedHbm:
-      return "shared_hbm";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 4> kNames = {"sbuf", "psum", "private_hbm",
+                                                             "shared_hbm"};
+  return util::enum_name(kNames, b);
 }
 
 std::string_view tensor_role_name(TensorRole r) {
-  switch (r) {
-    case TensorRole::kInput:
-      return "input";
-    case TensorRole::kOutput:
-      return "output";
-    case TensorRole::kScratch:
-      return "scratch";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 3> kNames = {"input", "output", "scratch"};
+  return util::enum_name(kNames, r);
 }
 
 namespace {

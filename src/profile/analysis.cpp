@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <stdexcept>
@@ -12,6 +13,7 @@
 #include "isa/asm.h"
 #include "profile/detail.h"
 #include "profile/profile.h"
+#include "util/enum_names.h"
 
 namespace trnsim::profile {
 
@@ -228,19 +230,9 @@ void json_string(std::string& out, std::string_view s) {
 }  // namespace detail
 
 std::string_view stall_cause_name(StallCause c) {
-  switch (c) {
-    case StallCause::kNone:
-      return "none";
-    case StallCause::kDma:
-      return "dma";
-    case StallCause::kEngine:
-      return "engine";
-    case StallCause::kBarrier:
-      return "barrier";
-    case StallCause::kUnresolved:
-      return "unresolved";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 5> kNames = {"none", "dma", "engine", "barrier",
+                                                             "unresolved"};
+  return util::enum_name(kNames, c);
 }
 
 std::string dependency_name(std::uint8_t bits) {

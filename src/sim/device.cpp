@@ -2,12 +2,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <mutex>
 
 #include "sim/describe.h"
 #include "sim/memory.h"
 #include "sim/sim.h"
+#include "util/enum_names.h"
 
 namespace trnsim::sim {
 
@@ -56,15 +58,8 @@ SimError::SimError(int core, const SimError& inner)
       why_(inner.why_) {}
 
 std::string_view hazard_kind_name(HazardKind kind) {
-  switch (kind) {
-    case HazardKind::kReadAfterWrite:
-      return "RAW";
-    case HazardKind::kWriteAfterRead:
-      return "WAR";
-    case HazardKind::kWriteAfterWrite:
-      return "WAW";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 3> kNames = {"RAW", "WAR", "WAW"};
+  return util::enum_name(kNames, kind);
 }
 
 // ---------------------------------------------------------------------------------------

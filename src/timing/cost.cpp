@@ -1,9 +1,11 @@
 // Per-instruction cost formulas (docs/timing-model.md explains each one and its source).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <type_traits>
 
 #include "timing/timing.h"
+#include "util/enum_names.h"
 
 namespace trnsim::timing {
 namespace {
@@ -156,23 +158,14 @@ Footprint footprint_of(const Op& op) {
 }  // namespace
 
 std::string_view bound_name(Bound b) {
-  switch (b) {
-    case Bound::kMinInitiationInterval:
-      return "min_initiation_interval";
-    case Bound::kMovingStream:
-      return "moving_stream";
-    case Bound::kStationaryLoad:
-      return "stationary_load";
-    case Bound::kElements:
-      return "elements";
-    case Bound::kGpSimdStartup:
-      return "gpsimd_startup";
-    case Bound::kUserCost:
-      return "user_cost";
-    case Bound::kNone:
-      return "none";
-  }
-  return "?";
+  static constexpr std::array<std::string_view, 7> kNames = {"min_initiation_interval",
+                                                             "moving_stream",
+                                                             "stationary_load",
+                                                             "elements",
+                                                             "gpsimd_startup",
+                                                             "user_cost",
+                                                             "none"};
+  return util::enum_name(kNames, b);
 }
 
 std::uint32_t first_dma_engine(const isa::Operation& op, std::uint32_t engines) {
