@@ -525,28 +525,28 @@ namespace {
 
 const std::vector<DType> kFp8x4 = {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4};
 
-const bool registered_q = register_kernel(
-    {"mx_quantize",
-     "BF16 x [R, C] -> MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] by quantize_mx (dtype: the "
-     "packed output)",
-     "RxC",
-     {1024, 4096},
-     DType::kFloat8E4M3x4,
-     kFp8x4,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_mx_quantize(s, d);
-     }});
+// mx_quantize and mx_dequantize: the same layouts and dtypes, one direction each.
+bool register_mx_conversion(const char* name, const char* summary,
+                            Problem (*make)(const std::vector<std::int64_t>&, DType)) {
+  return register_kernel({name,
+                          summary,
+                          "RxC",
+                          {1024, 4096},
+                          DType::kFloat8E4M3x4,
+                          kFp8x4,
+                          [make](const std::vector<std::int64_t>& s, DType d,
+                                 const arch::ChipConfig&) { return make(s, d); }});
+}
 
-const bool registered_dq = register_kernel(
-    {"mx_dequantize",
-     "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops",
-     "RxC",
-     {1024, 4096},
-     DType::kFloat8E4M3x4,
-     kFp8x4,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_mx_dequantize(s, d);
-     }});
+const bool registered_q = register_mx_conversion(
+    "mx_quantize",
+    "BF16 x [R, C] -> MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] by quantize_mx (dtype: the "
+    "packed output)",
+    make_mx_quantize);
+const bool registered_dq = register_mx_conversion(
+    "mx_dequantize",
+    "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops",
+    make_mx_dequantize);
 
 const bool registered_mm = register_kernel(
     {"matmul_mx",

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "kernels/registry.h"
 
@@ -207,27 +208,27 @@ std::vector<KernelOption> norm_options() {
                                "added to the mean square (variance) before the square root")};
 }
 
-const bool registered_rms = register_kernel(
-    {"rmsnorm",
-     "out = x / sqrt(mean(x^2) + eps) * weight over rows of x [R, C]; 128-row tiles",
-     "RxC",
-     {8192, 8192},
-     DType::kBFloat16,
-     {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
-        const OptionValues& o) { return make_norm(s, d, false, o); },
-     norm_options()});
+// rmsnorm and layernorm: one problem maker, with or without centring and bias.
+bool register_norm(const char* name, const char* summary, std::vector<std::int64_t> default_shape,
+                   bool layer) {
+  return register_kernel(
+      {name,
+       summary,
+       "RxC",
+       std::move(default_shape),
+       DType::kBFloat16,
+       {DType::kBFloat16, DType::kFloat32},
+       [layer](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
+               const OptionValues& o) { return make_norm(s, d, layer, o); },
+       norm_options()});
+}
 
-const bool registered_ln = register_kernel(
-    {"layernorm",
-     "out = (x - mean) / sqrt(var + eps) * weight + bias over rows; bn_stats/bn_aggr",
-     "RxC",
-     {4096, 4096},
-     DType::kBFloat16,
-     {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
-        const OptionValues& o) { return make_norm(s, d, true, o); },
-     norm_options()});
+const bool registered_rms = register_norm(
+    "rmsnorm", "out = x / sqrt(mean(x^2) + eps) * weight over rows of x [R, C]; 128-row tiles",
+    {8192, 8192}, /*layer=*/false);
+const bool registered_ln = register_norm(
+    "layernorm", "out = (x - mean) / sqrt(var + eps) * weight + bias over rows; bn_stats/bn_aggr",
+    {4096, 4096}, /*layer=*/true);
 
 }  // namespace
 
