@@ -34,6 +34,7 @@
 #include <map>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
@@ -41,10 +42,6 @@ namespace {
 
 using kernel::KernelError;
 using kernel::Tensor;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 constexpr float kMasked = -1e30f;  // additive mask: exp(scale * (s + kMasked) - ...) == 0
 

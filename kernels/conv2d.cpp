@@ -21,13 +21,9 @@
 
 #include <algorithm>
 
-namespace trnsim::kernels {
+#include "kernels/tiling.h"
 
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-}  // namespace
+namespace trnsim::kernels {
 
 std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
   if (in.size() != 2 || in[0].ndim() != 4 || in[1].ndim() != 4)

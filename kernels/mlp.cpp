@@ -25,17 +25,12 @@
 #include <map>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
 using kernel::KernelError;
 using kernel::Tensor;
-
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-}  // namespace
 
 std::vector<Tensor> mlp(std::span<const Tensor> in, const MlpOptions& o) {
   if (in.size() != 4)
