@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "bench_util.h"
 #include "isa/isa.h"
 #include "numerics/numerics.h"
 #include "sim/sim.h"
@@ -23,23 +24,11 @@ extern "C" void openblas_set_num_threads(int num_threads);
 
 namespace {
 
-using trnsim::isa::AccessPattern;
+using trnsim::bench::tile_pattern;
 using trnsim::isa::Memory;
 using trnsim::numerics::DType;
 namespace isa = trnsim::isa;
 namespace sim = trnsim::sim;
-
-AccessPattern onchip(Memory memory, DType dtype, std::uint32_t partitions, std::uint64_t offset,
-                     std::uint32_t free) {
-  AccessPattern ap;
-  ap.memory = memory;
-  ap.dtype = dtype;
-  ap.partitions = partitions;
-  ap.offset = offset;
-  ap.num_dims = 1;
-  ap.dims[0] = {1, free};
-  return ap;
-}
 
 isa::Instruction on_tensor(isa::Operation op) {
   isa::Instruction inst;
@@ -78,57 +67,63 @@ struct MatmulProblem {
   double flops = 0;
 };
 
-// A GEMM C[M,N] = A[M,K] B[K,N] made of full-tile BF16 nc_matmul instructions:
-// stationary A^T tiles [128 (k), 128 (m)], moving B tiles [128 (k), 512 (n)], accumulating
-// over K tiles in PSUM. SBUF layout per partition: A^T tiles, then B tiles.
-MatmulProblem bf16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+// A GEMM C[M,N] = A[M,K] B[K,N] made of full-tile `Matmul` instructions: stationary A^T
+// tiles [128 (k), 128 (m)], moving B tiles [128 (k), 512 (n)], accumulating over the K steps
+// (k_step values of K each) in PSUM. SBUF layout per partition: A^T tiles, then B tiles, in
+// elements of `dtype` of `element_bytes` each. `finish(mm, i, j, l)` sets what else the
+// instruction of output tile (i, j) at K step l needs.
+template <class Matmul, class Finish>
+MatmulProblem full_tile_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k,
+                             std::uint32_t k_step, DType dtype, std::uint64_t element_bytes,
+                             Finish finish) {
   MatmulProblem problem;
-  const std::uint32_t mt = m / 128, nt = n / 512, kt = k / 128;
-  const std::uint64_t a_bytes = std::uint64_t{kt} * m * 2;
+  const std::uint32_t mt = m / 128, nt = n / 512, kt = k / k_step;
+  const std::uint64_t a_bytes = std::uint64_t{kt} * m * element_bytes;
   for (std::uint32_t i = 0; i < mt; ++i)
     for (std::uint32_t j = 0; j < nt; ++j)
       for (std::uint32_t l = 0; l < kt; ++l) {
-        isa::NcMatmul mm;
-        mm.stationary = onchip(Memory::kSbuf, DType::kBFloat16, 128,
-                               (std::uint64_t{l} * m + std::uint64_t{i} * 128) * 2, 128);
-        mm.moving = onchip(Memory::kSbuf, DType::kBFloat16, 128,
-                           a_bytes + (std::uint64_t{l} * n + std::uint64_t{j} * 512) * 2, 512);
-        mm.dst = onchip(Memory::kPsum, DType::kFloat32, 128, std::uint64_t{j % 8} * 2048, 512);
+        Matmul mm;
+        mm.stationary =
+            tile_pattern(Memory::kSbuf, dtype, 128,
+                         (std::uint64_t{l} * m + std::uint64_t{i} * 128) * element_bytes, 128);
+        mm.moving = tile_pattern(
+            Memory::kSbuf, dtype, 128,
+            a_bytes + (std::uint64_t{l} * n + std::uint64_t{j} * 512) * element_bytes, 512);
+        mm.dst =
+            tile_pattern(Memory::kPsum, DType::kFloat32, 128, std::uint64_t{j % 8} * 2048, 512);
         mm.accumulate = l == 0 ? isa::AccumulateMode::kOverwrite : isa::AccumulateMode::kAccumulate;
+        finish(mm, i, j, l);
         problem.program.instructions.push_back(on_tensor(mm));
       }
   problem.flops = 2.0 * m * n * k;
   return problem;
 }
 
-// The same with MXFP8 (E4M3 x4-packed) nc_matmul_mx: K = 512 per instruction.
+// BF16 nc_matmul: K = 128 per instruction.
+MatmulProblem bf16_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
+  return full_tile_gemm<isa::NcMatmul>(
+      m, n, k, 128, DType::kBFloat16, 2,
+      [](isa::NcMatmul&, std::uint32_t, std::uint32_t, std::uint32_t) {});
+}
+
+// MXFP8 (E4M3 x4-packed) nc_matmul_mx: K = 512 per instruction (one 32-bit word per column
+// and partition), the E8M0 scales after the B tiles (A's, then B's).
 MatmulProblem mxfp8_gemm(std::uint32_t m, std::uint32_t n, std::uint32_t k) {
-  MatmulProblem problem;
-  const std::uint32_t mt = m / 128, nt = n / 512, kt = k / 512;
-  const std::uint64_t a_bytes = std::uint64_t{kt} * m * 4;  // one 32-bit word per column
+  const std::uint32_t kt = k / 512;
+  const std::uint64_t a_bytes = std::uint64_t{kt} * m * 4;
   const std::uint64_t b_bytes = std::uint64_t{kt} * n * 4;
   const std::uint64_t scale_base = a_bytes + b_bytes;
   const std::uint64_t a_scale_bytes = std::uint64_t{kt} * m;
-  for (std::uint32_t i = 0; i < mt; ++i)
-    for (std::uint32_t j = 0; j < nt; ++j)
-      for (std::uint32_t l = 0; l < kt; ++l) {
-        isa::NcMatmulMx mm;
-        mm.stationary = onchip(Memory::kSbuf, DType::kFloat8E4M3x4, 128,
-                               (std::uint64_t{l} * m + std::uint64_t{i} * 128) * 4, 128);
-        mm.moving = onchip(Memory::kSbuf, DType::kFloat8E4M3x4, 128,
-                           a_bytes + (std::uint64_t{l} * n + std::uint64_t{j} * 512) * 4, 512);
+  return full_tile_gemm<isa::NcMatmulMx>(
+      m, n, k, 512, DType::kFloat8E4M3x4, 4,
+      [&](isa::NcMatmulMx& mm, std::uint32_t i, std::uint32_t j, std::uint32_t l) {
         mm.stationary_scale =
-            onchip(Memory::kSbuf, DType::kUInt8, 128,
-                   scale_base + std::uint64_t{l} * m + std::uint64_t{i} * 128, 128);
-        mm.moving_scale =
-            onchip(Memory::kSbuf, DType::kUInt8, 128,
-                   scale_base + a_scale_bytes + std::uint64_t{l} * n + std::uint64_t{j} * 512, 512);
-        mm.dst = onchip(Memory::kPsum, DType::kFloat32, 128, std::uint64_t{j % 8} * 2048, 512);
-        mm.accumulate = l == 0 ? isa::AccumulateMode::kOverwrite : isa::AccumulateMode::kAccumulate;
-        problem.program.instructions.push_back(on_tensor(mm));
-      }
-  problem.flops = 2.0 * m * n * k;
-  return problem;
+            tile_pattern(Memory::kSbuf, DType::kUInt8, 128,
+                         scale_base + std::uint64_t{l} * m + std::uint64_t{i} * 128, 128);
+        mm.moving_scale = tile_pattern(
+            Memory::kSbuf, DType::kUInt8, 128,
+            scale_base + a_scale_bytes + std::uint64_t{l} * n + std::uint64_t{j} * 512, 512);
+      });
 }
 
 void run_simulated(benchmark::State& state, const MatmulProblem& problem, bool mx,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "bench_util.h"
 #include "sim/sim.h"
 #include "sim/timing_model.h"
 
@@ -23,15 +24,9 @@ constexpr std::uint64_t kTileBytes = kTile * kTile * 2;
 constexpr std::uint64_t kOutBase = 2 * kTileBytes;  // HBM: two input slots, two output slots
 constexpr std::uint16_t kLoaded = 0, kMultiplied = 1, kEvicted = 2, kStored = 3;
 
+// A [128, 128] tile from byte `offset`.
 isa::AccessPattern onchip(Memory memory, DType dtype, std::uint64_t offset) {
-  isa::AccessPattern ap;
-  ap.memory = memory;
-  ap.dtype = dtype;
-  ap.partitions = kTile;
-  ap.offset = offset;
-  ap.num_dims = 1;
-  ap.dims[0] = {1, kTile};
-  return ap;
+  return bench::tile_pattern(memory, dtype, kTile, offset, kTile);
 }
 
 isa::AccessPattern in_hbm(std::uint64_t address) {

@@ -63,18 +63,24 @@ constexpr const char* kPerfGuide =
     "https://github.com/aws-neuron/aws-neuron-sdk/blob/2086a70af5c17f5d11e407e9c1df0afb8fb5965c/"
     "general/nki/nki_perf_guide.rst";
 
-// Simulated time of a library kernel in timing-only mode, in ms.
-double library_ms(const std::string& kernel, const std::vector<std::int64_t>& shape,
-                  const arch::ChipConfig& chip, bool schedule) {
+// A library kernel's run in timing-only mode (no hazard check), in kernel order on every
+// engine or list-scheduled.
+kernels::ProblemReport time_library_kernel(const std::string& kernel,
+                                           const std::vector<std::int64_t>& shape, DType dtype,
+                                           const arch::ChipConfig& chip, bool schedule) {
   const kernels::KernelInfo* info = kernels::find_kernel(kernel);
   if (info == nullptr) throw std::runtime_error("missing kernel " + kernel);
   kernels::RunProblemOptions options;
   options.functional = false;
   options.check_hazards = false;
   options.compile.schedule = schedule;
-  const kernels::ProblemReport r =
-      kernels::run_problem(info->make(shape, DType::kBFloat16, chip), chip, options);
-  return r.simulated_ns * 1e-6;
+  return kernels::run_problem(info->make(shape, dtype, chip), chip, options);
+}
+
+// Simulated time of a library kernel in timing-only mode, in ms.
+double library_ms(const std::string& kernel, const std::vector<std::int64_t>& shape,
+                  const arch::ChipConfig& chip, bool schedule) {
+  return time_library_kernel(kernel, shape, DType::kBFloat16, chip, schedule).simulated_ns * 1e-6;
 }
 
 // TensorE busy fraction and the busiest DMA engine's busy fraction of a library kernel run
@@ -83,14 +89,7 @@ std::pair<double, double> library_active_percent(const std::string& kernel,
                                                  const std::vector<std::int64_t>& shape,
                                                  DType dtype, const arch::ChipConfig& chip,
                                                  bool schedule) {
-  const kernels::KernelInfo* info = kernels::find_kernel(kernel);
-  if (info == nullptr) throw std::runtime_error("missing kernel " + kernel);
-  kernels::RunProblemOptions options;
-  options.functional = false;
-  options.check_hazards = false;
-  options.compile.schedule = schedule;
-  const kernels::ProblemReport r =
-      kernels::run_problem(info->make(shape, dtype, chip), chip, options);
+  const kernels::ProblemReport r = time_library_kernel(kernel, shape, dtype, chip, schedule);
   const sim::TimingReport& t = r.launch.timing.at(0);
   double tensor = 0, dma = 0;
   for (const auto& q : t.queues)

@@ -34,6 +34,7 @@
 #include <map>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
@@ -41,10 +42,6 @@ namespace {
 
 using kernel::KernelError;
 using kernel::Tensor;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 constexpr float kMasked = -1e30f;  // additive mask: exp(scale * (s + kMasked) - ...) == 0
 
@@ -327,65 +324,53 @@ std::vector<KernelOption> attention_options(bool dma_transposes) {
   return options;
 }
 
-int period(const OptionValues& o) {
-  return static_cast<int>(o.integer("dma_transpose_period"));
+// The registered attention kernels: one problem maker, with causal masking, the output type
+// and the transpose path fixed per name.
+struct AttentionVariant {
+  const char* name;
+  const char* summary;
+  bool causal;
+  DType out_dtype;
+  bool dma_transposes;  // false: every P^T transpose on the tensor engine
+};
+
+const AttentionVariant kAttentionVariants[] = {
+    {"attention",
+     "flash-attention forward, one head: softmax(q k^T / sqrt(D)) v; inputs q_t [D,S], k_t [D,S], "
+     "v [S,D] BF16, output [S,D] BF16",
+     false, DType::kBFloat16, true},
+    {"attention_causal",
+     "causal flash-attention forward (key j visible to query i iff j <= i); same layout as "
+     "attention",
+     true, DType::kBFloat16, true},
+    {"attention_pe",
+     "flash-attention forward as 'attention' with every P^T transpose on the tensor engine (no "
+     "DMA transposes)",
+     false, DType::kBFloat16, false},
+    {"attention_f32out", "flash-attention forward as 'attention' with an fp32 output", false,
+     DType::kFloat32, true},
+};
+
+void register_attention(const AttentionVariant& v) {
+  register_kernel({v.name,
+                   v.summary,
+                   "SxD",
+                   {4096, 128},
+                   DType::kBFloat16,
+                   {DType::kBFloat16},
+                   [v](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+                       const OptionValues& o) {
+                     const int period =
+                         v.dma_transposes ? static_cast<int>(o.integer("dma_transpose_period")) : 0;
+                     return make_attention(shape, dtype, v.causal, v.out_dtype, o, period);
+                   },
+                   attention_options(v.dma_transposes)});
 }
 
-const bool registered_attention =
-    register_kernel({"attention",
-                     "flash-attention forward, one head: softmax(q k^T / sqrt(D)) v; inputs q_t "
-                     "[D,S], k_t [D,S], v [S,D] "
-                     "BF16, output [S,D] BF16",
-                     "SxD",
-                     {4096, 128},
-                     DType::kBFloat16,
-                     {DType::kBFloat16},
-                     [](const std::vector<std::int64_t>& shape, DType dtype,
-                        const arch::ChipConfig&, const OptionValues& o) {
-                       return make_attention(shape, dtype, false, DType::kBFloat16, o, period(o));
-                     },
-                     attention_options(true)});
-
-const bool registered_attention_causal =
-    register_kernel({"attention_causal",
-                     "causal flash-attention forward (key j visible to query i iff j <= i); same "
-                     "layout as attention",
-                     "SxD",
-                     {4096, 128},
-                     DType::kBFloat16,
-                     {DType::kBFloat16},
-                     [](const std::vector<std::int64_t>& shape, DType dtype,
-                        const arch::ChipConfig&, const OptionValues& o) {
-                       return make_attention(shape, dtype, true, DType::kBFloat16, o, period(o));
-                     },
-                     attention_options(true)});
-
-const bool registered_attention_pe =
-    register_kernel({"attention_pe",
-                     "flash-attention forward as 'attention' with every P^T transpose on the "
-                     "tensor engine (no DMA transposes)",
-                     "SxD",
-                     {4096, 128},
-                     DType::kBFloat16,
-                     {DType::kBFloat16},
-                     [](const std::vector<std::int64_t>& shape, DType dtype,
-                        const arch::ChipConfig&, const OptionValues& o) {
-                       return make_attention(shape, dtype, false, DType::kBFloat16, o, 0);
-                     },
-                     attention_options(false)});
-
-const bool registered_attention_fp32_out =
-    register_kernel({"attention_f32out",
-                     "flash-attention forward as 'attention' with an fp32 output",
-                     "SxD",
-                     {4096, 128},
-                     DType::kBFloat16,
-                     {DType::kBFloat16},
-                     [](const std::vector<std::int64_t>& shape, DType dtype,
-                        const arch::ChipConfig&, const OptionValues& o) {
-                       return make_attention(shape, dtype, false, DType::kFloat32, o, period(o));
-                     },
-                     attention_options(true)});
+const bool registered = [] {
+  for (const AttentionVariant& v : kAttentionVariants) register_attention(v);
+  return true;
+}();
 
 }  // namespace
 

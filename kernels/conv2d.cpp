@@ -21,13 +21,9 @@
 
 #include <algorithm>
 
-namespace trnsim::kernels {
+#include "kernels/tiling.h"
 
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-}  // namespace
+namespace trnsim::kernels {
 
 std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
   if (in.size() != 2 || in[0].ndim() != 4 || in[1].ndim() != 4)
@@ -179,38 +175,39 @@ Problem make_same(const std::vector<std::int64_t>& s, DType d, int stride) {
   return make_conv2d_problem(s, d, stride, static_cast<int>((s[5] - 1) / 2));
 }
 
-const bool registered_same = register_kernel(
+// The registered convolutions: one stride and padding each.
+struct Conv2dVariant {
+  const char* name;
+  const char* summary;
+  int stride;
+  bool same_padding;  // pad (R-1)/2; false: no padding
+};
+
+const Conv2dVariant kConv2dVariants[] = {
     {"conv2d",
-     "NCHW conv2d, stride 1, zero pad (R-1)/2 ('same'); taps accumulate in PSUM, no im2col",
-     "NxCxHxWxKxRxS",
-     {1, 128, 32, 32, 128, 3, 3},
-     DType::kBFloat16,
-     kDtypes,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_same(s, d, 1);
-     }});
+     "NCHW conv2d, stride 1, zero pad (R-1)/2 ('same'); taps accumulate in PSUM, no im2col", 1,
+     true},
+    {"conv2d_s2", "NCHW conv2d, stride 2, zero pad (R-1)/2", 2, true},
+    {"conv2d_valid", "NCHW conv2d, stride 1, no padding", 1, false},
+};
 
-const bool registered_s2 =
-    register_kernel({"conv2d_s2",
-                     "NCHW conv2d, stride 2, zero pad (R-1)/2",
-                     "NxCxHxWxKxRxS",
-                     {1, 128, 32, 32, 128, 3, 3},
-                     DType::kBFloat16,
-                     kDtypes,
-                     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-                       return make_same(s, d, 2);
-                     }});
+void register_conv2d(const Conv2dVariant& v) {
+  register_kernel({v.name,
+                   v.summary,
+                   "NxCxHxWxKxRxS",
+                   {1, 128, 32, 32, 128, 3, 3},
+                   DType::kBFloat16,
+                   kDtypes,
+                   [v](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
+                     return v.same_padding ? make_same(s, d, v.stride)
+                                           : make_conv2d_problem(s, d, v.stride, 0);
+                   }});
+}
 
-const bool registered_valid =
-    register_kernel({"conv2d_valid",
-                     "NCHW conv2d, stride 1, no padding",
-                     "NxCxHxWxKxRxS",
-                     {1, 128, 32, 32, 128, 3, 3},
-                     DType::kBFloat16,
-                     kDtypes,
-                     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-                       return make_conv2d_problem(s, d, 1, 0);
-                     }});
+const bool registered = [] {
+  for (const Conv2dVariant& v : kConv2dVariants) register_conv2d(v);
+  return true;
+}();
 
 }  // namespace
 

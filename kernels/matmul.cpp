@@ -13,14 +13,9 @@
 
 #include "kernels/kernels.h"
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
-
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-}  // namespace
 
 std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
   using namespace trnsim;
@@ -37,11 +32,7 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
   const std::int64_t tile_k = nl::tile_size::pmax();
   const std::int64_t tile_m = nl::tile_size::gemm_stationary_fmax();
   const std::int64_t tile_n = nl::tile_size::gemm_moving_fmax();
-  if (o.block_m < 1 || o.block_n < 1 || o.block_m * o.block_n > nl::tile_size::psum_num_banks())
-    throw kernel::KernelError(
-        {}, fmt::format("matmul: block_m x block_n = {} x {} accumulators need more PSUM "
-                        "banks than the {} available",
-                        o.block_m, o.block_n, nl::tile_size::psum_num_banks()));
+  check_block_fits_psum("matmul", o.block_m, o.block_n);
 
   Tensor c = nl::ndarray({m_total, n_total}, o.out_dtype, nl::shared_hbm, "c");
   const std::int64_t block_rows = o.block_m * tile_m, block_cols = o.block_n * tile_n;
@@ -57,12 +48,8 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
       const std::int64_t cols = std::min(block_cols, n_total - n0);
       const std::int64_t n_tiles = ceil_div(cols, tile_n);
       // One PSUM bank per output tile of the block.
-      std::vector<Tensor> acc;
-      for (std::int64_t i = 0; i < m_tiles; ++i)
-        for (std::int64_t j = 0; j < n_tiles; ++j)
-          acc.push_back(nl::ndarray(
-              {std::min(tile_m, rows - i * tile_m), std::min(tile_n, cols - j * tile_n)},
-              DType::kFloat32, nl::psum, "acc"));
+      const OutputBlock block{m0, n0, rows, cols, tile_m, tile_n};
+      const std::vector<Tensor> acc = declare_accumulators(block);
       for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
         const std::int64_t k0 = kt * tile_k, ks = std::min(tile_k, k_total - k0);
         Tensor a_tile = nl::ndarray({ks, rows}, a_t.dtype(), nl::sbuf, "a_tile");
@@ -80,15 +67,7 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
         }
       }
       // Drain the block: PSUM -> SBUF (casting to the output type) -> HBM.
-      for (std::int64_t i = 0; i < m_tiles; ++i) {
-        for (std::int64_t j = 0; j < n_tiles; ++j) {
-          const Tensor& a = acc[static_cast<std::size_t>(i * n_tiles + j)];
-          Tensor out = nl::ndarray(a.shape(), o.out_dtype, nl::sbuf, "c_tile");
-          nisa::tensor_copy(out, a);
-          nisa::dma_copy(c(nl::ds(m0 + i * tile_m, a.dim(0)), nl::ds(n0 + j * tile_n, a.dim(1))),
-                         out);
-        }
-      }
+      store_accumulators(block, acc, c);
     }
   }
   return {c};
@@ -120,17 +99,14 @@ Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>&
   p.inputs.push_back(runtime::random_tensor("b", dtype, {k, n}, 2));
   p.reference = [m, n, k](const std::vector<std::vector<float>>& in, std::size_t,
                           std::span<const std::int64_t> idx) {
-    std::vector<double> r;
-    r.reserve(idx.size());
-    for (std::int64_t flat : idx) {
-      const std::int64_t i = flat / n, j = flat % n;
-      double s = 0;
-      for (std::int64_t kk = 0; kk < k; ++kk)
-        s += double(in[0][static_cast<std::size_t>(kk * m + i)]) *
-             double(in[1][static_cast<std::size_t>(kk * n + j)]);
-      r.push_back(s);
-    }
-    return r;
+    return matmul_reference(
+        idx, n, k,
+        [&](std::int64_t kk, std::int64_t i) {
+          return double(in[0][static_cast<std::size_t>(kk * m + i)]);
+        },
+        [&](std::int64_t kk, std::int64_t j) {
+          return double(in[1][static_cast<std::size_t>(kk * n + j)]);
+        });
   };
   // Products of the decoded inputs are exact in fp32 for <= 16-bit inputs; the fp32 PSUM sum
   // of K terms of magnitude <= 1 errs by at most ~K * 2^-24 * sum|terms| (bounded by K), and

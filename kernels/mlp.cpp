@@ -25,17 +25,12 @@
 #include <map>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
 using kernel::KernelError;
 using kernel::Tensor;
-
-namespace {
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
-}  // namespace
 
 std::vector<Tensor> mlp(std::span<const Tensor> in, const MlpOptions& o) {
   if (in.size() != 4)
@@ -220,27 +215,27 @@ std::vector<KernelOption> mlp_options() {
               "output columns per down-projection weight slab (one PSUM bank of fp32)")};
 }
 
-const bool registered_silu = register_kernel(
-    {"mlp",
-     "gated MLP y = down(silu(gate(x)) * up(x)); x [T,H], w_gate/w_up [H,F], w_down [F,H], BF16",
-     "TxHxF",
-     {2048, 1024, 4096},
-     DType::kBFloat16,
-     {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
-        const OptionValues& o) { return make_mlp(shape, dtype, isa::ActivationFunc::kSilu, o); },
-     mlp_options()});
+// The registered MLP kernels differ only in the gate's activation.
+bool register_mlp(const char* name, const char* summary, isa::ActivationFunc act) {
+  return register_kernel(
+      {name,
+       summary,
+       "TxHxF",
+       {2048, 1024, 4096},
+       DType::kBFloat16,
+       {DType::kBFloat16},
+       [act](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+             const OptionValues& o) { return make_mlp(shape, dtype, act, o); },
+       mlp_options()});
+}
 
-const bool registered_gelu = register_kernel(
-    {"mlp_gelu",
-     "gated MLP with GELU (erf form): y = down(gelu(gate(x)) * up(x))",
-     "TxHxF",
-     {2048, 1024, 4096},
-     DType::kBFloat16,
-     {DType::kBFloat16},
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
-        const OptionValues& o) { return make_mlp(shape, dtype, isa::ActivationFunc::kGelu, o); },
-     mlp_options()});
+const bool registered_silu = register_mlp(
+    "mlp",
+    "gated MLP y = down(silu(gate(x)) * up(x)); x [T,H], w_gate/w_up [H,F], w_down [F,H], BF16",
+    isa::ActivationFunc::kSilu);
+const bool registered_gelu =
+    register_mlp("mlp_gelu", "gated MLP with GELU (erf form): y = down(gelu(gate(x)) * up(x))",
+                 isa::ActivationFunc::kGelu);
 
 }  // namespace
 

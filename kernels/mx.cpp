@@ -32,6 +32,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/tiling.h"
 #include "numerics/numerics.h"
 
 namespace trnsim::kernels {
@@ -39,10 +40,6 @@ namespace trnsim::kernels {
 namespace {
 
 using isa::AluOp;
-
-std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
-  return (a + b - 1) / b;
-}
 
 bool is_fp8_x4(DType t) {
   return t == DType::kFloat8E4M3x4 || t == DType::kFloat8E5M2x4;
@@ -224,11 +221,7 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
   const std::int64_t tile_k = nl::tile_size::pmax();  // partitions (x4 = 512 values of K)
   const std::int64_t tile_m = nl::tile_size::gemm_stationary_fmax();
   const std::int64_t tile_n = nl::tile_size::psum_bank_fmax();
-  if (o.block_m < 1 || o.block_n < 1 || o.block_m * o.block_n > nl::tile_size::psum_num_banks())
-    throw kernel::KernelError(
-        {}, fmt::format("matmul_mx: block_m x block_n = {} x {} accumulators need more PSUM "
-                        "banks than the {} available",
-                        o.block_m, o.block_n, nl::tile_size::psum_num_banks()));
+  check_block_fits_psum("matmul_mx", o.block_m, o.block_n);
   Tensor c = nl::ndarray({m_total, n_total}, o.out_dtype, nl::shared_hbm, "c");
   const std::int64_t k_tiles = ceil_div(k4, tile_k);
   const std::int64_t k_full = k4 / tile_k;  // steps with all 128 partitions
@@ -279,12 +272,8 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
       const std::int64_t n_tiles = ceil_div(cols, tile_n);
       const Tensor sa = o.hoist_a_scales ? sa_block : load_scales(as, m0, rows, "a_scales");
       const Tensor sb = load_scales(bs, n0, cols, "b_scales");
-      std::vector<Tensor> acc;
-      for (std::int64_t i = 0; i < m_tiles; ++i)
-        for (std::int64_t j = 0; j < n_tiles; ++j)
-          acc.push_back(nl::ndarray(
-              {std::min(tile_m, rows - i * tile_m), std::min(tile_n, cols - j * tile_n)},
-              DType::kFloat32, nl::psum, "acc"));
+      const OutputBlock block{m0, n0, rows, cols, tile_m, tile_n};
+      const std::vector<Tensor> acc = declare_accumulators(block);
       for (std::int64_t kt = 0; kt < k_tiles; ++kt) {
         const std::int64_t k0 = kt * tile_k, ks = std::min(tile_k, k4 - k0);
         Tensor a_tile = hoist_a ? a_band[static_cast<std::size_t>(kt)]
@@ -305,16 +294,7 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
           }
         }
       }
-      for (std::int64_t i = 0; i < m_tiles; ++i) {
-        for (std::int64_t j = 0; j < n_tiles; ++j) {
-          const Tensor& acc_t = acc[static_cast<std::size_t>(i * n_tiles + j)];
-          Tensor out = nl::ndarray(acc_t.shape(), o.out_dtype, nl::sbuf, "c_tile");
-          nisa::tensor_copy(out, acc_t);
-          nisa::dma_copy(
-              c(nl::ds(m0 + i * tile_m, acc_t.dim(0)), nl::ds(n0 + j * tile_n, acc_t.dim(1))), out,
-              {.name = "store c"});
-        }
-      }
+      store_accumulators(block, acc, c, "store c");
     }
   }
   return {c};
@@ -491,16 +471,9 @@ Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, D
       (void)k;
       return code == 255 ? NAN : std::ldexp(el, code - 127);
     };
-    std::vector<double> r;
-    r.reserve(idx.size());
-    for (std::int64_t flat : idx) {
-      const std::int64_t i = flat / n, j = flat % n;
-      double s = 0;
-      for (std::int64_t kk = 0; kk < k; ++kk)
-        s += value(in[0], in[1], m, kk, i) * value(in[2], in[3], n, kk, j);
-      r.push_back(s);
-    }
-    return r;
+    return matmul_reference(
+        idx, n, k, [&](std::int64_t kk, std::int64_t i) { return value(in[0], in[1], m, kk, i); },
+        [&](std::int64_t kk, std::int64_t j) { return value(in[2], in[3], n, kk, j); });
   };
   // Products of two MX values are exact (<= 4 + 4 significant bits); the tensor engine sums
   // the K products in fp32, each addition erring by at most half an ulp of the running sum.
@@ -525,28 +498,28 @@ namespace {
 
 const std::vector<DType> kFp8x4 = {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4};
 
-const bool registered_q = register_kernel(
-    {"mx_quantize",
-     "BF16 x [R, C] -> MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] by quantize_mx (dtype: the "
-     "packed output)",
-     "RxC",
-     {1024, 4096},
-     DType::kFloat8E4M3x4,
-     kFp8x4,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_mx_quantize(s, d);
-     }});
+// mx_quantize and mx_dequantize: the same layouts and dtypes, one direction each.
+bool register_mx_conversion(const char* name, const char* summary,
+                            Problem (*make)(const std::vector<std::int64_t>&, DType)) {
+  return register_kernel({name,
+                          summary,
+                          "RxC",
+                          {1024, 4096},
+                          DType::kFloat8E4M3x4,
+                          kFp8x4,
+                          [make](const std::vector<std::int64_t>& s, DType d,
+                                 const arch::ChipConfig&) { return make(s, d); }});
+}
 
-const bool registered_dq = register_kernel(
-    {"mx_dequantize",
-     "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops",
-     "RxC",
-     {1024, 4096},
-     DType::kFloat8E4M3x4,
-     kFp8x4,
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_mx_dequantize(s, d);
-     }});
+const bool registered_q = register_mx_conversion(
+    "mx_quantize",
+    "BF16 x [R, C] -> MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] by quantize_mx (dtype: the "
+    "packed output)",
+    make_mx_quantize);
+const bool registered_dq = register_mx_conversion(
+    "mx_dequantize",
+    "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops",
+    make_mx_dequantize);
 
 const bool registered_mm = register_kernel(
     {"matmul_mx",

@@ -216,47 +216,50 @@ Problem tutorial_problem(const char* name, kernel::KernelFn fn,
 
 const std::vector<DType> kDtypes = {DType::kBFloat16, DType::kFloat32};
 
-const bool registered_tiled = register_kernel(
+// The tutorial's steps, each registered as a kernel.
+struct TutorialStep {
+  const char* name;
+  const char* summary;
+  std::vector<std::int64_t> default_shape;
+  kernel::KernelFn fn;
+  // K per partial sum the kernel adds in SBUF (0: all of K accumulates in PSUM).
+  std::int64_t sbuf_block_k = 0;
+};
+
+const TutorialStep kSteps[] = {
     {"tutorial_matmul_tiled",
      "NKI matmul tutorial, step 1: tiled (loads inside the K loop)",
-     "MxNxK",
      {512, 1024, 512},
-     DType::kBFloat16,
-     kDtypes,
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return tutorial_problem("tutorial_matmul_tiled", tiled, shape, dtype, 1);
-     }});
-const bool registered_hoisted = register_kernel(
+     tiled},
     {"tutorial_matmul_hoisted",
      "NKI matmul tutorial, step 2: loads hoisted out of the inner loops",
-     "MxNxK",
      {512, 1024, 512},
-     DType::kBFloat16,
-     kDtypes,
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return tutorial_problem("tutorial_matmul_hoisted", hoisted, shape, dtype, 1);
-     }});
-const bool registered_blocked = register_kernel(
+     hoisted},
     {"tutorial_matmul_blocked",
      "NKI matmul tutorial, step 3: M and N blocked (2 x 2 tiles)",
-     "MxNxK",
      {512, 1024, 512},
-     DType::kBFloat16,
-     kDtypes,
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       return tutorial_problem("tutorial_matmul_blocked", blocked, shape, dtype, 1);
-     }});
-const bool registered_optimized = register_kernel(
+     blocked},
     {"tutorial_matmul_optimized",
      "NKI matmul tutorial, step 4: M, N, K blocked (16 x 2 x 8 tiles), SBUF accumulation",
-     "MxNxK",
      {2048, 1024, 2048},
-     DType::kBFloat16,
-     kDtypes,
-     [](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
-       const std::int64_t k_blocks = shape.size() == 3 ? shape[2] / (128 * kOptBlockK) : 1;
-       return tutorial_problem("tutorial_matmul_optimized", optimized, shape, dtype, k_blocks);
-     }});
+     optimized,
+     128 * kOptBlockK},
+};
+
+void register_step(const TutorialStep& step) {
+  register_kernel(
+      {step.name, step.summary, "MxNxK", step.default_shape, DType::kBFloat16, kDtypes,
+       [step](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
+         const std::int64_t sbuf_accumulations =
+             step.sbuf_block_k > 0 && shape.size() == 3 ? shape[2] / step.sbuf_block_k : 1;
+         return tutorial_problem(step.name, step.fn, shape, dtype, sbuf_accumulations);
+       }});
+}
+
+const bool registered = [] {
+  for (const TutorialStep& step : kSteps) register_step(step);
+  return true;
+}();
 
 }  // namespace
 

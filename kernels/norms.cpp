@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 #include "kernels/registry.h"
 
@@ -52,6 +53,21 @@ Tensor broadcast_rows(const Tensor& v, std::int64_t rows, const char* name) {
   return t;
 }
 
+// eps as a [rows, 1] fp32 bias tile: an immediate non-zero bias needs NeuronCore-v3+.
+Tensor eps_column(std::int64_t rows, float eps) {
+  Tensor t = nl::ndarray({rows, 1}, DType::kFloat32, nl::sbuf, "eps");
+  nisa::memset(t, eps);
+  return t;
+}
+
+// Rows [r0, r0 + rows) of x [R, C] in a fresh SBUF tile (so the allocator can rotate tiles
+// and overlap the next load with this tile's compute).
+Tensor load_rows(const Tensor& x, std::int64_t r0, std::int64_t rows) {
+  Tensor t = nl::ndarray({rows, x.dim(1)}, x.dtype(), nl::sbuf, "x_tile");
+  nisa::dma_copy(t, x(nl::ds(r0, rows), nl::all), {.name = "load x"});
+  return t;
+}
+
 }  // namespace
 
 std::vector<Tensor> rmsnorm(std::span<const Tensor> in, const NormOptions& o) {
@@ -62,13 +78,10 @@ std::vector<Tensor> rmsnorm(std::span<const Tensor> in, const NormOptions& o) {
   Tensor out = nl::ndarray({r_total, c}, x.dtype(), nl::shared_hbm, "out");
   const std::int64_t wrows = std::min(pmax, r_total);
   const Tensor w = broadcast_rows(in[1], wrows, "weight");
-  // eps as a [P, 1] bias tile: an immediate non-zero bias needs NeuronCore-v3+.
-  Tensor eps = nl::ndarray({wrows, 1}, DType::kFloat32, nl::sbuf, "eps");
-  nisa::memset(eps, o.eps);
+  const Tensor eps = eps_column(wrows, o.eps);
   for (std::int64_t r0 = 0; r0 < r_total; r0 += pmax) {
     const std::int64_t rows = std::min(pmax, r_total - r0);
-    Tensor xt = nl::ndarray({rows, c}, x.dtype(), nl::sbuf, "x_tile");
-    nisa::dma_copy(xt, x(nl::ds(r0, rows), nl::all), {.name = "load x"});
+    const Tensor xt = load_rows(x, r0, rows);
     Tensor ot = nl::ndarray({rows, c}, x.dtype(), nl::sbuf, "out_tile");
     Tensor ss = nl::ndarray({rows, 1}, DType::kFloat32, nl::sbuf, "sumsq");
     nisa::activation(ot, ActivationFunc::kSquare, xt, {.reduce_res = ss});
@@ -94,12 +107,10 @@ std::vector<Tensor> layernorm(std::span<const Tensor> in, const NormOptions& o) 
   const std::int64_t wrows = std::min(pmax, r_total);
   const Tensor w = broadcast_rows(in[1], wrows, "weight");
   const Tensor b = broadcast_rows(in[2], wrows, "bias");
-  Tensor eps = nl::ndarray({wrows, 1}, DType::kFloat32, nl::sbuf, "eps");
-  nisa::memset(eps, o.eps);
+  const Tensor eps = eps_column(wrows, o.eps);
   for (std::int64_t r0 = 0; r0 < r_total; r0 += pmax) {
     const std::int64_t rows = std::min(pmax, r_total - r0);
-    Tensor xt = nl::ndarray({rows, c}, x.dtype(), nl::sbuf, "x_tile");
-    nisa::dma_copy(xt, x(nl::ds(r0, rows), nl::all), {.name = "load x"});
+    const Tensor xt = load_rows(x, r0, rows);
     // bn_stats takes at most bn_stats_fmax (512) elements: one 6-value record per chunk.
     Tensor stats = nl::ndarray({rows, 6 * chunks}, DType::kFloat32, nl::sbuf, "stats");
     for (std::int64_t k = 0; k < chunks; ++k) {
@@ -207,27 +218,27 @@ std::vector<KernelOption> norm_options() {
                                "added to the mean square (variance) before the square root")};
 }
 
-const bool registered_rms = register_kernel(
-    {"rmsnorm",
-     "out = x / sqrt(mean(x^2) + eps) * weight over rows of x [R, C]; 128-row tiles",
-     "RxC",
-     {8192, 8192},
-     DType::kBFloat16,
-     {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
-        const OptionValues& o) { return make_norm(s, d, false, o); },
-     norm_options()});
+// rmsnorm and layernorm: one problem maker, with or without centring and bias.
+bool register_norm(const char* name, const char* summary, std::vector<std::int64_t> default_shape,
+                   bool layer) {
+  return register_kernel(
+      {name,
+       summary,
+       "RxC",
+       std::move(default_shape),
+       DType::kBFloat16,
+       {DType::kBFloat16, DType::kFloat32},
+       [layer](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
+               const OptionValues& o) { return make_norm(s, d, layer, o); },
+       norm_options()});
+}
 
-const bool registered_ln = register_kernel(
-    {"layernorm",
-     "out = (x - mean) / sqrt(var + eps) * weight + bias over rows; bn_stats/bn_aggr",
-     "RxC",
-     {4096, 4096},
-     DType::kBFloat16,
-     {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&,
-        const OptionValues& o) { return make_norm(s, d, true, o); },
-     norm_options()});
+const bool registered_rms = register_norm(
+    "rmsnorm", "out = x / sqrt(mean(x^2) + eps) * weight over rows of x [R, C]; 128-row tiles",
+    {8192, 8192}, /*layer=*/false);
+const bool registered_ln = register_norm(
+    "layernorm", "out = (x - mean) / sqrt(var + eps) * weight + bias over rows; bn_stats/bn_aggr",
+    {4096, 4096}, /*layer=*/true);
 
 }  // namespace
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -121,6 +122,22 @@ void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::st
 // bank each, fits the chip's PSUM banks; the message names the two options.
 void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_t block_n,
                       const arch::ChipConfig& chip);
+// The reference of a matmul c [M, N] = a^T b at the flat (row-major) indices `idx`: for
+// c[i, j] the sum over kk < k of a(kk, i) * b(kk, j) in double, in order of kk, where a and
+// b give the decoded operand values.
+template <class OperandA, class OperandB>
+std::vector<double> matmul_reference(std::span<const std::int64_t> idx, std::int64_t n,
+                                     std::int64_t k, OperandA a, OperandB b) {
+  std::vector<double> r;
+  r.reserve(idx.size());
+  for (std::int64_t flat : idx) {
+    const std::int64_t i = flat / n, j = flat % n;
+    double s = 0;
+    for (std::int64_t kk = 0; kk < k; ++kk) s += a(kk, i) * b(kk, j);
+    r.push_back(s);
+  }
+  return r;
+}
 
 struct CheckResult {
   bool ok = true;

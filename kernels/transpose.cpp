@@ -115,27 +115,26 @@ Problem make_transpose(const std::vector<std::int64_t>& shape, DType dtype, bool
   return p;
 }
 
-const bool registered_pe = register_kernel(
-    {"transpose",
-     "out[C, R] = x[R, C]^T on the tensor engine (nc_transpose via PSUM, 128x128 blocks)",
-     "RxC",
-     {4096, 4096},
-     DType::kBFloat16,
-     {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_transpose(s, d, false);
-     }});
+// The two registered transposes differ only in the engine that moves the data.
+bool register_transpose(const char* name, const char* summary, bool dma) {
+  return register_kernel({name,
+                          summary,
+                          "RxC",
+                          {4096, 4096},
+                          DType::kBFloat16,
+                          {DType::kBFloat16, DType::kFloat32},
+                          [dma](const std::vector<std::int64_t>& s, DType d,
+                                const arch::ChipConfig&) { return make_transpose(s, d, dma); }});
+}
 
-const bool registered_dma = register_kernel(
-    {"transpose_dma",
-     "out[C, R] = x[R, C]^T by dma_transpose into SBUF, then stores (NeuronCore-v3+)",
-     "RxC",
-     {4096, 4096},
-     DType::kBFloat16,
-     {DType::kBFloat16, DType::kFloat32},
-     [](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
-       return make_transpose(s, d, true);
-     }});
+const bool registered_pe = register_transpose(
+    "transpose",
+    "out[C, R] = x[R, C]^T on the tensor engine (nc_transpose via PSUM, 128x128 blocks)",
+    /*dma=*/false);
+const bool registered_dma = register_transpose(
+    "transpose_dma",
+    "out[C, R] = x[R, C]^T by dma_transpose into SBUF, then stores (NeuronCore-v3+)",
+    /*dma=*/true);
 
 }  // namespace
 

@@ -5,20 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernels/registry.h"
-#include "kernels/runner.h"
+#include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
-
-void expect_correct(const ProblemReport& r) {
-  ASSERT_TRUE(r.check.has_value());
-  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
-  EXPECT_GT(r.check->checked, 0u);
-  for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
-}
 
 ProblemReport run_conv(const std::string& chip_name, std::vector<std::int64_t> s, DType d,
                        int stride, int pad) {
@@ -27,32 +19,30 @@ ProblemReport run_conv(const std::string& chip_name, std::vector<std::int64_t> s
 }
 
 TEST(Conv2d, Same3x3Bf16) {
-  expect_correct(run_conv("trn3", {2, 64, 16, 16, 64, 3, 3}, DType::kBFloat16, 1, 1));
+  expect_kernel_correct(run_conv("trn3", {2, 64, 16, 16, 64, 3, 3}, DType::kBFloat16, 1, 1));
 }
 
 TEST(Conv2d, ValidAndStride2) {
-  expect_correct(run_conv("trn3", {1, 32, 13, 11, 48, 3, 3}, DType::kBFloat16, 1, 0));
-  expect_correct(run_conv("trn3", {1, 32, 15, 17, 40, 3, 3}, DType::kBFloat16, 2, 1));
-  expect_correct(run_conv("trn3", {1, 16, 9, 9, 8, 5, 5}, DType::kFloat32, 2, 2));
+  expect_kernel_correct(run_conv("trn3", {1, 32, 13, 11, 48, 3, 3}, DType::kBFloat16, 1, 0));
+  expect_kernel_correct(run_conv("trn3", {1, 32, 15, 17, 40, 3, 3}, DType::kBFloat16, 2, 1));
+  expect_kernel_correct(run_conv("trn3", {1, 16, 9, 9, 8, 5, 5}, DType::kFloat32, 2, 2));
 }
 
 TEST(Conv2d, ManyChannelsAndFilters) {
   // C = 200 (two partition chunks), K = 160 (two stationary tiles), 1x1 and 3x1 filters.
-  expect_correct(run_conv("trn3", {1, 200, 8, 8, 160, 3, 3}, DType::kBFloat16, 1, 1));
-  expect_correct(run_conv("trn3", {1, 130, 6, 7, 20, 3, 1}, DType::kFloat32, 1, 0));
-  expect_correct(run_conv("trn3", {2, 8, 5, 5, 4, 1, 1}, DType::kBFloat16, 1, 0));
+  expect_kernel_correct(run_conv("trn3", {1, 200, 8, 8, 160, 3, 3}, DType::kBFloat16, 1, 1));
+  expect_kernel_correct(run_conv("trn3", {1, 130, 6, 7, 20, 3, 1}, DType::kFloat32, 1, 0));
+  expect_kernel_correct(run_conv("trn3", {2, 8, 5, 5, 4, 1, 1}, DType::kBFloat16, 1, 0));
 }
 
 TEST(Conv2d, WideRowsSplitColumns) {
   // Q = 600 > 512: output tiles split along columns; padding only on some tiles.
-  expect_correct(run_conv("trn3", {1, 4, 3, 600, 8, 3, 3}, DType::kBFloat16, 1, 1));
+  expect_kernel_correct(run_conv("trn3", {1, 4, 3, 600, 8, 3, 3}, DType::kBFloat16, 1, 1));
 }
 
 TEST(Conv2d, RegistryNamesAndTrn2) {
-  const arch::ChipConfig chip = arch::load_preset("trn2");
   for (const char* name : {"conv2d", "conv2d_s2", "conv2d_valid"})
-    expect_correct(run_problem(
-        find_kernel(name)->make({1, 16, 10, 10, 16, 3, 3}, DType::kBFloat16, chip), chip));
+    expect_kernel_correct(name, "trn2", {1, 16, 10, 10, 16, 3, 3}, DType::kBFloat16);
 }
 
 TEST(Conv2d, RejectsBadShapes) {

@@ -2,48 +2,33 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernels/registry.h"
-#include "kernels/runner.h"
+#include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
 
-ProblemReport run(const std::string& chip_name, std::vector<std::int64_t> shape, DType dtype) {
-  const arch::ChipConfig chip = arch::load_preset(chip_name);
-  const KernelInfo* info = find_kernel("matmul");
-  EXPECT_NE(info, nullptr);
-  return run_problem(info->make(shape, dtype, chip), chip);
-}
-
-void expect_correct(const ProblemReport& r) {
-  ASSERT_TRUE(r.check.has_value());
-  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
-  EXPECT_GT(r.check->checked, 0u);
-  EXPECT_GT(r.simulated_ns, 0);
-}
-
 TEST(MatmulKernel, FullTilesBf16) {
-  expect_correct(run("trn3", {256, 1024, 512}, DType::kBFloat16));
+  expect_kernel_correct("matmul", "trn3", {256, 1024, 512}, DType::kBFloat16);
 }
 
 TEST(MatmulKernel, RaggedShapesInEveryDim) {
   // M, N, K not multiples of 128/512: partial stationary, moving and contraction tiles.
-  expect_correct(run("trn3", {200, 700, 300}, DType::kBFloat16));
-  expect_correct(run("trn3", {1, 1, 1}, DType::kBFloat16));
-  expect_correct(run("trn3", {129, 513, 129}, DType::kFloat16));
+  expect_kernel_correct("matmul", "trn3", {200, 700, 300}, DType::kBFloat16);
+  expect_kernel_correct("matmul", "trn3", {1, 1, 1}, DType::kBFloat16);
+  expect_kernel_correct("matmul", "trn3", {129, 513, 129}, DType::kFloat16);
 }
 
 TEST(MatmulKernel, Fp32AndFp8Inputs) {
-  expect_correct(run("trn3", {128, 512, 256}, DType::kFloat32));
-  expect_correct(run("trn3", {128, 512, 256}, DType::kFloat8E4M3));
-  expect_correct(run("trn3", {128, 512, 256}, DType::kFloat8E5M2));
+  expect_kernel_correct("matmul", "trn3", {128, 512, 256}, DType::kFloat32);
+  expect_kernel_correct("matmul", "trn3", {128, 512, 256}, DType::kFloat8E4M3);
+  expect_kernel_correct("matmul", "trn3", {128, 512, 256}, DType::kFloat8E5M2);
 }
 
 TEST(MatmulKernel, OtherGenerations) {
-  expect_correct(run("trn2", {256, 512, 256}, DType::kBFloat16));
-  expect_correct(run("trn1", {256, 512, 256}, DType::kBFloat16));
+  expect_kernel_correct("matmul", "trn2", {256, 512, 256}, DType::kBFloat16);
+  expect_kernel_correct("matmul", "trn1", {256, 512, 256}, DType::kBFloat16);
 }
 
 TEST(MatmulKernel, DmaOverlapsComputeSoTheTensorEngineBounds) {
@@ -75,8 +60,8 @@ TEST(MatmulKernel, ListScheduleIsNoSlowerThanProgramOrder) {
 }
 
 TEST(MatmulKernel, DeterministicBitsAndTime) {
-  const ProblemReport a = run("trn3", {256, 512, 384}, DType::kBFloat16);
-  const ProblemReport b = run("trn3", {256, 512, 384}, DType::kBFloat16);
+  const ProblemReport a = run_kernel("matmul", "trn3", {256, 512, 384}, DType::kBFloat16);
+  const ProblemReport b = run_kernel("matmul", "trn3", {256, 512, 384}, DType::kBFloat16);
   ASSERT_EQ(a.launch.outputs.size(), 1u);
   EXPECT_EQ(a.launch.outputs[0].bytes(), b.launch.outputs[0].bytes());
   EXPECT_EQ(a.simulated_ns, b.simulated_ns);
@@ -125,18 +110,10 @@ TEST(MatmulKernel, RejectsBadShapes) {
                std::invalid_argument);
 }
 
-}  // namespace
-}  // namespace trnsim::kernels
-
-namespace trnsim::kernels {
-namespace {
-
 TEST(MatmulKernel, LogicalCoreOfTwoSplitsTheWorkAndAgrees) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  Problem p = find_kernel("matmul")->make({1024, 1024, 512}, DType::kBFloat16, chip);
-  const ProblemReport one = run_problem(p, chip);
-  p.lnc = 2;
-  const ProblemReport two = run_problem(p, chip);
+  const std::vector<std::int64_t> shape = {1024, 1024, 512};
+  const ProblemReport one = run_kernel("matmul", "trn3", shape, DType::kBFloat16);
+  const ProblemReport two = run_kernel("matmul", "trn3", shape, DType::kBFloat16, {}, /*lnc=*/2);
   ASSERT_TRUE(two.check && one.check);
   EXPECT_TRUE(two.check->ok) << format_report(two);
   EXPECT_EQ(two.launch.runs.size(), 2u);
@@ -145,8 +122,8 @@ TEST(MatmulKernel, LogicalCoreOfTwoSplitsTheWorkAndAgrees) {
   EXPECT_LT(two.simulated_ns, 0.75 * one.simulated_ns) << format_report(one) << format_report(two);
   EXPECT_GT(two.simulated_ns, 0.45 * one.simulated_ns);
   // trn3 allows LNC 1 and 2 only.
-  p.lnc = 3;
-  EXPECT_THROW(run_problem(p, chip), kernel::KernelError);
+  EXPECT_THROW(run_kernel("matmul", "trn3", shape, DType::kBFloat16, {}, /*lnc=*/3),
+               kernel::KernelError);
 }
 
 }  // namespace

@@ -9,26 +9,18 @@
 #include <cstring>
 
 #include "arch/arch.h"
-#include "kernels/registry.h"
-#include "kernels/runner.h"
+#include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
 
-void expect_correct(const ProblemReport& r) {
-  ASSERT_TRUE(r.check.has_value());
-  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
-  EXPECT_GT(r.check->checked, 0u);
-  for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
-}
-
 // Runs mx_quantize on `p` and compares words and scales byte for byte with the host.
 void expect_quantize_bit_exact(const Problem& p, DType packed, std::int64_t r, std::int64_t c) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   const ProblemReport rep = run_problem(p, chip);
-  expect_correct(rep);
+  expect_kernel_correct(rep);
   ASSERT_EQ(rep.launch.outputs.size(), 2u);
   const HostMx h = mx_quantize_host(packed, p.inputs[0].to_floats(), r, c);
   const auto& words = rep.launch.outputs[0].bytes();
@@ -72,11 +64,8 @@ TEST(MxQuantize, ZeroTinyAndHugeBlocks) {
 }
 
 TEST(MxDequantize, ExactBothFp8TypesAndRaggedRows) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  expect_correct(run_problem(
-      find_kernel("mx_dequantize")->make({256, 520}, DType::kFloat8E4M3x4, chip), chip));
-  expect_correct(run_problem(
-      find_kernel("mx_dequantize")->make({1037, 16}, DType::kFloat8E5M2x4, chip), chip));
+  expect_kernel_correct("mx_dequantize", "trn3", {256, 520}, DType::kFloat8E4M3x4);
+  expect_kernel_correct("mx_dequantize", "trn3", {1037, 16}, DType::kFloat8E5M2x4);
 }
 
 TEST(MxDequantize, SpecialScaleCodes) {
@@ -114,25 +103,25 @@ ProblemReport run_mm(std::int64_t m, std::int64_t n, std::int64_t k, DType packe
 }
 
 TEST(MxMatmul, Fp8E4M3FullTilesFp32Out) {
-  expect_correct(run_mm(256, 1024, 1024, DType::kFloat8E4M3x4, DType::kFloat32));
+  expect_kernel_correct(run_mm(256, 1024, 1024, DType::kFloat8E4M3x4, DType::kFloat32));
 }
 
 TEST(MxMatmul, Fp8E5M2Bf16Out) {
-  expect_correct(run_mm(128, 512, 512, DType::kFloat8E5M2x4, DType::kBFloat16));
+  expect_kernel_correct(run_mm(128, 512, 512, DType::kFloat8E5M2x4, DType::kBFloat16));
 }
 
 TEST(MxMatmul, Fp4RaggedShapes) {
   // M, N ragged; K = 384 is one 96-partition step; K = 640 a full step plus a 32-partition one.
-  expect_correct(run_mm(130, 700, 384, DType::kFloat4E2M1x4, DType::kFloat32));
-  expect_correct(run_mm(2, 1, 640, DType::kFloat4E2M1x4, DType::kBFloat16));
+  expect_kernel_correct(run_mm(130, 700, 384, DType::kFloat4E2M1x4, DType::kFloat32));
+  expect_kernel_correct(run_mm(2, 1, 640, DType::kFloat4E2M1x4, DType::kBFloat16));
 }
 
 TEST(MxMatmul, PerStepLoadsAndSmallBlocks) {
   // The stationary band not kept in SBUF (loaded per K step), scales per block, 1 x 1 blocks.
-  expect_correct(
+  expect_kernel_correct(
       run_mm(300, 600, 1024, DType::kFloat8E4M3x4, DType::kFloat32,
              {.block_m = 1, .block_n = 1, .hoist_a_scales = false, .a_band_budget_bytes = 0}));
-  expect_correct(
+  expect_kernel_correct(
       run_mm(256, 1100, 640, DType::kFloat8E5M2x4, DType::kBFloat16, {.a_band_budget_bytes = 0}));
 }
 
@@ -140,7 +129,7 @@ TEST(MxMatmul, RegistryProblemAndCheckCanFail) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   const Problem p = find_kernel("matmul_mx")->make({256, 512, 1536}, DType::kFloat8E4M3x4, chip);
   ProblemReport r = run_problem(p, chip);
-  expect_correct(r);
+  expect_kernel_correct(r);
   // A scale off by one (a factor of 2 on a block of 32 k) must fail the check.
   Problem wrong = p;
   wrong.inputs[1].mutable_bytes()[5] = static_cast<std::uint8_t>(wrong.inputs[1].bytes()[5] + 1);
@@ -171,7 +160,7 @@ TEST(MxMatmul, ConsumesWhatMxQuantizeProduces) {
     Problem q = find_kernel("mx_quantize")->make({k / 4, 4 * f}, DType::kFloat8E4M3x4, chip);
     q.inputs[0] = runtime::HostTensor::from_floats("x", DType::kBFloat16, {k / 4, 4 * f}, y);
     const ProblemReport qr = run_problem(q, chip);
-    expect_correct(qr);
+    expect_kernel_correct(qr);
     ASSERT_EQ(qr.launch.outputs.size(), 2u);
     // (Not the same bytes as the problem's inputs: a block whose largest element rounded up
     // to the next power of two re-quantises with a scale one code higher.)
@@ -182,7 +171,7 @@ TEST(MxMatmul, ConsumesWhatMxQuantizeProduces) {
       mm.inputs[static_cast<std::size_t>(2 * op + t)] = h;
     }
   }
-  expect_correct(run_problem(mm, chip));
+  expect_kernel_correct(run_problem(mm, chip));
 }
 
 TEST(MxMatmul, Trn2HasNoMxMatmul) {

@@ -3,58 +3,41 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernels/registry.h"
-#include "kernels/runner.h"
+#include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
 
-ProblemReport run_norm(const std::string& name, const std::string& chip_name,
-                       std::vector<std::int64_t> shape, DType dtype) {
-  const arch::ChipConfig chip = arch::load_preset(chip_name);
-  const KernelInfo* info = find_kernel(name);
-  EXPECT_NE(info, nullptr) << name;
-  return run_problem(info->make(shape, dtype, chip), chip);
-}
-
-void expect_correct(const ProblemReport& r) {
-  ASSERT_TRUE(r.check.has_value());
-  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
-  EXPECT_GT(r.check->checked, 0u);
-  for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
-  EXPECT_GT(r.simulated_ns, 0);
-}
-
 TEST(NormRmsnorm, FullTilesBf16) {
-  expect_correct(run_norm("rmsnorm", "trn3", {256, 1024}, DType::kBFloat16));
+  expect_kernel_correct("rmsnorm", "trn3", {256, 1024}, DType::kBFloat16);
 }
 
 TEST(NormRmsnorm, RaggedRowsAndColumns) {
-  expect_correct(run_norm("rmsnorm", "trn3", {200, 700}, DType::kBFloat16));
-  expect_correct(run_norm("rmsnorm", "trn3", {1, 4}, DType::kBFloat16));
+  expect_kernel_correct("rmsnorm", "trn3", {200, 700}, DType::kBFloat16);
+  expect_kernel_correct("rmsnorm", "trn3", {1, 4}, DType::kBFloat16);
   // C = 6200: wide rows, not a multiple of 512.
-  expect_correct(run_norm("rmsnorm", "trn3", {130, 6200}, DType::kBFloat16));
+  expect_kernel_correct("rmsnorm", "trn3", {130, 6200}, DType::kBFloat16);
 }
 
 TEST(NormRmsnorm, Fp32AndTrn2) {
-  expect_correct(run_norm("rmsnorm", "trn3", {130, 96}, DType::kFloat32));
-  expect_correct(run_norm("rmsnorm", "trn2", {160, 512}, DType::kBFloat16));
+  expect_kernel_correct("rmsnorm", "trn3", {130, 96}, DType::kFloat32);
+  expect_kernel_correct("rmsnorm", "trn2", {160, 512}, DType::kBFloat16);
 }
 
 TEST(NormLayernorm, FullTilesBf16) {
-  expect_correct(run_norm("layernorm", "trn3", {128, 1024}, DType::kBFloat16));
+  expect_kernel_correct("layernorm", "trn3", {128, 1024}, DType::kBFloat16);
 }
 
 TEST(NormLayernorm, RaggedRowsAndColumnsNotMultipleOf512) {
-  expect_correct(run_norm("layernorm", "trn3", {129, 1000}, DType::kBFloat16));
-  expect_correct(run_norm("layernorm", "trn3", {3, 5}, DType::kFloat32));
+  expect_kernel_correct("layernorm", "trn3", {129, 1000}, DType::kBFloat16);
+  expect_kernel_correct("layernorm", "trn3", {3, 5}, DType::kFloat32);
 }
 
 TEST(NormLayernorm, Fp32AndTrn2) {
-  expect_correct(run_norm("layernorm", "trn3", {64, 1536}, DType::kFloat32));
-  expect_correct(run_norm("layernorm", "trn2", {200, 600}, DType::kBFloat16));
+  expect_kernel_correct("layernorm", "trn3", {64, 1536}, DType::kFloat32);
+  expect_kernel_correct("layernorm", "trn2", {200, 600}, DType::kBFloat16);
 }
 
 TEST(NormRmsnorm, CheckCatchesAWrongElement) {

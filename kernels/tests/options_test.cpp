@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
+#include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
@@ -240,11 +241,6 @@ TEST(KernelOptions, LibraryDeclarationsAreWellFormed) {
 
 // ---- tuned library problems ------------------------------------------------------------
 
-void expect_correct(const ProblemReport& r) {
-  ASSERT_TRUE(r.check.has_value());
-  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
-}
-
 TEST(KernelOptions, MakeLabelsTheChangedOptions) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   const KernelInfo& mm = *find_kernel("matmul");
@@ -267,20 +263,17 @@ TEST(KernelOptions, MakeLabelsTheChangedOptions) {
 }
 
 TEST(KernelOptions, TunedMatmulIsCorrectAndDifferent) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  const KernelInfo& mm = *find_kernel("matmul");
-  const ProblemReport base = run_problem(mm.make({512, 1024, 384}, DType::kBFloat16, chip), chip);
-  const ProblemReport tuned = run_problem(
-      mm.make({512, 1024, 384}, DType::kBFloat16, chip, {{"block_m", 1}, {"block_n", 1}}), chip);
-  expect_correct(base);
-  expect_correct(tuned);
+  const ProblemReport base = run_kernel("matmul", "trn3", {512, 1024, 384}, DType::kBFloat16);
+  const ProblemReport tuned = run_kernel("matmul", "trn3", {512, 1024, 384}, DType::kBFloat16,
+                                         {{"block_m", 1}, {"block_n", 1}});
+  expect_kernel_correct(base);
+  expect_kernel_correct(tuned);
   // 1 x 1 blocks reload a_t for every 512 columns and b for every 128 rows.
   EXPECT_GT(tuned.instructions, base.instructions);
   EXPECT_GT(tuned.simulated_ns, base.simulated_ns);
 }
 
 TEST(KernelOptions, EveryKnobKeepsItsKernelCorrect) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
   struct Case {
     const char* kernel;
     std::vector<std::int64_t> shape;
@@ -309,11 +302,10 @@ TEST(KernelOptions, EveryKnobKeepsItsKernelCorrect) {
       {"layernorm", {256, 512}, DType::kBFloat16, {{"eps", 1e-2}}},
   };
   for (const Case& c : cases) {
-    const KernelInfo& k = *find_kernel(c.kernel);
-    const ProblemReport base = run_problem(k.make(c.shape, c.dtype, chip), chip);
-    const ProblemReport tuned = run_problem(k.make(c.shape, c.dtype, chip, c.set), chip);
-    expect_correct(base);
-    expect_correct(tuned);
+    const ProblemReport base = run_kernel(c.kernel, "trn3", c.shape, c.dtype);
+    const ProblemReport tuned = run_kernel(c.kernel, "trn3", c.shape, c.dtype, c.set);
+    expect_kernel_correct(base);
+    expect_kernel_correct(tuned);
     EXPECT_NE(tuned.label, base.label);
     // eps changes the values, not the code; every other knob changes the program.
     if (std::string(c.kernel).ends_with("norm")) continue;
@@ -397,8 +389,8 @@ TEST(KernelOptions, KernelApiDocExample) {
       info.make({256, 1024}, DType::kFloat32, chip, {{"tile_cols", 512}, {"on_scalar", true}});
   EXPECT_EQ(tuned_problem.label, "scale 256x1024 float32 [tile_cols=512, on_scalar=on]");
   const ProblemReport tuned = run_problem(tuned_problem, chip);
-  expect_correct(base);
-  expect_correct(tuned);
+  expect_kernel_correct(base);
+  expect_kernel_correct(tuned);
   EXPECT_EQ(base.instructions, 2u * 3u);   // 2 row tiles x (load, multiply, store)
   EXPECT_EQ(tuned.instructions, 4u * 3u);  // 2 row x 2 column tiles
   EXPECT_THAT(invalid([&] {

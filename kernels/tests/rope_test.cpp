@@ -4,48 +4,31 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernels/registry.h"
-#include "kernels/runner.h"
+#include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
 
-ProblemReport run(const std::string& chip_name, std::vector<std::int64_t> shape, DType dtype) {
-  const arch::ChipConfig chip = arch::load_preset(chip_name);
-  const KernelInfo* info = find_kernel("rope");
-  EXPECT_NE(info, nullptr);
-  return run_problem(info->make(shape, dtype, chip), chip);
-}
-
-void expect_correct(const ProblemReport& r) {
-  ASSERT_TRUE(r.check.has_value());
-  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
-  EXPECT_GT(r.check->checked, 0u);
-  EXPECT_GT(r.simulated_ns, 0);
-  for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
-}
-
 TEST(RopeKernel, Fp32) {
-  expect_correct(run("trn3", {256, 128}, DType::kFloat32));
+  expect_kernel_correct("rope", "trn3", {256, 128}, DType::kFloat32);
 }
 TEST(RopeKernel, Bf16) {
-  expect_correct(run("trn3", {512, 64}, DType::kBFloat16));
+  expect_kernel_correct("rope", "trn3", {512, 64}, DType::kBFloat16);
 }
 TEST(RopeKernel, RaggedPositions) {
-  expect_correct(run("trn3", {1, 128}, DType::kFloat32));
-  expect_correct(run("trn3", {128 * 32 + 77, 128}, DType::kBFloat16));  // g = 32 tiles + tail
+  expect_kernel_correct("rope", "trn3", {1, 128}, DType::kFloat32);
+  expect_kernel_correct("rope", "trn3", {128 * 32 + 77, 128},
+                        DType::kBFloat16);  // g = 32 tiles + tail
 }
 TEST(RopeKernel, Trn2) {
-  expect_correct(run("trn2", {300, 128}, DType::kBFloat16));
+  expect_kernel_correct("rope", "trn2", {300, 128}, DType::kBFloat16);
 }
 
 TEST(RopeKernel, CheckCatchesTheInterleavedConvention) {
   // Rotating interleaved pairs (x[2i], x[2i+1]) instead of the half-split ones must fail.
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  Problem p = find_kernel("rope")->make({128, 64}, DType::kFloat32, chip);
-  p.fn = [](std::span<const kernel::Tensor> in) {
+  const auto interleaved = [](std::span<const kernel::Tensor> in) {
     const auto& x = in[0];
     const std::int64_t s = x.dim(0), d = x.dim(1), h = d / 2;
     kernel::Tensor out = nl::ndarray({s, d}, x.dtype(), nl::shared_hbm, "out");
@@ -65,9 +48,7 @@ TEST(RopeKernel, CheckCatchesTheInterleavedConvention) {
     (void)h;
     return std::vector<kernel::Tensor>{out};
   };
-  const ProblemReport r = run_problem(p, chip);
-  ASSERT_TRUE(r.check.has_value());
-  EXPECT_FALSE(r.check->ok);
+  expect_check_fails(run_kernel_with_fn("rope", "trn3", {128, 64}, DType::kFloat32, interleaved));
 }
 
 TEST(RopeKernel, RejectsOddHeadDim) {

@@ -2,49 +2,42 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
-#include "kernels/registry.h"
-#include "kernels/runner.h"
+#include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
 
-ProblemReport run_t(const std::string& name, const std::string& chip_name,
-                    std::vector<std::int64_t> shape, DType dtype) {
-  const arch::ChipConfig chip = arch::load_preset(chip_name);
-  const KernelInfo* info = find_kernel(name);
-  EXPECT_NE(info, nullptr) << name;
-  return run_problem(info->make(shape, dtype, chip), chip);
-}
-
-void expect_exact(const ProblemReport& r) {
+// Correct and bit-exact: a transpose moves bits.
+void expect_exact(std::string_view kernel, std::string_view chip,
+                  const std::vector<std::int64_t>& shape, DType dtype) {
+  const ProblemReport r = run_kernel(kernel, chip, shape, dtype);
+  expect_kernel_correct(r);
   ASSERT_TRUE(r.check.has_value());
-  EXPECT_TRUE(r.check->ok) << r.label << ": " << r.check->worst << "\n" << format_report(r);
   EXPECT_EQ(r.check->max_abs_error, 0.0) << r.label;
-  for (const auto& run : r.launch.runs) EXPECT_TRUE(run.hazards.empty()) << r.label;
 }
 
 TEST(TransposePe, SquareAndRaggedBf16) {
-  expect_exact(run_t("transpose", "trn3", {512, 1024}, DType::kBFloat16));
-  expect_exact(run_t("transpose", "trn3", {300, 700}, DType::kBFloat16));
-  expect_exact(run_t("transpose", "trn3", {1, 129}, DType::kBFloat16));
-  expect_exact(run_t("transpose", "trn3", {1100, 1030}, DType::kBFloat16));  // several super-blocks
+  expect_exact("transpose", "trn3", {512, 1024}, DType::kBFloat16);
+  expect_exact("transpose", "trn3", {300, 700}, DType::kBFloat16);
+  expect_exact("transpose", "trn3", {1, 129}, DType::kBFloat16);
+  expect_exact("transpose", "trn3", {1100, 1030}, DType::kBFloat16);  // several super-blocks
 }
 
 TEST(TransposePe, Fp32AndTrn2) {
-  expect_exact(run_t("transpose", "trn3", {257, 130}, DType::kFloat32));
-  expect_exact(run_t("transpose", "trn2", {384, 200}, DType::kBFloat16));
-  expect_exact(run_t("transpose", "trn2", {130, 260}, DType::kFloat32));
+  expect_exact("transpose", "trn3", {257, 130}, DType::kFloat32);
+  expect_exact("transpose", "trn2", {384, 200}, DType::kBFloat16);
+  expect_exact("transpose", "trn2", {130, 260}, DType::kFloat32);
 }
 
 TEST(TransposeDma, RaggedBf16AndFp32) {
-  expect_exact(run_t("transpose_dma", "trn3", {300, 700}, DType::kBFloat16));
-  expect_exact(run_t("transpose_dma", "trn3", {2100, 130}, DType::kFloat32));
+  expect_exact("transpose_dma", "trn3", {300, 700}, DType::kBFloat16);
+  expect_exact("transpose_dma", "trn3", {2100, 130}, DType::kFloat32);
 }
 
 TEST(TransposeDma, Trn2) {
-  expect_exact(run_t("transpose_dma", "trn2", {256, 384}, DType::kBFloat16));
+  expect_exact("transpose_dma", "trn2", {256, 384}, DType::kBFloat16);
 }
 
 TEST(TransposePe, OutputIsTheTransposeBitForBit) {

@@ -1,0 +1,43 @@
+// Tile arithmetic and the PSUM output blocks the library kernels share (internal to
+// kernels/). Helpers that trace instructions take the caller's source location, so errors and
+// profiles point at the kernel line that called them, as for the kernel API's own calls.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernel/kernel.h"
+
+namespace trnsim::kernels {
+
+inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
+  return (a + b - 1) / b;
+}
+
+// Throws a KernelError unless block_m x block_n accumulators, one PSUM bank each, fit the
+// PSUM banks of the chip being traced (the kernel-side twin of check_psum_block in
+// registry.h, which rejects such options before a problem is made).
+void check_block_fits_psum(std::string_view kernel, int block_m, int block_n);
+
+// A block of output tiles of c: rows x cols from (m0, n0), in tiles of tile_m x tile_n (the
+// last row and column of tiles ragged), each accumulating in its own PSUM bank.
+struct OutputBlock {
+  std::int64_t m0 = 0, n0 = 0, rows = 0, cols = 0, tile_m = 0, tile_n = 0;
+  std::int64_t m_tiles() const { return ceil_div(rows, tile_m); }
+  std::int64_t n_tiles() const { return ceil_div(cols, tile_n); }
+};
+
+// The fp32 PSUM accumulators of the block's tiles, row by row: tile (i, j) is element
+// i * n_tiles() + j.
+std::vector<kernel::Tensor> declare_accumulators(const OutputBlock& block,
+                                                 kernel::Loc loc = kernel::Loc::current());
+
+// Drains the block into c, tile by tile: PSUM -> SBUF (cast to c's dtype) -> HBM, the DMAs
+// named `store_name`.
+void store_accumulators(const OutputBlock& block, const std::vector<kernel::Tensor>& acc,
+                        const kernel::Tensor& c, const std::string& store_name = "",
+                        kernel::Loc loc = kernel::Loc::current());
+
+}  // namespace trnsim::kernels
