@@ -54,4 +54,88 @@ struct SchedResult {
 SchedResult schedule_list(const SchedInput& in, const arch::ChipConfig& chip, int dma_queues);
 SchedResult schedule_in_order(const SchedInput& in, int dma_queues);
 
+// ---------------------------------------------------------------------------------------
+// The other passes, one file each. compile() (compiler.cpp) runs: check_launch, verify,
+// layout_hbm, allocate, rebase, dependencies, schedule (above), synchronise, validate.
+
+using isa::AccessPattern;
+using isa::Role;
+using kernel::Buffer;
+using kernel::IrInstruction;
+using kernel::KernelError;
+using kernel::KernelIr;
+using kernel::Storage;
+using kernel::StorageId;
+
+// "No instruction": std::numeric_limits<std::size_t>::max().
+inline constexpr std::size_t kNone = SIZE_MAX;
+
+inline std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
+  return (v + a - 1) / a * a;
+}
+
+// "file:line" of an origin, for messages (defined in compiler.cpp).
+std::string line_of(const isa::Origin& o);
+
+inline std::string memory_upper(Buffer b) {
+  return b == Buffer::kSbuf ? "SBUF" : "PSUM";
+}
+
+// Capacity (bytes per partition) of an on-chip buffer.
+inline std::uint64_t capacity_of(Buffer b, const arch::ChipConfig& chip) {
+  return b == Buffer::kSbuf ? static_cast<std::uint64_t>(chip.sbuf.bytes_per_partition.value)
+                            : static_cast<std::uint64_t>(chip.psum.bytes_per_partition.value);
+}
+
+// launch.cpp: the programs of one launch agree on their shared HBM tensors.
+void check_launch(std::span<const KernelIr> programs);
+// HBM layout of the launch into `out`; returns address[program][storage] (0 for on-chip
+// storages).
+std::vector<std::vector<std::uint64_t>> layout_hbm(std::span<const KernelIr> programs,
+                                                   std::vector<HbmPlacement>& out);
+
+// verify.cpp: returns, per instruction, the engines (isa::engine_bit mask) that may run it on
+// this chip.
+std::vector<std::uint8_t> verify(const KernelIr& ir, const arch::ChipConfig& chip);
+
+// allocate.cpp: SBUF/PSUM placement of every tile.
+struct Lifetime {
+  std::size_t first = kNone, last = 0;
+};
+
+struct TilePlace {
+  std::uint64_t offset = 0, size = 0;
+  bool placed = false;
+  std::vector<StorageId> inherits;  // dead tiles whose memory it reuses
+};
+
+struct Allocation {
+  std::vector<TilePlace> places;  // indexed by StorageId (on-chip only meaningful)
+  std::vector<Lifetime> life;
+  std::uint64_t sbuf_peak = 0, psum_peak = 0, sbuf_extent = 0, psum_extent = 0;
+};
+
+Allocation allocate(const KernelIr& ir, const arch::ChipConfig& chip);
+// Physical instructions: every operand rebased to its storage's placement.
+std::vector<isa::Instruction> rebase(const KernelIr& ir, const Allocation& alloc,
+                                     const std::vector<std::uint64_t>& hbm_addr);
+
+// dependencies.cpp
+// Predecessors of every instruction (IR indices, sorted, unique); `flow` gets the subset
+// that are read-after-write (the instruction reads what the predecessor wrote).
+std::vector<std::vector<std::uint32_t>> dependencies(const KernelIr& ir,
+                                                     const std::vector<isa::Instruction>& phys,
+                                                     const Allocation& alloc,
+                                                     std::vector<std::vector<std::uint32_t>>& flow);
+
+// synchronise.cpp: semaphore waits and signals for the scheduled program.
+struct SyncResult {
+  std::vector<isa::Instruction> program;
+  std::size_t waits = 0, signals = 0, cross_edges = 0;
+};
+
+SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedResult& sched,
+                       const std::vector<std::vector<std::uint32_t>>& preds,
+                       const std::vector<std::vector<std::uint32_t>>& flow, int num_queues);
+
 }  // namespace trnsim::compiler::detail

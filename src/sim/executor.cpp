@@ -9,6 +9,9 @@
 // and events are ordered by (time, queue number = core then queue, instruction index), which
 // makes runs reproducible bit for bit. core_barrier holds its queue until every participant
 // of its generation has arrived.
+//
+// The preparation pass before the loop (validation, queues, packed waits and signals, the cost
+// model's preparation) is executor_prepare.cpp.
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -20,11 +23,11 @@
 #include "isa/validate.h"
 #include "sim/core_io.h"
 #include "sim/describe.h"
+#include "sim/executor_detail.h"
 #include "sim/hazards.h"
 #include "sim/ops.h"
 #include "sim/ops_executor.h"
 #include "util/huge_pages.h"
-#include "util/parallel.h"
 
 namespace trnsim::sim {
 
@@ -33,12 +36,7 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
-// One signal's effect on a semaphore, for the hazard detector: the value it produced and
-// the join of the clocks of every signal up to and including it.
-struct SignalRecord {
-  std::uint32_t value;
-  VectorClock clock;
-};
+using namespace executor_detail;
 
 // kCompleteAndFree: an instruction whose latency equals its occupancy (a DMA transfer)
 // completes and frees its queue in one event, handled exactly as the kComplete and
@@ -129,14 +127,6 @@ SimError instruction_error(const isa::Program& program, std::size_t index, std::
   return SimError(index, std::string(isa::op_name(inst.op)), inst.origin, std::move(why));
 }
 
-// Every violation of the ISA rules found in a program, as one error at the first of them.
-[[noreturn]] void throw_violations(const std::vector<isa::Violation>& violations) {
-  std::string why = fmt::format("the program breaks {} ISA rule{}:", violations.size(),
-                                violations.size() == 1 ? "" : "s");
-  for (const auto& v : violations) why += "\n  " + v.to_string();
-  throw SimError(violations.front().index, violations.front().op, violations.front().origin, why);
-}
-
 void run_custom_op(const isa::CustomOp& op, CoreOperandIO& io) {
   const std::optional<CustomOpEntry> entry = find_custom_op(op.op);
   if (!entry) io.fail(fmt::format("custom operator '{}' is not registered", op.op));
@@ -193,69 +183,6 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
       inst.op);
 }
 
-// The pass before the run reads every (large) instruction once, from memory that is not in
-// any cache: it waits on those reads. Fetching the lines it will read a few instructions
-// ahead overlaps them: the variant index, queue, waits and signals at the end of an
-// instruction and, when the pass reads them (validation, or a cost model's preparation),
-// the operands at the head of its operation.
-constexpr std::size_t kPrefetchAhead = 6;
-inline void prefetch_instruction(const isa::Instruction& inst, bool operands) {
-  constexpr std::size_t kLine = 64;
-  const char* base = reinterpret_cast<const char*>(&inst);
-  if (operands)
-    for (std::size_t at = 0; at < std::min<std::size_t>(sizeof(isa::Operation), 6 * kLine);
-         at += kLine)
-      __builtin_prefetch(base + at);
-  __builtin_prefetch(base + sizeof(isa::Operation) - 1);  // the variant's index
-  __builtin_prefetch(reinterpret_cast<const char*>(&inst.waits));
-  __builtin_prefetch(reinterpret_cast<const char*>(&inst.signals) + sizeof(inst.signals) - 1);
-}
-
-// One launched core: its program, cost model and run state.
-struct CoreRun {
-  int physical = 0;
-  Core* core = nullptr;
-  const isa::Program* program = nullptr;
-  CostModel* cost = nullptr;
-  std::uint32_t seed = 0;
-  std::uint32_t first_queue = 0, end_queue = 0;  // its queues in the run's numbering
-  // Queues (bit q - first_queue) that are free with a head instruction whose waits did not
-  // hold when last tried: the only ones a completion can let start. Used when the core has
-  // at most 64 queues; otherwise every queue of the core is tried.
-  std::uint64_t waiting = 0;
-  bool few_queues = true;
-  RunResult result;
-  std::vector<VectorClock> in_flight_clock;
-  std::vector<std::vector<SignalRecord>> signals;  // per semaphore (hazard checking)
-  // What the event loop needs of each instruction, packed (the Instructions themselves are
-  // large: touching them for every readiness check would miss the cache every time). Waits
-  // and signals live in the arrays of the instruction's chunk (CostModel::kPrepareChunk
-  // instructions, built by one thread of the preparation pass).
-  struct Info {
-    std::uint32_t first_wait = 0, first_signal = 0;  // in the chunk's arrays
-    std::uint16_t waits = 0, signals = 0;
-    bool barrier = false;  // a core_barrier among more than one core
-  };
-  // Each chunk on cache lines of its own: threads packing neighbouring chunks write their
-  // vectors' ends on every instruction, and sharing a line made them wait on each other.
-  struct alignas(64) Chunk {
-    std::vector<isa::SemWait> waits;
-    std::vector<isa::SemSignal> signals;
-    // The chunk's instructions by queue, queues in order of first appearance in the chunk.
-    std::vector<std::pair<isa::QueueId, std::vector<std::uint32_t>>> queues;
-    std::vector<isa::Violation> violations;
-    // The first error preparing an instruction that passed validation (what a serial pass
-    // would have thrown there); later instructions of the chunk are only validated.
-    std::exception_ptr error;
-  };
-  std::vector<Info> info;
-  std::vector<Chunk> chunks;
-  const Chunk& chunk_of(std::size_t index) const {
-    return chunks[index >> CostModel::kPrepareChunkShift];
-  }
-  std::map<std::uint32_t, std::uint32_t> barrier_arrivals;  // barrier id -> arrivals so far
-};
-
 // One generation of a barrier id: the k-th arrival of every participating core.
 struct BarrierArrival {
   std::uint32_t core;  // launch
@@ -305,7 +232,7 @@ class Executor {
   }
 
   MultiRunResult run() {
-    build_queues();
+    prepare_queues(cores_, queues_, device_, options_, multi_core_, &unit_cost_);
     for (CoreRun& c : cores_) {
       c.core->semaphores().fill(0);
       c.core->seed_rng(c.seed);
@@ -359,188 +286,8 @@ class Executor {
   }
 
  private:
-  struct Queue {
-    isa::QueueId id;
-    std::uint32_t core = 0;                   // launch
-    std::vector<std::uint32_t> instructions;  // program indices, in order
-    std::size_t next = 0;                     // position of the next instruction to start
-    bool busy = false;                        // occupied by its last started instruction
-    VectorClock clock;                        // happens-before knowledge of this queue
-    bool finished() const { return next == instructions.size() && !busy; }
-  };
-
-  // Runs `f`, attributing a SimError to the core in multi-core runs.
-  template <class F>
-  void attributed(const CoreRun& c, F&& f) {
-    if (!multi_core_) return f();
-    try {
-      f();
-    } catch (const SimError& e) {
-      if (e.has_core()) throw;
-      throw SimError(c.physical, e);
-    }
-  }
-
   [[noreturn]] void fail(const CoreRun& c, std::size_t index, std::string why) {
-    SimError e = instruction_error(*c.program, index, std::move(why));
-    if (multi_core_) throw SimError(c.physical, e);
-    throw e;
-  }
-
-  // A barrier among `b.num_cores` cores must be able to complete in this launch.
-  void check_barrier(const CoreRun& c, std::size_t i, const isa::CoreBarrier& b) {
-    if (b.num_cores <= 1) return;
-    if (!multi_core_)
-      fail(c, i,
-           fmt::format("core_barrier among {} cores, but sim::run drives 1 core of a {}-core "
-                       "device: a barrier needs a multi-core launch (sim::run_cores)",
-                       b.num_cores, device_.num_cores()));
-    if (b.num_cores > cores_.size())
-      fail(c, i,
-           fmt::format("core_barrier {} among {} cores, but only {} core{} launched", b.barrier_id,
-                       b.num_cores, cores_.size(), cores_.size() == 1 ? " is" : "s are"));
-  }
-
-  // One pass over each program: validation, queues, the packed waits and signals, and the
-  // cost model's preparation, so that each (large) instruction is read from memory once and
-  // the run itself touches the instructions only to execute them. The pass works chunk by
-  // chunk (CostModel::kPrepareChunk instructions) on several threads, then joins the chunks
-  // in program order: queue numbering, the error reported and the cost model's tables come
-  // out as from one serial pass, whatever the thread count.
-  void build_queues() {
-    struct Task {
-      std::uint32_t core;
-      std::uint32_t chunk;
-    };
-    std::vector<Task> tasks;
-    for (std::uint32_t k = 0; k < cores_.size(); ++k) {
-      CoreRun& c = cores_[k];
-      const std::size_t n = c.program->instructions.size();
-      util::assign_huge(c.info, n);
-      c.chunks.resize((n + CostModel::kPrepareChunk - 1) / CostModel::kPrepareChunk);
-      c.cost->begin_program(n);
-      for (std::uint32_t i = 0; i < c.chunks.size(); ++i) tasks.push_back({k, i});
-    }
-    util::parallel_for(tasks.size(), util::resolve_threads(options_.threads),
-                       [&](std::size_t t) { build_chunk(cores_[tasks[t].core], tasks[t].chunk); });
-
-    std::vector<std::size_t> sizes;  // instructions of each queue of the run
-    for (std::uint32_t k = 0; k < cores_.size(); ++k) {
-      CoreRun& c = cores_[k];
-      c.first_queue = static_cast<std::uint32_t>(queues_.size());
-      std::vector<isa::Violation> violations;
-      for (CoreRun::Chunk& chunk : c.chunks) {
-        // A serial pass stops preparing at the first violation and throws at the first
-        // preparation error before it.
-        if (chunk.error && violations.empty()) std::rethrow_exception(chunk.error);
-        violations.insert(violations.end(), std::make_move_iterator(chunk.violations.begin()),
-                          std::make_move_iterator(chunk.violations.end()));
-        chunk.violations.clear();
-        if (!violations.empty()) continue;
-        for (auto& [id, list] : chunk.queues) {
-          std::uint32_t q = c.first_queue;
-          while (q < queues_.size() && !(queues_[q].id == id)) ++q;
-          if (q == queues_.size()) {
-            if (queues_.size() == kMaxQueues)  // Event keeps a queue in 30 bits
-              throw SimError(fmt::format("a run has at most {} queues", kMaxQueues));
-            queues_.push_back(Queue{id, k, {}, 0, false, {}});
-            sizes.push_back(0);
-          }
-          sizes[q] += list.size();
-        }
-      }
-      if (!violations.empty()) attributed(c, [&] { throw_violations(violations); });
-      // Each queue's instructions, chunk by chunk, in one allocation.
-      for (std::uint32_t q = c.first_queue; q < queues_.size(); ++q) {
-        util::assign_huge(queues_[q].instructions, sizes[q]);
-        queues_[q].instructions.clear();
-      }
-      for (CoreRun::Chunk& chunk : c.chunks) {
-        for (auto& [id, list] : chunk.queues) {
-          std::uint32_t q = c.first_queue;
-          while (!(queues_[q].id == id)) ++q;
-          queues_[q].instructions.insert(queues_[q].instructions.end(), list.begin(), list.end());
-        }
-        chunk.queues = {};
-      }
-      c.cost->end_program();
-      c.end_queue = static_cast<std::uint32_t>(queues_.size());
-      c.few_queues = c.end_queue - c.first_queue <= 64;
-      if (options_.check_hazards) {
-        c.in_flight_clock.resize(c.info.size());
-        c.signals.resize(isa::kNumSemaphores);
-      }
-    }
-    if (options_.check_hazards)
-      for (auto& q : queues_) q.clock.assign(queues_.size(), 0);
-  }
-
-  // Validates and packs the instructions of one chunk of a core's program (one thread).
-  void build_chunk(CoreRun& c, std::uint32_t k) {
-    // Timing-only runs may skip validation when the caller vouches for the program.
-    const bool validate = options_.validate || options_.functional;
-    CoreRun::Chunk& chunk = c.chunks[k];
-    const auto& insts = c.program->instructions;
-    const std::size_t begin = std::size_t{k} << CostModel::kPrepareChunkShift;
-    const std::size_t end = std::min(insts.size(), begin + CostModel::kPrepareChunk);
-    chunk.waits.reserve(end - begin);  // most instructions wait and signal at most once
-    chunk.signals.reserve(end - begin);
-    bool packing = true;   // false after the chunk's first violation or error
-    std::size_t last = 0;  // programs tend to repeat a queue: try the last one first
-    const bool read_operands = validate || c.cost != &unit_cost_;
-    for (std::size_t i = begin; i < end; ++i) {
-      if (i + kPrefetchAhead < end) prefetch_instruction(insts[i + kPrefetchAhead], read_operands);
-      const isa::Instruction& inst = insts[i];
-      if (validate) {
-        std::vector<isa::Violation> found = isa::check_instruction(inst, i, device_.chip());
-        if (!found.empty()) {
-          // Collect every violation; nothing is prepared past the first (the run stops).
-          chunk.violations.insert(chunk.violations.end(), std::make_move_iterator(found.begin()),
-                                  std::make_move_iterator(found.end()));
-          packing = false;
-          continue;
-        }
-      }
-      if (!packing) {
-        if (!validate) break;
-        continue;
-      }
-      try {
-        if (!(last < chunk.queues.size() && chunk.queues[last].first == inst.queue)) {
-          last = 0;
-          while (last < chunk.queues.size() && !(chunk.queues[last].first == inst.queue)) ++last;
-          if (last == chunk.queues.size())
-            chunk.queues.emplace_back(inst.queue, std::vector<std::uint32_t>{});
-        }
-        chunk.queues[last].second.push_back(static_cast<std::uint32_t>(i));
-
-        CoreRun::Info& info = c.info[i];
-        if (inst.waits.size() > 0xFFFF || inst.signals.size() > 0xFFFF)
-          fail(c, i, "more than 65535 semaphore waits or signals");
-        info.first_wait = static_cast<std::uint32_t>(chunk.waits.size());
-        info.waits = static_cast<std::uint16_t>(inst.waits.size());
-        info.first_signal = static_cast<std::uint32_t>(chunk.signals.size());
-        info.signals = static_cast<std::uint16_t>(inst.signals.size());
-        for (const isa::SemWait& w : inst.waits) {
-          if (w.sem >= isa::kNumSemaphores)
-            fail(c, i, fmt::format("semaphore {} does not exist", w.sem));
-          chunk.waits.push_back(w);
-        }
-        for (const isa::SemSignal& sig : inst.signals) {
-          if (sig.sem >= isa::kNumSemaphores)
-            fail(c, i, fmt::format("semaphore {} does not exist", sig.sem));
-          chunk.signals.push_back(sig);
-        }
-        if (const auto* b = std::get_if<isa::CoreBarrier>(&inst.op)) {
-          check_barrier(c, i, *b);
-          info.barrier = b->num_cores > 1;
-        }
-        c.cost->prepare(inst, i);
-      } catch (...) {
-        chunk.error = std::current_exception();
-        packing = false;
-      }
-    }
+    fail_at(c, index, std::move(why), multi_core_);
   }
 
   static bool waits_hold(const CoreRun& c, std::size_t index) {
@@ -606,7 +353,7 @@ class Executor {
       }
       queue.clock[q] = static_cast<std::uint32_t>(queue.next);
       c.in_flight_clock[index] = queue.clock;
-      attributed(c, [&] {
+      attributed(c, multi_core_, [&] {
         hazards_->record(instruction_accesses(inst), queue.core, q, queue.clock[q], index,
                          queue.clock, c.result);
       });
@@ -616,7 +363,7 @@ class Executor {
     if (options_.functional) {
       CoreOperandIO io(device_, *c.core, inst, index, c.seed, options_.uninitialized);
       try {
-        attributed(c, [&] { execute(inst, io, device_); });
+        attributed(c, multi_core_, [&] { execute(inst, io, device_); });
       } catch (const SimError&) {
         throw;
       } catch (const std::exception& e) {
@@ -769,7 +516,6 @@ class Executor {
   }
 
   static constexpr std::uint64_t kPruneInterval = 256;
-  static constexpr std::size_t kMaxQueues = std::size_t{1} << 30;
 
   Device& device_;
   const RunOptions& options_;
@@ -785,6 +531,16 @@ class Executor {
 };
 
 }  // namespace
+
+namespace executor_detail {
+
+void fail_at(const CoreRun& c, std::size_t index, std::string why, bool multi_core) {
+  SimError e = instruction_error(*c.program, index, std::move(why));
+  if (multi_core) throw SimError(c.physical, e);
+  throw e;
+}
+
+}  // namespace executor_detail
 
 RunResult run(Device& device, const isa::Program& program, const RunOptions& options) {
   const CoreProgram launch{options.core, &program, options.cost_model};

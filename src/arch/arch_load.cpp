@@ -1,0 +1,227 @@
+// Loading chip configs: JSON text (line/column errors, duplicate keys), files, the embedded
+// presets and user files that patch a preset ("base").
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include "arch/arch_detail.h"
+#include "arch/embedded_presets.h"
+
+namespace trnsim::arch {
+
+using namespace config_detail;
+
+namespace {
+
+// User files are small; refuse to read something that is clearly not a config.
+constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
+
+// ---- JSON text, files, presets ----------------------------------------------------------
+
+// nlohmann reports the byte offset of a parse error; users want line and column.
+[[noreturn]] void throw_parse_error(const std::string& text, const json::parse_error& e) {
+  const std::size_t error_index = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+  std::size_t line = 1;
+  std::size_t line_start = 0;
+  for (std::size_t i = 0; i < error_index; ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  const std::size_t column = error_index - line_start + 1;
+  // Keep nlohmann's explanation, without its own "[json.exception...] parse error at ..." prefix.
+  std::string reason = e.what();
+  if (const auto at = reason.find("parse error"); at != std::string::npos) {
+    if (const auto colon = reason.find(": ", at); colon != std::string::npos) {
+      reason = reason.substr(colon + 2);
+    }
+  }
+  throw ConfigError("",
+                    fmt::format("invalid JSON at line {}, column {}: {}", line, column, reason));
+}
+
+json parse_json_text(const std::string& text) {
+  // Duplicate keys are legal JSON but almost always a mistake in a config: the parser would
+  // silently keep the last one. Track the keys seen in each open object.
+  struct Frame {
+    bool is_object = false;
+    std::set<std::string> keys;
+    std::string current_key;
+  };
+  std::vector<Frame> frames;
+  const json::parser_callback_t on_event = [&frames](int, json::parse_event_t event, json& parsed) {
+    switch (event) {
+      case json::parse_event_t::object_start:
+        frames.push_back(Frame{true, {}, {}});
+        break;
+      case json::parse_event_t::array_start:
+        frames.push_back(Frame{false, {}, {}});
+        break;
+      case json::parse_event_t::object_end:
+      case json::parse_event_t::array_end:
+        if (!frames.empty()) frames.pop_back();
+        break;
+      case json::parse_event_t::key: {
+        if (frames.empty() || !parsed.is_string()) break;
+        const auto key = parsed.get<std::string>();
+        if (!frames.back().keys.insert(key).second) {
+          std::string path;
+          for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
+            if (frames[i].is_object) path += frames[i].current_key + ".";
+          }
+          throw ConfigError(path + key, "duplicate key");
+        }
+        frames.back().current_key = key;
+        break;
+      }
+      case json::parse_event_t::value:
+        break;
+    }
+    return true;
+  };
+  try {
+    return json::parse(text, on_event, /*allow_exceptions=*/true, /*ignore_comments=*/true);
+  } catch (const json::parse_error& e) {
+    throw_parse_error(text, e);
+  } catch (const json::exception& e) {
+    // e.g. a number too large for a double
+    throw ConfigError("", fmt::format("invalid JSON: {}", e.what()));
+  }
+}
+
+struct PresetStore {
+  std::vector<std::string> names;
+  std::map<std::string, std::string> texts;
+};
+
+const PresetStore& presets() {
+  static const PresetStore store = [] {
+    PresetStore s;
+    for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
+      s.names.emplace_back(detail::kEmbeddedPresets[i].name);
+      s.texts.emplace(detail::kEmbeddedPresets[i].name, detail::kEmbeddedPresets[i].json);
+    }
+    return s;
+  }();
+  return store;
+}
+
+[[noreturn]] void throw_unknown_preset(const std::string& field, const std::string& name) {
+  const auto near = closest(name, presets().names);
+  throw ConfigError(
+      field, fmt::format("unknown preset \"{}\"; the presets are {}{}", name, join(presets().names),
+                         near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+}
+
+// RFC 7386 merge patch, except that a parameter object ({"value": ...}) is replaced as a
+// whole: a new value must not inherit the old value's source.
+void merge_patch(json& target, const json& patch) {
+  for (const auto& [key, value] : patch.items()) {
+    if (value.is_null()) {
+      target.erase(key);
+      continue;
+    }
+    const auto it = target.find(key);
+    const bool merge_into =
+        it != target.end() && it->is_object() && !it->contains("value") && value.is_object();
+    if (merge_into) {
+      merge_patch(*it, value);
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> preset_names() {
+  return presets().names;
+}
+
+const std::string& preset_json_text(const std::string& name) {
+  const auto it = presets().texts.find(name);
+  if (it == presets().texts.end()) throw_unknown_preset("", name);
+  return it->second;
+}
+
+ChipConfig load_preset(const std::string& name) {
+  const std::string& text = preset_json_text(name);
+  try {
+    return decode(parse_json_text(text), "", /*require_provenance=*/true);
+  } catch (const ConfigError& e) {
+    // A broken preset is a build defect, but say which preset instead of crashing.
+    throw ConfigError(e.field(), fmt::format("{} (in preset {})", e.why(), name));
+  }
+}
+
+ChipConfig load_json(const json& j, const std::string& origin) {
+  if (!j.is_object()) {
+    throw ConfigError("", "a chip config must be a JSON object, got " + describe_value(j));
+  }
+  const std::string default_source = "set in " + origin;
+  const auto base = j.find("base");
+  if (base == j.end()) return decode(j, default_source, false);
+
+  if (!base->is_string())
+    throw ConfigError("base", "expected a preset name, got " + describe_value(*base));
+  const auto base_name = base->get<std::string>();
+  if (presets().texts.count(base_name) == 0) throw_unknown_preset("base", base_name);
+  // Name unknown fields against the user's file before merging, so the paths are theirs.
+  check_structure(j, "", /*is_patch=*/true);
+
+  json merged = parse_json_text(presets().texts.at(base_name));
+  json patch = j;
+  patch.erase("base");
+  const std::string base_description = merged.value("description", base_name);
+  merge_patch(merged, patch);
+  if (!patch.contains("name")) merged["name"] = origin;
+  if (!patch.contains("description")) {
+    merged["description"] =
+        fmt::format("{} (preset {} with overrides from {})", base_description, base_name, origin);
+  }
+  return decode(merged, default_source, false);
+}
+
+ChipConfig load_json_text(const std::string& text, const std::string& origin) {
+  return load_json(parse_json_text(text), origin);
+}
+
+ChipConfig load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    throw ConfigError("", fmt::format("cannot read \"{}\": it is a directory", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw ConfigError("", fmt::format("cannot read \"{}\": {}", path, std::strerror(errno)));
+  }
+  std::string text;
+  char buffer[1 << 16];
+  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
+    text.append(buffer, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > kMaxFileBytes) {
+      throw ConfigError("", fmt::format("\"{}\" is larger than {} MiB; not a chip config", path,
+                                        kMaxFileBytes >> 20));
+    }
+  }
+  return load_json_text(text, path);
+}
+
+ChipConfig load(const std::string& preset_or_path) {
+  if (presets().texts.count(preset_or_path) != 0) return load_preset(preset_or_path);
+  std::error_code ec;
+  if (std::filesystem::exists(preset_or_path, ec)) return load_file(preset_or_path);
+  const auto near = closest(preset_or_path, presets().names);
+  throw ConfigError("", fmt::format("\"{}\" is neither a preset ({}) nor an existing file{}",
+                                    preset_or_path, join(presets().names),
+                                    near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+}
+
+}  // namespace trnsim::arch

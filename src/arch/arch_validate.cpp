@@ -1,0 +1,256 @@
+// Validation of a chip config (validate()): per-field ranges driven by each field's Kind, then
+// the consistency of the fields with each other and with the published peak figures.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "arch/arch_detail.h"
+#include "arch/schema.h"
+
+namespace trnsim::arch {
+
+using detail::Kind;
+using namespace config_detail;
+
+namespace {
+
+// The ISA's partition rules (start partitions 0/32/64/96, quadrants) assume 128 partitions.
+constexpr double kIsaPartitions = 128;
+constexpr double kFp32Bytes = 4;
+constexpr double kBf16Bytes = 2;
+
+// ---- validation -------------------------------------------------------------------------
+
+// Per-field range and integrality checks, driven by each field's Kind.
+class RangeChecker {
+ public:
+  void text(const std::string& path, const std::string& s, const char*) const {
+    if (path == "name" && s.empty()) throw ConfigError(path, "must not be empty");
+  }
+  void generation(const std::string&, Generation, const char*) const {}
+  void count(const std::string& path, int n, const char*) const {
+    if (n < 1) throw ConfigError(path, fmt::format("must be a positive integer, got {}", n));
+  }
+  void count_list(const std::string& path, const std::vector<int>& list, const char*) const {
+    if (list.empty()) throw ConfigError(path, "must list at least one value");
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      if (list[i] < 1) {
+        throw ConfigError(fmt::format("{}[{}]", path, i),
+                          fmt::format("must be a positive integer, got {}", list[i]));
+      }
+    }
+  }
+  void flag(const std::string&, bool, const char*) const {}
+  void param(const std::string& path, const Param& p, Kind kind, const char*, const char*) const {
+    check(path, p.value, kind);
+  }
+  void optional_param(const std::string& path, const std::optional<Param>& p, Kind kind,
+                      const char*, const char*) const {
+    if (p) check(path, p->value, kind);
+  }
+  void figures(const std::string& path, const std::map<std::string, PublishedFigure>& figures,
+               const char*) const {
+    const auto& modes = peak_modes();
+    for (const auto& [mode, figure] : figures) {
+      const std::string figure_path = path + "." + mode;
+      if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
+        throw ConfigError(figure_path, "unknown mode; the modes are " + join(modes));
+      }
+      check(figure_path, figure.value, Kind::kPositive);
+      if (!(figure.tolerance >= 0 && figure.tolerance < 1)) {
+        throw ConfigError(figure_path + ".tolerance",
+                          "must be a fraction in [0, 1), got " + format_number(figure.tolerance));
+      }
+      if (figure.tolerance > kDefaultPublishedTolerance && figure.discrepancy.empty()) {
+        throw ConfigError(figure_path + ".discrepancy",
+                          fmt::format("required: a tolerance above the default {:g}% must say why "
+                                      "the published figure does not follow from the parameters",
+                                      kDefaultPublishedTolerance * 100));
+      }
+    }
+  }
+
+ private:
+  static void check(const std::string& path, double v, Kind kind) {
+    const std::string got = format_number(v);
+    if (!std::isfinite(v)) throw ConfigError(path, "must be a finite number, got " + got);
+    if (detail::kind_is_integral(kind)) {
+      if (std::floor(v) != v) throw ConfigError(path, "must be an integer, got " + got);
+      if (std::fabs(v) > kMaxExactInteger) throw ConfigError(path, "integer too large: " + got);
+    }
+    switch (kind) {
+      case Kind::kPositiveInteger:
+        if (v < 1) throw ConfigError(path, "must be a positive integer, got " + got);
+        break;
+      case Kind::kNonNegativeInteger:
+        if (v < 0) throw ConfigError(path, "must be an integer >= 0, got " + got);
+        break;
+      case Kind::kPositive:
+        if (v <= 0) throw ConfigError(path, "must be > 0, got " + got);
+        break;
+      case Kind::kNonNegative:
+        if (v < 0) throw ConfigError(path, "must be >= 0, got " + got);
+        break;
+      case Kind::kFraction:
+        if (v <= 0 || v > 1) throw ConfigError(path, "must be in (0, 1], got " + got);
+        break;
+    }
+  }
+};
+
+void require_isa_partitions(const std::string& path, const Param& p) {
+  if (p.value != kIsaPartitions) {
+    throw ConfigError(path, fmt::format("must be 128, got {}: the ISA's partition rules (start "
+                                        "partitions 0/32/64/96, 32-partition quadrants) assume 128",
+                                        format_number(p.value)));
+  }
+}
+
+std::string core_peak_formula(const ChipConfig& c, const std::string& mode) {
+  const Param* rate = rate_for_mode(c, mode);
+  return fmt::format("2 x {} rows x {} cols x {} GHz x rate {}", format_number(c.tensor.rows),
+                     format_number(c.tensor.cols), format_number(c.tensor.clock_ghz),
+                     format_number(rate->value));
+}
+
+void check_published(const std::string& path, const PublishedFigure& figure, double derived,
+                     const std::string& formula, const std::string& mode) {
+  if (derived <= 0) {
+    throw ConfigError(path, fmt::format("a published {} figure is given but the config has no {} "
+                                        "matmul (tensor.rate_{} = 0)",
+                                        mode, mode, mode));
+  }
+  const double gap = std::fabs(figure.value - derived) / derived;
+  // Tolerances are written with two digits; a hair of slack keeps 0.07 from failing at 6.999%.
+  if (!(gap <= figure.tolerance + 1e-9)) {
+    throw ConfigError(
+        path, fmt::format("published {} TFLOPS contradicts the {:.1f} TFLOPS derived from {} "
+                          "({:.1f}% apart, tolerance {:g}%); after changing those parameters, "
+                          "update the figure or delete it with \"{}\": null",
+                          format_number(figure.value), derived, formula, gap * 100,
+                          figure.tolerance * 100, mode));
+  }
+}
+
+void check_consistency(const ChipConfig& c) {
+  for (std::size_t i = 1; i < c.lnc_options.size(); ++i) {
+    if (c.lnc_options[i] <= c.lnc_options[i - 1]) {
+      throw ConfigError("lnc_options", "must be strictly increasing, without repeats");
+    }
+  }
+  if (c.lnc_options.front() != 1) {
+    throw ConfigError("lnc_options", "must include 1 (one physical core per logical core)");
+  }
+  for (const int lnc : c.lnc_options) {
+    if (c.cores_per_chip % lnc != 0) {
+      throw ConfigError("lnc_options", fmt::format("{} does not divide cores_per_chip = {}", lnc,
+                                                   c.cores_per_chip));
+    }
+  }
+  if (!lnc_allowed(c, c.default_lnc)) {
+    throw ConfigError("default_lnc", fmt::format("{} is not one of lnc_options", c.default_lnc));
+  }
+
+  require_isa_partitions("sbuf.partitions", c.sbuf.partitions);
+  require_isa_partitions("psum.partitions", c.psum.partitions);
+  require_isa_partitions("tensor.rows", c.tensor.rows);
+  require_isa_partitions("vector.lanes", c.vector.lanes);
+  require_isa_partitions("scalar.lanes", c.scalar.lanes);
+  if (c.tensor.cols > c.psum.partitions || std::fmod(c.tensor.cols, 32) != 0) {
+    throw ConfigError("tensor.cols",
+                      fmt::format("must be a multiple of 32 up to psum.partitions = {} (columns "
+                                  "become output partitions), got {}",
+                                  format_number(c.psum.partitions), format_number(c.tensor.cols)));
+  }
+  if (c.gpsimd.cores * c.gpsimd.partitions_per_core != c.sbuf.partitions) {
+    throw ConfigError(
+        "gpsimd.partitions_per_core",
+        fmt::format("gpsimd.cores x partitions_per_core = {} x {} must cover the {} "
+                    "SBUF partitions exactly",
+                    format_number(c.gpsimd.cores), format_number(c.gpsimd.partitions_per_core),
+                    format_number(c.sbuf.partitions)));
+  }
+
+  if (c.sbuf.total_bytes && c.sbuf.total_bytes->value != sbuf_bytes_per_core(c)) {
+    throw ConfigError(
+        "sbuf.total_bytes",
+        fmt::format("{} but partitions x bytes_per_partition = {} x {} = {}",
+                    format_number(c.sbuf.total_bytes->value), format_number(c.sbuf.partitions),
+                    format_number(c.sbuf.bytes_per_partition),
+                    format_number(sbuf_bytes_per_core(c))));
+  }
+  if (std::fmod(c.sbuf.bytes_per_partition, c.sbuf.min_alignment_bytes) != 0) {
+    throw ConfigError("sbuf.bytes_per_partition",
+                      fmt::format("{} is not a multiple of sbuf.min_alignment_bytes = {}",
+                                  format_number(c.sbuf.bytes_per_partition),
+                                  format_number(c.sbuf.min_alignment_bytes)));
+  }
+  if (std::fmod(c.psum.bytes_per_partition, c.psum.banks) != 0) {
+    throw ConfigError(
+        "psum.bytes_per_partition",
+        fmt::format("{} is not divisible into psum.banks = {} equal banks",
+                    format_number(c.psum.bytes_per_partition), format_number(c.psum.banks)));
+  }
+
+  const auto& t = c.tensor;
+  if (t.moving_free_max * kFp32Bytes > c.psum.bytes_per_partition) {
+    throw ConfigError(
+        "tensor.moving_free_max",
+        fmt::format("{} fp32 results per partition need {} bytes, more than the {} "
+                    "bytes of PSUM per partition",
+                    format_number(t.moving_free_max), format_number(t.moving_free_max * kFp32Bytes),
+                    format_number(c.psum.bytes_per_partition)));
+  }
+  if (t.moving_free_max_bf16 * kBf16Bytes > c.psum.bytes_per_partition) {
+    throw ConfigError("tensor.moving_free_max_bf16",
+                      fmt::format("{} bf16 results per partition need {} bytes, more than the {} "
+                                  "bytes of PSUM per partition",
+                                  format_number(t.moving_free_max_bf16),
+                                  format_number(t.moving_free_max_bf16 * kBf16Bytes),
+                                  format_number(c.psum.bytes_per_partition)));
+  }
+  if (t.has_bf16_psum != (t.moving_free_max_bf16 > 0)) {
+    throw ConfigError("tensor.moving_free_max_bf16",
+                      t.has_bf16_psum ? "must be > 0 when tensor.has_bf16_psum is true"
+                                      : "must be 0 when tensor.has_bf16_psum is false");
+  }
+  if (t.has_mx != (t.rate_mx > 0)) {
+    throw ConfigError("tensor.rate_mx", t.has_mx ? "must be > 0 when tensor.has_mx is true"
+                                                 : "must be 0 when tensor.has_mx is false");
+  }
+  if (t.power_ramp && t.power_ramp_us <= 0) {
+    throw ConfigError("tensor.power_ramp_us", "must be > 0 when tensor.power_ramp is true");
+  }
+
+  if (c.dma.engine_peak_bytes_per_ns > c.dma.engine_bandwidth_gbps) {
+    throw ConfigError("dma.engine_peak_bytes_per_ns",
+                      fmt::format("achievable {} bytes/ns exceeds the theoretical {} GB/s of "
+                                  "dma.engine_bandwidth_gbps",
+                                  format_number(c.dma.engine_peak_bytes_per_ns),
+                                  format_number(c.dma.engine_bandwidth_gbps)));
+  }
+  if (c.dma.small_transfer_bytes > c.dma.saturating_transfer_bytes) {
+    throw ConfigError("dma.small_transfer_bytes", "must not exceed dma.saturating_transfer_bytes");
+  }
+
+  for (const auto& [mode, figure] : t.published_peak_tflops) {
+    check_published("tensor.published_peak_tflops." + mode, figure, core_peak_tflops(c, mode),
+                    core_peak_formula(c, mode), mode);
+  }
+  for (const auto& [mode, figure] : c.published_chip) {
+    check_published("published_chip." + mode, figure, chip_peak_tflops(c, mode),
+                    fmt::format("{} cores x {}", c.cores_per_chip, core_peak_formula(c, mode)),
+                    mode);
+  }
+}
+
+}  // namespace
+
+void validate(const ChipConfig& c) {
+  RangeChecker ranges;
+  detail::visit_fields(c, ranges);
+  check_consistency(c);
+}
+
+}  // namespace trnsim::arch

@@ -1,0 +1,497 @@
+// Text assembly parser: the inverse of the printer (asm_print.cpp). The syntax is documented
+// (with a grammar) in docs/isa.md. Written once per field type and driven by each operation's
+// fields() visitor, so a new operation needs no code here. The character-level reading of a
+// line is LineParser (asm_line_parser.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+#include <type_traits>
+
+#include "isa/asm.h"
+#include "isa/asm_detail.h"
+#include "isa/asm_line_parser.h"
+#include "util/edit_distance.h"
+
+namespace trnsim::isa {
+
+AsmError::AsmError(std::string file, std::uint32_t line, std::uint32_t column, std::string message)
+    : std::runtime_error(fmt::format("{}:{}:{}: {}", file, line, column, message)),
+      file_(std::move(file)),
+      line_(line),
+      column_(column),
+      message_(std::move(message)) {}
+
+namespace {
+
+using namespace asm_detail;
+
+// ---------------------------------------------------------------------------------------
+// "Did you mean": the closest candidate within a small edit distance.
+
+using util::edit_distance;
+
+template <class Range>
+std::string did_you_mean(std::string_view word, const Range& candidates) {
+  // Long garbage words are not worth comparing (and would make this quadratic).
+  if (word.empty() || word.size() > 64) return "";
+  std::string_view best;
+  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
+  for (std::string_view candidate : candidates) {
+    const std::size_t d = edit_distance(word, candidate);
+    if (d < best_distance) {
+      best_distance = d;
+      best = candidate;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+std::vector<std::string_view> mnemonics() {
+  std::vector<std::string_view> names;
+  [&]<std::size_t... I>(std::index_sequence<I...>) {
+    (names.push_back(std::variant_alternative_t<I, Operation>::kName), ...);
+  }
+  (std::make_index_sequence<std::variant_size_v<Operation>>{});
+  return names;
+}
+
+// NKI names plus the short spellings people type; the latter only if parse_dtype really
+// accepts them, so a suggestion always parses.
+std::vector<std::string_view> dtype_names() {
+  std::vector<std::string_view> names;
+  for (const auto& row : numerics::all_dtypes()) names.push_back(row.name);
+  for (std::string_view alias : {"fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "e8m0",
+                                 "i8", "i16", "i32", "u8", "u16", "u32", "mxfp8", "mxfp4"}) {
+    if (numerics::parse_dtype(alias)) names.push_back(alias);
+  }
+  return names;
+}
+
+std::vector<std::string_view> engine_names() {
+  std::vector<std::string_view> names;
+  for (int i = 0; i < kNumEngines; ++i) names.push_back(engine_name(static_cast<Engine>(i)));
+  return names;
+}
+
+// ---------------------------------------------------------------------------------------
+// Parser: one LineParser per line, with the column of every token.
+
+std::string field_what(std::string_view field) {
+  return fmt::format("field '{}'", field);
+}
+
+void parse_dims(LineParser& p, std::uint8_t& num_dims, std::array<Dim, kMaxFreeDims>& dims,
+                std::string_view field) {
+  p.expect('[', fmt::format("expected '[' to start the [[step,count],...] pattern of {}",
+                            field_what(field)));
+  num_dims = 0;
+  dims = {};
+  if (p.consume(']')) return;
+  while (true) {
+    if (num_dims == kMaxFreeDims) {
+      p.fail(fmt::format("at most {} free dimensions in {}", kMaxFreeDims, field_what(field)));
+    }
+    p.expect('[', "expected '[' to start a [step,count] dimension");
+    Dim& dim = dims[num_dims];
+    dim.step = p.integer<std::int64_t>("a dimension step");
+    p.expect(',', "expected ',' between step and count of a dimension");
+    dim.count = p.integer<std::uint32_t>("a dimension count");
+    p.expect(']', "expected ']' after the count of a dimension");
+    ++num_dims;
+    if (p.consume(']')) return;
+    p.expect(',', "expected ',' or ']' after dimension");
+  }
+}
+
+void parse_value(LineParser& p, AccessPattern& ap, std::string_view field) {
+  const std::size_t start = p.position();
+  const std::string_view memory_word = p.identifier();
+  const auto memory = memory_from_name(memory_word);
+  if (!memory) {
+    p.fail_at(start, fmt::format("expected an access pattern (sbuf[...], psum[...] or hbm[...]) "
+                                 "for {}, got {}",
+                                 field_what(field),
+                                 memory_word.empty() ? "nothing" : quoted_word(memory_word)));
+  }
+  ap = AccessPattern{};
+  ap.memory = *memory;
+  p.raw_expect('[', fmt::format("expected '[' right after '{}'", memory_word));
+  p.skip_space();
+  p.raw_expect('p', "expected the partition range 'p<start>:<end>'");
+  // Decimal only: an 'x' after the end introduces the partition step.
+  const std::size_t range_start = p.position();
+  ap.start_partition = p.integer<std::uint32_t>("the start partition", /*decimal_only=*/true);
+  p.raw_expect(':', "expected ':' between start and end partition");
+  const auto end = p.integer<std::uint64_t>("the end partition", /*decimal_only=*/true);
+  if (end < ap.start_partition) {
+    p.fail_at(range_start, fmt::format("partition range end {} is before its start {}", end,
+                                       ap.start_partition));
+  }
+  if (end - ap.start_partition > std::numeric_limits<std::uint32_t>::max()) {
+    p.fail_at(range_start, "partition count does not fit 32 bits");
+  }
+  ap.partitions = static_cast<std::uint32_t>(end - ap.start_partition);
+  if (p.raw_peek() == 'x') {
+    p.raw_expect('x', "");
+    ap.partition_step = p.integer<std::int64_t>("the partition step", /*decimal_only=*/true);
+  }
+  p.expect(',', "expected ',' after the partition range");
+  const std::string_view offset_key = ap.memory == Memory::kHbm ? "addr" : "off";
+  p.skip_space();
+  const std::size_t key_start = p.position();
+  if (p.identifier() != offset_key || !p.consume('=')) {
+    p.fail_at(key_start, ap.memory == Memory::kHbm
+                             ? "expected 'addr=' (HBM byte address)"
+                             : "expected 'off=' (byte offset within each partition)");
+  }
+  ap.offset = p.integer<std::uint64_t>(ap.memory == Memory::kHbm ? "an address" : "an offset");
+  p.expect(',', "expected ',' after the offset");
+  p.skip_space();
+  const std::size_t dtype_start = p.position();
+  const std::string_view dtype_word = p.identifier();
+  const auto dtype = numerics::parse_dtype(dtype_word);
+  if (!dtype) {
+    p.fail_at(dtype_start, fmt::format("unknown dtype {}{}",
+                                       dtype_word.empty() ? "(none)" : quoted_word(dtype_word),
+                                       did_you_mean(dtype_word, dtype_names())));
+  }
+  ap.dtype = *dtype;
+  p.expect(',', "expected ',' after the dtype");
+  parse_dims(p, ap.num_dims, ap.dims, field);
+  p.expect(']', "expected ']' to close the access pattern");
+}
+
+void parse_value(LineParser& p, std::optional<AccessPattern>& ap, std::string_view field) {
+  if (p.peek_identifier() == "none") {
+    p.identifier();
+    ap.reset();
+    return;
+  }
+  parse_value(p, ap.emplace(), field);
+}
+
+void parse_value(LineParser& p, float& value, std::string_view field) {
+  value = p.floating(field_what(field));
+}
+
+void parse_value(LineParser& p, ScalarOperand& operand, std::string_view field) {
+  if (memory_from_name(p.peek_identifier())) {
+    parse_value(p, operand.emplace<AccessPattern>(), field);
+  } else {
+    parse_value(p, operand.emplace<float>(), field);
+  }
+}
+
+void parse_value(LineParser& p, bool& value, std::string_view field) {
+  const std::size_t start = p.position();
+  const std::string_view word = p.identifier();
+  if (word != "true" && word != "false") {
+    p.fail_at(start, fmt::format("expected true or false for {}", field_what(field)));
+  }
+  value = word == "true";
+}
+
+template <class T>
+requires std::is_integral_v<T>
+void parse_value(LineParser& p, T& value, std::string_view field) {
+  value = p.integer<T>(field_what(field));
+}
+
+template <class E>
+requires std::is_enum_v<E>
+void parse_value(LineParser& p, E& value, std::string_view field) {
+  p.skip_space();
+  const std::size_t start = p.position();
+  const std::string_view word = p.identifier();
+  for (int i = 0; i < kEnumSpelling<E>.count; ++i) {
+    if (enum_name(static_cast<E>(i)) == word) {
+      value = static_cast<E>(i);
+      return;
+    }
+  }
+  p.fail_at(start, fmt::format("unknown {} {} for {}{}", kEnumSpelling<E>.what,
+                               word.empty() ? "(none)" : quoted_word(word), field_what(field),
+                               did_you_mean(word, enum_spellings<E>())));
+}
+
+void parse_value(LineParser& p, AffinePattern& pattern, std::string_view field) {
+  parse_dims(p, pattern.num_dims, pattern.dims, field);
+}
+
+// '[' item (',' item)* ']' or '[]', at most kMaxListEntries items.
+template <class ParseItem>
+void parse_list(LineParser& p, std::string_view field, ParseItem&& parse_item) {
+  p.expect('[', fmt::format("expected '[' to start the list of {}", field_what(field)));
+  if (p.consume(']')) return;
+  for (std::size_t count = 1;; ++count) {
+    if (count > kMaxListEntries) {
+      p.fail(fmt::format("more than {} entries in {}", kMaxListEntries, field_what(field)));
+    }
+    parse_item();
+    if (p.consume(']')) return;
+    p.expect(',', fmt::format("expected ',' or ']' in the list of {}", field_what(field)));
+  }
+}
+
+void parse_value(LineParser& p, std::array<std::uint8_t, 32>& mask, std::string_view field) {
+  std::size_t count = 0;
+  const std::size_t start = p.position();
+  parse_list(p, field, [&] {
+    if (count == mask.size()) p.fail(fmt::format("{} takes exactly 32 entries", field_what(field)));
+    mask[count++] = p.integer<std::uint8_t>(fmt::format("an entry of {}", field_what(field)));
+  });
+  if (count != mask.size()) {
+    p.fail_at(start, fmt::format("{} takes exactly 32 entries, got {}", field_what(field), count));
+  }
+}
+
+void parse_value(LineParser& p, std::vector<AccessPattern>& aps, std::string_view field) {
+  aps.clear();
+  parse_list(p, field, [&] { parse_value(p, aps.emplace_back(), field); });
+}
+
+void parse_value(LineParser& p, std::vector<float>& values, std::string_view field) {
+  values.clear();
+  parse_list(p, field, [&] { values.push_back(p.floating(field_what(field))); });
+}
+
+void parse_value(LineParser& p, std::string& text, std::string_view field) {
+  text = p.string_literal(field_what(field));
+}
+
+// Parses "name=value, ..." into op; returns which fields were given (in fields() order).
+template <class Op>
+std::vector<bool> parse_fields(LineParser& p, Op& op) {
+  std::vector<std::string_view> names;
+  op.fields([&](std::string_view name, auto&, Role) { names.push_back(name); });
+  std::vector<bool> seen(names.size(), false);
+
+  const auto is_clause = [](std::string_view word) {
+    return std::find(kClauseKeywords.begin(), kClauseKeywords.end(), word) != kClauseKeywords.end();
+  };
+  const std::string_view first = p.peek_identifier();
+  if (!first.empty() && !is_clause(first)) {
+    do {
+      p.skip_space();
+      const std::size_t key_start = p.position();
+      const std::string_view key = p.identifier();
+      if (key.empty()) p.fail("expected a field name");
+      const auto it = std::find(names.begin(), names.end(), key);
+      if (it == names.end()) {
+        p.fail_at(key_start, fmt::format("unknown field {} for {}{}", quoted_word(key), Op::kName,
+                                         did_you_mean(key, names)));
+      }
+      const auto index = static_cast<std::size_t>(it - names.begin());
+      if (seen[index]) p.fail_at(key_start, fmt::format("duplicate field '{}'", key));
+      seen[index] = true;
+      p.expect('=', fmt::format("expected '=' after field name '{}'", key));
+      std::size_t visiting = 0;
+      op.fields([&](std::string_view name, auto& member, Role) {
+        if (visiting++ == index) parse_value(p, member, name);
+      });
+    } while (p.consume(','));
+  }
+  return seen;
+}
+
+// Operand access patterns are always printed, so they are required: a forgotten operand
+// must not silently become the default pattern.
+template <class Op>
+void check_required_fields(LineParser& p, Op& op, const std::vector<bool>& seen,
+                           std::size_t mnemonic_position) {
+  std::size_t visiting = 0;
+  op.fields([&](std::string_view name, auto& member, Role) {
+    if constexpr (kAlwaysPrinted<std::decay_t<decltype(member)>>) {
+      if (!seen[visiting]) {
+        p.fail_at(mnemonic_position, fmt::format("missing operand '{}' of {}", name, Op::kName));
+      }
+    }
+    ++visiting;
+  });
+}
+
+void parse_origin(LineParser& p, Origin& origin) {
+  p.skip_space();
+  if (p.consume('?')) {
+    origin = Origin{};
+    return;
+  }
+  if (p.raw_peek() == '"') {
+    origin.file = p.string_literal("the origin file");
+  } else {
+    const std::size_t start = p.position();
+    origin.file.clear();
+    while (is_bare_file_char(p.raw_peek())) {
+      if (origin.file.size() >= kMaxStringBytes) p.fail_at(start, "origin file name too long");
+      origin.file += p.raw_peek();
+      p.raw_expect(p.raw_peek(), "");
+    }
+    if (origin.file.empty()) p.fail_at(start, "expected an origin file:line:col or '?' after '@'");
+  }
+  p.raw_expect(':', "expected ':' after the origin file");
+  origin.line = p.integer<std::uint32_t>("the origin line", /*decimal_only=*/true);
+  p.raw_expect(':', "expected ':' after the origin line");
+  origin.column = p.integer<std::uint32_t>("the origin column", /*decimal_only=*/true);
+}
+
+// After the fields: wait, signal, rounding and name clauses in any order (each once), then
+// an optional origin, then the end of the line.
+void parse_clauses(LineParser& p, Instruction& inst, bool& origin_given) {
+  bool seen_wait = false, seen_signal = false, seen_rounding = false, seen_name = false;
+  while (!p.at_end()) {
+    if (p.consume('@')) {
+      parse_origin(p, inst.origin);
+      origin_given = true;
+      if (!p.at_end()) p.fail("expected the end of the line after the origin");
+      return;
+    }
+    const std::size_t start = p.position();
+    const std::string_view word = p.identifier();
+    auto once = [&](bool& seen) {
+      if (seen) p.fail_at(start, fmt::format("duplicate '{}' clause", word));
+      seen = true;
+    };
+    if (word == "wait" || word == "signal") {
+      const bool is_wait = word == "wait";
+      once(is_wait ? seen_wait : seen_signal);
+      do {
+        if ((is_wait ? inst.waits.size() : inst.signals.size()) >= kMaxSemaphoreClauses) {
+          p.fail(fmt::format("more than {} semaphores in one '{}' clause", kMaxSemaphoreClauses,
+                             word));
+        }
+        p.expect('s', is_wait ? "expected a semaphore wait 's<id> >= <value>'"
+                              : "expected a semaphore signal 's<id> += <increment>'");
+        const auto sem = p.integer<std::uint16_t>("a semaphore id");
+        if (is_wait) {
+          if (!p.consume(">=")) p.fail("expected '>=' after the semaphore id");
+          inst.waits.push_back({sem, p.integer<std::uint32_t>("a wait value")});
+        } else {
+          if (!p.consume("+=")) p.fail("expected '+=' after the semaphore id");
+          inst.signals.push_back({sem, p.integer<std::uint32_t>("a signal increment")});
+        }
+      } while (p.consume(','));
+    } else if (word == "rounding") {
+      once(seen_rounding);
+      p.expect('=', "expected '=' after 'rounding'");
+      parse_value(p, inst.rounding, "rounding");
+    } else if (word == "name") {
+      once(seen_name);
+      p.expect('=', "expected '=' after 'name'");
+      inst.name = p.string_literal("the instruction name");
+    } else {
+      p.fail_at(start, word.empty()
+                           ? std::string("expected ',' and a field, a clause (wait, signal, "
+                                         "rounding, name), '@' origin or the end of the line")
+                           : fmt::format("unexpected {}: expected ',' before a field, or a clause "
+                                         "(wait, signal, rounding, name)",
+                                         quoted_word(word)));
+    }
+  }
+}
+
+Engine default_engine(const Operation& op) {
+  const unsigned engines = op_engines(op);
+  return static_cast<Engine>(engines == 0 ? 0 : std::countr_zero(engines));
+}
+
+struct ParseState {
+  Program program;
+  bool seed_given = false;
+};
+
+void parse_line(LineParser& p, ParseState& state) {
+  if (p.at_end()) return;  // blank or comment-only
+  if (p.peek() == '.') {
+    const std::size_t start = p.position();
+    p.consume('.');
+    const std::string_view directive = p.identifier();
+    if (directive != "seed") {
+      p.fail_at(start,
+                fmt::format("unknown directive '.{}' (expected '.seed')", directive.substr(0, 40)));
+    }
+    if (state.seed_given) p.fail_at(start, "duplicate .seed directive");
+    state.seed_given = true;
+    state.program.seed = p.integer<std::uint32_t>("the seed");
+    if (!p.at_end()) p.fail("expected the end of the line after .seed N");
+    return;
+  }
+  Instruction inst;
+  std::optional<QueueId> queue;
+  if (p.consume('[')) {
+    const std::size_t start = p.position();
+    const std::string_view word = p.identifier();
+    const auto engine = engine_from_name(word);
+    if (!engine) {
+      p.fail_at(start,
+                fmt::format("unknown engine {}{}", word.empty() ? "(none)" : quoted_word(word),
+                            did_you_mean(word, engine_names())));
+    }
+    queue = QueueId{*engine, 0};
+    if (p.consume('.')) queue->index = p.integer<std::uint8_t>("the queue index");
+    p.expect(']', "expected ']' after the queue (e.g. [vector] or [dma.3])");
+  }
+  p.skip_space();
+  const std::size_t mnemonic_position = p.position();
+  const std::string_view mnemonic = p.identifier();
+  if (mnemonic.empty()) p.fail("expected a mnemonic");
+  auto op = make_operation(mnemonic);
+  if (!op) {
+    p.fail_at(mnemonic_position, fmt::format("unknown mnemonic {}{}", quoted_word(mnemonic),
+                                             did_you_mean(mnemonic, mnemonics())));
+  }
+  inst.op = std::move(*op);
+  inst.queue = queue ? *queue : QueueId{default_engine(inst.op), 0};
+  const std::vector<bool> seen =
+      std::visit([&](auto& alternative) { return parse_fields(p, alternative); }, inst.op);
+  bool origin_given = false;
+  parse_clauses(p, inst, origin_given);
+  std::visit(
+      [&](auto& alternative) { check_required_fields(p, alternative, seen, mnemonic_position); },
+      inst.op);
+  if (!origin_given) {
+    inst.origin = Origin{p.file(), p.line_number(), p.column_of(mnemonic_position)};
+  }
+  state.program.instructions.push_back(std::move(inst));
+}
+
+}  // namespace
+
+Program parse_program(std::string_view text, const std::string& file) {
+  ParseState state;
+  std::uint32_t line_number = 0;
+  std::size_t line_start = 0;
+  while (line_start <= text.size()) {
+    std::size_t line_end = text.find('\n', line_start);
+    if (line_end == std::string_view::npos) line_end = text.size();
+    std::string_view line = text.substr(line_start, line_end - line_start);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    if (line_number == std::numeric_limits<std::uint32_t>::max()) {
+      throw AsmError(file, line_number, 1, "too many lines");
+    }
+    ++line_number;
+    if (line.size() > kMaxLineBytes) {
+      throw AsmError(file, line_number, 1, fmt::format("line longer than {} bytes", kMaxLineBytes));
+    }
+    LineParser parser(line, line_number, file);
+    parse_line(parser, state);
+    line_start = line_end + 1;
+  }
+  return std::move(state.program);
+}
+
+Program parse_program_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw AsmError(path, 0, 0, fmt::format("cannot open file: {}", std::strerror(errno)));
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) throw AsmError(path, 0, 0, "error while reading the file");
+  return parse_program(content.str(), path);
+}
+
+}  // namespace trnsim::isa

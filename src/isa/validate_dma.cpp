@@ -1,0 +1,86 @@
+// Validation rules of the DMA and synchronisation operations: dma_copy, dma_transpose,
+// dma_indirect, sem and core_barrier (listed, with their sources, in docs/isa.md "Validation
+// rules").
+#include <fmt/format.h>
+
+#include "isa/validate_detail.h"
+
+namespace trnsim::isa::validate_detail {
+
+namespace {
+
+constexpr std::uint8_t kMaxDmaPriority = 3;
+
+}  // namespace
+
+void check_op(Checker& c, const DmaCopy& op) {
+  if (op.dst.total_elements() != op.src.total_elements()) {
+    c.add("src", fmt::format("{} elements; dst has {} (counts must match)", op.src.total_elements(),
+                             op.dst.total_elements()));
+  }
+  if ((numerics::is_mx_packed(op.dst.dtype) || numerics::is_mx_packed(op.src.dtype)) &&
+      op.dst.dtype != op.src.dtype) {
+    c.add("dst", "x4-packed data is copied raw: dst and src dtypes must match");
+  }
+  if (op.accumulate == DmaAccumulate::kAdd) {
+    if (!c.chip.dma.has_near_memory_accumulate) {
+      c.add("accumulate", fmt::format("near-memory accumulate is not available on {}", c.core()));
+    }
+    c.require_memory("dst", op.dst, {Memory::kSbuf});
+    c.require_dtype("dst", op.dst, {DType::kBFloat16, DType::kFloat32});
+  }
+  if (op.priority > kMaxDmaPriority) {
+    c.add("priority",
+          fmt::format("priority {} exceeds the highest class {}", op.priority, kMaxDmaPriority));
+  } else if (op.priority != 0 && !c.chip.dma.has_priority) {
+    c.add("priority", fmt::format("DMA priorities are not available on {}", c.core()));
+  }
+}
+
+void check_op(Checker& c, const DmaTranspose& op) {
+  c.require_generation(Generation::kGen3, "dma_transpose");
+  c.require_memory("dst", op.dst, {Memory::kSbuf});
+  if (op.dst.dtype != op.src.dtype) {
+    c.add("dst", fmt::format("dtype {} differs from the src's {}", numerics::name(op.dst.dtype),
+                             numerics::name(op.src.dtype)));
+  }
+  const std::size_t bytes = numerics::storage_bytes(op.src.dtype);
+  if (bytes != 2 && bytes != 4) {
+    c.add("src", fmt::format("dtype {} is not a 2- or 4-byte type", numerics::name(op.src.dtype)));
+  }
+  if (op.dst.partitions != op.src.free_elements() || op.dst.free_elements() != op.src.partitions) {
+    c.add("dst", fmt::format("shape {} is not the transpose of the src's {}", shape_of(op.dst),
+                             shape_of(op.src)));
+  }
+}
+
+void check_op(Checker& c, const DmaIndirect& op) {
+  c.require_memory("index", op.index, {Memory::kSbuf});
+  c.require_dtype("index", op.index, {DType::kUInt32, DType::kInt32});
+  const bool gather = op.mode == IndirectMode::kGather;
+  const AccessPattern& indexed_side = gather ? op.dst : op.src;
+  if (op.index.total_elements() != indexed_side.partitions) {
+    c.add("index",
+          fmt::format("{} indices for {} rows of '{}' (one index per row)",
+                      op.index.total_elements(), indexed_side.partitions, gather ? "dst" : "src"));
+  }
+  if (op.dst.free_elements() != op.src.free_elements()) {
+    c.add("src", fmt::format("row size {} differs from the dst's {}", op.src.free_elements(),
+                             op.dst.free_elements()));
+  }
+}
+
+void check_op(Checker&, const SemaphoreOp&) {}  // only the generic wait/signal checks
+
+void check_op(Checker& c, const CoreBarrier& op) {
+  c.require_generation(Generation::kGen3, "core_barrier");
+  const auto& options = c.chip.lnc_options;
+  const int largest = options.empty() ? 1 : *std::max_element(options.begin(), options.end());
+  if (op.num_cores < 2 || op.num_cores > static_cast<std::uint32_t>(largest)) {
+    c.add("num_cores", fmt::format("{} cores; a barrier spans 2 to {} cores (largest logical core "
+                                   "of {})",
+                                   op.num_cores, largest, c.chip.name));
+  }
+}
+
+}  // namespace trnsim::isa::validate_detail

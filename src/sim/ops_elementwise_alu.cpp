@@ -1,0 +1,181 @@
+// Elementwise ALU operations of the Vector, Scalar and GpSimd engines: tensor_tensor,
+// tensor_scalar, scalar_tensor_tensor and tensor_copy (docs/simulator-ops.md).
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "sim/ops_elementwise_detail.h"
+#include "sim/ops_math.h"
+
+namespace trnsim::sim::elementwise_detail {
+
+namespace {
+
+// The per-partition storage words of a scalar operand for bit-vector operators: a [P, 1]
+// tensor's words exactly; an fp32 immediate truncated toward zero to an integer.
+std::vector<std::int64_t> scalar_word_column(OperandIO& io, const ScalarOperand& operand,
+                                             std::uint32_t partitions) {
+  std::vector<std::int64_t> column(partitions);
+  if (const float* immediate = std::get_if<float>(&operand)) {
+    std::int64_t word = 0;
+    if (!math::is_nan(*immediate)) {
+      const double clamped = std::clamp(static_cast<double>(*immediate), -0x1.0p63, 0x1.0p62);
+      word = static_cast<std::int64_t>(clamped);
+    }
+    std::fill(column.begin(), column.end(), word);
+    return column;
+  }
+  const WordTile tensor = io.load_words(std::get<AccessPattern>(operand));
+  require(tensor.partitions >= partitions && tensor.free >= 1, "scalar operand must be [P, 1]");
+  for (std::uint32_t p = 0; p < partitions; ++p) column[p] = tensor.words[p * tensor.free];
+  return column;
+}
+
+// In-place `values[p, i] = values[p, i] op column[p]` (or `column[p] op values[p, i]`).
+void apply_scalar_op(std::vector<float>& values, std::uint32_t partitions, std::uint64_t free,
+                     AluOp op, std::span<const float> column, bool reverse) {
+  math::with_alu_op(op, [&](auto op_constant) {
+    constexpr AluOp kOp = decltype(op_constant)::value;
+    for (std::uint32_t p = 0; p < partitions; ++p) {
+      const float scalar = column[p];
+      float* row = values.data() + p * free;
+      if (reverse) {
+        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::alu<kOp>(scalar, row[i]);
+      } else {
+        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::alu<kOp>(row[i], scalar);
+      }
+    }
+  });
+}
+
+void apply_scalar_word_op(std::vector<std::int64_t>& words, std::uint32_t partitions,
+                          std::uint64_t free, AluOp op, std::span<const std::int64_t> column,
+                          bool reverse, unsigned width) {
+  math::with_word_op(op, [&](auto op_constant) {
+    constexpr AluOp kOp = decltype(op_constant)::value;
+    for (std::uint32_t p = 0; p < partitions; ++p) {
+      const std::int64_t scalar = column[p];
+      std::int64_t* row = words.data() + p * free;
+      if (reverse) {
+        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::word_op<kOp>(scalar, row[i], width);
+      } else {
+        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::word_op<kOp>(row[i], scalar, width);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+bool run(const isa::TensorTensor& op, OperandIO& io) {
+  if (math::is_bitvec(op.op)) {
+    const WordTile a = io.load_words(op.data1);
+    const WordTile b = io.load_words(op.data2);
+    require(a.partitions == b.partitions && a.free == b.free, "tensor_tensor operand shapes");
+    require_shape(op.dst, a.partitions, a.free, "tensor_tensor dst shape");
+    WordTile out = make_word_tile(a.partitions, a.free);
+    const unsigned width = math::storage_bits(op.data1.dtype);
+    math::with_word_op(op.op, [&](auto op_constant) {
+      constexpr AluOp kOp = decltype(op_constant)::value;
+      for (std::size_t i = 0; i < out.words.size(); ++i)
+        out.words[i] = math::word_op<kOp>(a.words[i], b.words[i], width);
+    });
+    io.store_words(op.dst, out);
+    return true;
+  }
+  const Tile a = io.load(op.data1);
+  const Tile b = io.load(op.data2);
+  require(a.partitions == b.partitions && a.free == b.free, "tensor_tensor operand shapes");
+  require_shape(op.dst, a.partitions, a.free, "tensor_tensor dst shape");
+  Tile out = make_tile(a.partitions, a.free);
+  math::with_alu_op(op.op, [&](auto op_constant) {
+    constexpr AluOp kOp = decltype(op_constant)::value;
+    for (std::size_t i = 0; i < out.values.size(); ++i)
+      out.values[i] = math::alu<kOp>(a.values[i], b.values[i]);
+  });
+  io.store(op.dst, out);
+  return true;
+}
+
+bool run(const isa::TensorScalar& op, OperandIO& io) {
+  // An operator stage that is bypass without reverse leaves the data alone and does not read
+  // its operand.
+  const bool use_op0 = op.op0 != AluOp::kBypass || op.reverse0;
+  const bool use_op1 = op.op1 != AluOp::kBypass || op.reverse1;
+  const bool bitvec0 = math::is_bitvec(op.op0);
+  const bool bitvec1 = math::is_bitvec(op.op1);
+  const bool words_only = (bitvec0 || bitvec1) && (bitvec0 || op.op0 == AluOp::kBypass) &&
+                          (bitvec1 || op.op1 == AluOp::kBypass);
+  if (words_only) {
+    WordTile data = io.load_words(op.data);
+    require_shape(op.dst, data.partitions, data.free, "tensor_scalar dst shape");
+    const unsigned width = math::storage_bits(op.data.dtype);
+    if (use_op0) {
+      const auto column = scalar_word_column(io, op.operand0, data.partitions);
+      apply_scalar_word_op(data.words, data.partitions, data.free, op.op0, column, op.reverse0,
+                           width);
+    }
+    if (use_op1) {
+      const auto column = scalar_word_column(io, op.operand1, data.partitions);
+      apply_scalar_word_op(data.words, data.partitions, data.free, op.op1, column, op.reverse1,
+                           width);
+    }
+    io.store_words(op.dst, data);
+    return true;
+  }
+  // Two passes give the same bits as one fused pass: the engine rounds the intermediate to
+  // fp32 as well.
+  Tile data = io.load(op.data);
+  require_shape(op.dst, data.partitions, data.free, "tensor_scalar dst shape");
+  if (use_op0) {
+    const auto column = scalar_column(io, op.operand0, data.partitions);
+    apply_scalar_op(data.values, data.partitions, data.free, op.op0, column, op.reverse0);
+  }
+  if (use_op1) {
+    const auto column = scalar_column(io, op.operand1, data.partitions);
+    apply_scalar_op(data.values, data.partitions, data.free, op.op1, column, op.reverse1);
+  }
+  io.store(op.dst, data);
+  return true;
+}
+
+bool run(const isa::ScalarTensorTensor& op, OperandIO& io) {
+  Tile data = io.load(op.data);
+  const Tile operand1 = io.load(op.operand1);
+  require(operand1.partitions == data.partitions && operand1.free == data.free,
+          "scalar_tensor_tensor operand1 shape");
+  require_shape(op.dst, data.partitions, data.free, "scalar_tensor_tensor dst shape");
+  const auto column = scalar_column(io, op.operand0, data.partitions);
+  apply_scalar_op(data.values, data.partitions, data.free, op.op0, column, op.reverse0);
+  math::with_alu_op(op.op1, [&](auto op_constant) {
+    constexpr AluOp kOp = decltype(op_constant)::value;
+    float* values = data.values.data();
+    const float* other = operand1.values.data();
+    const std::size_t n = data.values.size();
+    if (op.reverse1) {
+      for (std::size_t i = 0; i < n; ++i) values[i] = math::alu<kOp>(other[i], values[i]);
+    } else {
+      for (std::size_t i = 0; i < n; ++i) values[i] = math::alu<kOp>(values[i], other[i]);
+    }
+  });
+  io.store(op.dst, data);
+  return true;
+}
+
+bool run(const isa::TensorCopy& op, OperandIO& io) {
+  if (op.src.dtype == op.dst.dtype) {
+    // Same type: the storage words move unchanged (NaN payloads, -0, x4-packed words).
+    const WordTile words = io.load_words(op.src);
+    require_shape(op.dst, words.partitions, words.free, "tensor_copy dst shape");
+    io.store_words(op.dst, words);
+    return true;
+  }
+  const Tile values = io.load(op.src);
+  require_shape(op.dst, values.partitions, values.free, "tensor_copy dst shape");
+  io.store(op.dst, values);
+  return true;
+}
+
+}  // namespace trnsim::sim::elementwise_detail

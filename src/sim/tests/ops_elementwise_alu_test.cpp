@@ -1,0 +1,245 @@
+// Tests of the elementwise ALU operations (tensor_tensor, tensor_scalar,
+// scalar_tensor_tensor, tensor_copy) against the reference ALU of ops_test_util.h.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sim/tests/ops_test_util.h"
+
+namespace trnsim::sim {
+namespace {
+
+using namespace ops_testing;
+
+const std::vector<AluOp> kArithmeticOps = {
+    AluOp::kAdd,        AluOp::kSubtract,  AluOp::kMultiply,     AluOp::kDivide, AluOp::kMaximum,
+    AluOp::kMinimum,    AluOp::kAbsMax,    AluOp::kAbsMin,       AluOp::kPower,  AluOp::kEqual,
+    AluOp::kNotEqual,   AluOp::kGreater,   AluOp::kGreaterEqual, AluOp::kLess,   AluOp::kLessEqual,
+    AluOp::kLogicalAnd, AluOp::kLogicalOr, AluOp::kLogicalXor,   AluOp::kBypass};
+
+// ---------------------------------------------------------------------------------------
+
+struct DTypeCase {
+  DType in1, in2, out;
+};
+
+TEST(TensorTensor, EveryArithmeticOperatorAcrossDtypes) {
+  const std::vector<DTypeCase> cases = {{DType::kFloat32, DType::kFloat32, DType::kFloat32},
+                                        {DType::kBFloat16, DType::kFloat32, DType::kBFloat16},
+                                        {DType::kFloat16, DType::kBFloat16, DType::kFloat32},
+                                        {DType::kFloat8E4M3, DType::kFloat32, DType::kFloat16},
+                                        {DType::kFloat32, DType::kFloat32, DType::kInt32}};
+  constexpr std::uint32_t P = 5, F = 7;
+  for (const auto& c : cases) {
+    for (AluOp op : kArithmeticOps) {
+      HostIO io;
+      const auto a_ap = dense(c.in1, 3, P, F, 0);
+      const auto b_ap = dense(c.in2, 3, P, F, 256);
+      const auto d_ap = dense(c.out, 10, P, F, 512);
+      io.write(a_ap, test_values(P * F, 1));
+      io.write(b_ap, test_values(P * F, 2));
+      const auto a = io.read(a_ap), b = io.read(b_ap);
+      ASSERT_TRUE(run_op(isa::TensorTensor{d_ap, a_ap, b_ap, op}, io));
+      std::vector<float> expected(P * F);
+      for (std::size_t i = 0; i < expected.size(); ++i) expected[i] = ref_alu(op, a[i], b[i]);
+      expect_codes(c.out, io.read_raw(d_ap), expected, std::string(isa::alu_op_name(op)).c_str());
+    }
+  }
+}
+
+TEST(TensorTensor, IeeeEdgeCases) {
+  HostIO io;
+  const std::vector<float> a = {1.0f, -1.0f, 0.0f, -0.0f, 0.0f, kNaN, 2.0f, -0.0f};
+  const std::vector<float> b = {0.0f, 0.0f, 0.0f, 0.0f, -0.0f, 1.0f, kNaN, -0.0f};
+  const auto a_ap = dense(DType::kFloat32, 0, 1, 8, 0), b_ap = dense(DType::kFloat32, 0, 1, 8, 64);
+  const auto d_ap = dense(DType::kFloat32, 0, 1, 8, 128);
+  io.write(a_ap, a);
+  io.write(b_ap, b);
+  run_op(isa::TensorTensor{d_ap, a_ap, b_ap, AluOp::kDivide}, io);
+  auto d = io.read(d_ap);
+  EXPECT_EQ(d[0], kInf);
+  EXPECT_EQ(d[1], -kInf);
+  EXPECT_TRUE(std::isnan(d[2]));
+  run_op(isa::TensorTensor{d_ap, a_ap, b_ap, AluOp::kMaximum}, io);
+  d = io.read(d_ap);
+  EXPECT_FALSE(std::signbit(d[3]));  // max(-0, +0) = +0
+  EXPECT_FALSE(std::signbit(d[4]));
+  EXPECT_TRUE(std::isnan(d[5]));
+  EXPECT_TRUE(std::isnan(d[6]));
+  EXPECT_TRUE(std::signbit(d[7]));
+  run_op(isa::TensorTensor{d_ap, a_ap, b_ap, AluOp::kMinimum}, io);
+  d = io.read(d_ap);
+  EXPECT_TRUE(std::signbit(d[3]));  // min(-0, +0) = -0
+  run_op(isa::TensorTensor{d_ap, a_ap, b_ap, AluOp::kNotEqual}, io);
+  d = io.read(d_ap);
+  EXPECT_EQ(d[5], 1.0f);  // NaN != x
+  EXPECT_EQ(d[3], 0.0f);  // -0 == +0
+}
+
+TEST(TensorTensor, BitwiseOnIntegerWords) {
+  HostIO io;
+  const std::vector<std::int64_t> a = {-1, 0x7FFFFFFF, -2147483648LL, 0x12345678, -16, 5, 1, -1};
+  const std::vector<std::int64_t> b = {0x0F0F0F0F, 3, 1, 0xFF, 2, 32, 31, 40};
+  const auto a_ap = dense(DType::kInt32, 2, 1, 8, 0), b_ap = dense(DType::kInt32, 2, 1, 8, 64);
+  const auto d_ap = dense(DType::kInt32, 2, 1, 8, 128);
+  io.write_words(a_ap, a);
+  io.write_words(b_ap, b);
+  auto u32 = [](std::int64_t v) { return static_cast<std::uint32_t>(v); };
+  struct Case {
+    AluOp op;
+    std::uint32_t (*ref)(std::uint32_t, std::uint32_t);
+  };
+  const std::vector<Case> cases = {
+      {AluOp::kBitwiseAnd, [](std::uint32_t x, std::uint32_t y) { return x & y; }},
+      {AluOp::kBitwiseOr, [](std::uint32_t x, std::uint32_t y) { return x | y; }},
+      {AluOp::kBitwiseXor, [](std::uint32_t x, std::uint32_t y) { return x ^ y; }},
+      {AluOp::kLeftShift, [](std::uint32_t x, std::uint32_t y) { return y >= 32 ? 0u : x << y; }},
+      {AluOp::kRightShift, [](std::uint32_t x, std::uint32_t y) { return y >= 32 ? 0u : x >> y; }},
+  };
+  for (const auto& c : cases) {
+    ASSERT_TRUE(run_op(isa::TensorTensor{d_ap, a_ap, b_ap, c.op}, io));
+    const auto got = io.read_raw(d_ap);
+    for (std::size_t i = 0; i < a.size(); ++i)
+      EXPECT_EQ(got[i], c.ref(u32(a[i]), u32(b[i]))) << isa::alu_op_name(c.op) << " " << i;
+  }
+  // Logical right shift of int16 shifts zeros in above bit 15.
+  const auto h_ap = dense(DType::kInt16, 0, 1, 2, 0), s_ap = dense(DType::kInt16, 0, 1, 2, 32);
+  const auto hd_ap = dense(DType::kInt16, 0, 1, 2, 64);
+  io.write_words(h_ap, {-2, -32768});
+  io.write_words(s_ap, {1, 15});
+  run_op(isa::TensorTensor{hd_ap, h_ap, s_ap, AluOp::kRightShift}, io);
+  EXPECT_EQ(io.read_raw(hd_ap), (std::vector<std::uint32_t>{0x7FFF, 0x1}));
+}
+
+TEST(TensorTensor, StridedAndBroadcastOperands) {
+  HostIO io;
+  constexpr std::uint32_t P = 3;
+  // data1: [P, 2, 3] walking every other element of a row; data2: [P, 2, 3] broadcasting a
+  // 3-element row over the outer dim (step 0); dst: dense.
+  const auto a_ap = on_chip(DType::kFloat32, 4, P, 0, {{6, 2}, {2, 3}});
+  const auto b_ap = on_chip(DType::kBFloat16, 4, P, 256, {{0, 2}, {1, 3}});
+  const auto d_ap = on_chip(DType::kFloat32, 4, P, 512, {{3, 2}, {1, 3}});
+  io.write(dense(DType::kFloat32, 4, P, 12, 0), test_values(P * 12, 7, false));
+  io.write(dense(DType::kBFloat16, 4, P, 3, 256), test_values(P * 3, 8, false));
+  const auto row_a = io.read(dense(DType::kFloat32, 4, P, 12, 0));
+  const auto row_b = io.read(dense(DType::kBFloat16, 4, P, 3, 256));
+  ASSERT_TRUE(run_op(isa::TensorTensor{d_ap, a_ap, b_ap, AluOp::kSubtract}, io));
+  std::vector<float> expected;
+  for (std::uint32_t p = 0; p < P; ++p)
+    for (int i = 0; i < 2; ++i)
+      for (int j = 0; j < 3; ++j)
+        expected.push_back(row_a[p * 12 + 6 * i + 2 * j] - row_b[p * 3 + j]);
+  expect_codes(DType::kFloat32, io.read_raw(d_ap), expected, "strided subtract");
+}
+
+TEST(TensorScalar, TwoOperatorsWithReverseFlagsAndTensorOperands) {
+  constexpr std::uint32_t P = 6, F = 9;
+  for (int reverse_bits = 0; reverse_bits < 4; ++reverse_bits) {
+    HostIO io(isa::Engine::kScalar);
+    const auto data_ap = dense(DType::kBFloat16, 1, P, F, 0);
+    const auto col_ap = dense(DType::kFloat32, 1, P, 1, 1024);
+    const auto dst_ap = dense(DType::kFloat32, 1, P, F, 2048);
+    io.write(data_ap, test_values(P * F, 11));
+    io.write(col_ap, {2.0f, -0.5f, 0.0f, 3.0f, kInf, -7.0f});
+    const auto data = io.read(data_ap), col = io.read(col_ap);
+    isa::TensorScalar op;
+    op.dst = dst_ap;
+    op.data = data_ap;
+    op.op0 = AluOp::kSubtract;
+    op.operand0 = col_ap;
+    op.reverse0 = reverse_bits & 1;
+    op.op1 = AluOp::kDivide;
+    op.operand1 = 3.0f;
+    op.reverse1 = (reverse_bits & 2) != 0;
+    ASSERT_TRUE(run_op(op, io));
+    std::vector<float> expected;
+    for (std::uint32_t p = 0; p < P; ++p)
+      for (std::uint32_t i = 0; i < F; ++i) {
+        const float x = data[p * F + i];
+        const float t = op.reverse0 ? ref_alu(AluOp::kSubtract, col[p], x)
+                                    : ref_alu(AluOp::kSubtract, x, col[p]);
+        expected.push_back(op.reverse1 ? ref_alu(AluOp::kDivide, 3.0f, t)
+                                       : ref_alu(AluOp::kDivide, t, 3.0f));
+      }
+    expect_codes(DType::kFloat32, io.read_raw(dst_ap), expected, "tensor_scalar");
+  }
+}
+
+TEST(TensorScalar, SingleOperatorLeavesSecondStageAlone) {
+  HostIO io;
+  const auto data_ap = dense(DType::kFloat32, 0, 2, 3);
+  const auto dst_ap = dense(DType::kFloat16, 0, 2, 3, 64);
+  io.write(data_ap, {1, 2, 3, 4, 5, 6});
+  isa::TensorScalar op{dst_ap, data_ap, AluOp::kMultiply, 0.1f, false, AluOp::kBypass,
+                       99.0f,  false};
+  run_op(op, io);
+  expect_codes(DType::kFloat16, io.read_raw(dst_ap),
+               {0.1f, 0.2f, 1 * 0.1f * 3, 0.4f, 0.5f, 6 * 0.1f}, "multiply only");
+}
+
+TEST(TensorScalar, BitwiseWithImmediateAndTensorOperand) {
+  HostIO io;
+  const auto data_ap = dense(DType::kInt32, 0, 2, 3);
+  const auto mask_ap = dense(DType::kUInt32, 0, 2, 1, 64);
+  const auto dst_ap = dense(DType::kInt32, 0, 2, 3, 128);
+  io.write_words(data_ap, {-1, 0x12345678, -256, 7, 8, 9});
+  io.write_words(mask_ap, {0xFFFF0000LL, 0x0000FFFFLL});
+  isa::TensorScalar op{dst_ap, data_ap, AluOp::kBitwiseAnd, mask_ap, false, AluOp::kRightShift,
+                       4.0f,   false};
+  run_op(op, io);
+  const std::vector<std::uint32_t> expected = {0xFFFF0000u >> 4, 0x12340000u >> 4, 0xFFFF0000u >> 4,
+                                               7u >> 4,          8u >> 4,          9u >> 4};
+  EXPECT_EQ(io.read_raw(dst_ap), expected);
+}
+
+TEST(ScalarTensorTensor, ReverseFlags) {
+  constexpr std::uint32_t P = 4, F = 5;
+  for (int bits = 0; bits < 4; ++bits) {
+    HostIO io;
+    const auto data_ap = dense(DType::kFloat32, 0, P, F, 0);
+    const auto other_ap = dense(DType::kBFloat16, 0, P, F, 256);
+    const auto dst_ap = dense(DType::kFloat32, 0, P, F, 512);
+    io.write(data_ap, test_values(P * F, 21));
+    io.write(other_ap, test_values(P * F, 22));
+    const auto data = io.read(data_ap), other = io.read(other_ap);
+    isa::ScalarTensorTensor op;
+    op.dst = dst_ap;
+    op.data = data_ap;
+    op.op0 = AluOp::kDivide;
+    op.operand0 = 2.5f;
+    op.op1 = AluOp::kSubtract;
+    op.operand1 = other_ap;
+    op.reverse0 = bits & 1;
+    op.reverse1 = (bits & 2) != 0;
+    run_op(op, io);
+    std::vector<float> expected;
+    for (std::size_t i = 0; i < data.size(); ++i) {
+      const float t = op.reverse0 ? ref_alu(AluOp::kDivide, 2.5f, data[i])
+                                  : ref_alu(AluOp::kDivide, data[i], 2.5f);
+      expected.push_back(op.reverse1 ? ref_alu(AluOp::kSubtract, other[i], t)
+                                     : ref_alu(AluOp::kSubtract, t, other[i]));
+    }
+    expect_codes(DType::kFloat32, io.read_raw(dst_ap), expected, "scalar_tensor_tensor");
+  }
+}
+
+TEST(TensorCopy, SameDtypeIsBitExactAndCastRounds) {
+  HostIO io;
+  const auto src_ap = dense(DType::kFloat32, 0, 2, 3);
+  const auto dst_ap = dense(DType::kFloat32, 64, 2, 3, 100 * 4);
+  // A signalling-NaN payload and -0 survive a same-type copy only if it moves words.
+  io.write_words(src_ap, {0x7F800001, 0x80000000, 0x3F800001, 0xFFC12345, 1, 0x7F7FFFFF});
+  ASSERT_TRUE(run_op(isa::TensorCopy{dst_ap, src_ap}, io));
+  EXPECT_EQ(io.read_raw(dst_ap), io.read_raw(src_ap));
+
+  const auto bf_ap = dense(DType::kBFloat16, 3, 2, 3, 2048);
+  run_op(isa::TensorCopy{bf_ap, src_ap}, io);
+  const auto src = io.read(src_ap);
+  expect_codes(DType::kBFloat16, io.read_raw(bf_ap), src, "fp32 -> bf16");
+}
+
+}  // namespace
+}  // namespace trnsim::sim
