@@ -16,12 +16,12 @@ namespace {
 std::vector<Lifetime> liveness(const KernelIr& ir) {
   std::vector<Lifetime> life(ir.storages.size());
   for (std::size_t i = 0; i < ir.instructions.size(); ++i) {
-    isa::Instruction copy = ir.instructions[i].inst;
-    for_each_operand(copy, [&](AccessPattern& ap, Role, std::string_view, int) {
-      Lifetime& l = life[kernel::storage_of_offset(ap.offset)];
-      if (l.first == kNone) l.first = i;
-      l.last = i;
-    });
+    isa::for_each_operand(ir.instructions[i].inst.op,
+                          [&](const AccessPattern& ap, const isa::OperandRef&) {
+                            Lifetime& l = life[kernel::storage_of_offset(ap.offset)];
+                            if (l.first == kNone) l.first = i;
+                            l.last = i;
+                          });
   }
   return life;
 }
@@ -301,7 +301,7 @@ std::vector<isa::Instruction> rebase(const KernelIr& ir, const Allocation& alloc
     isa::Instruction inst = in.inst;
     inst.waits.clear();
     inst.signals.clear();
-    for_each_operand(inst, [&](AccessPattern& ap, Role, std::string_view, int) {
+    isa::for_each_operand(inst.op, [&](AccessPattern& ap, const isa::OperandRef&) {
       const StorageId id = kernel::storage_of_offset(ap.offset);
       const std::uint64_t local = kernel::offset_in_storage(ap.offset);
       ap.offset =

@@ -93,17 +93,15 @@ struct Footprint {
 std::vector<Footprint> footprints(const isa::Instruction& phys, const isa::Instruction& virt,
                                   std::uint32_t index) {
   std::vector<Footprint> out;
-  isa::Instruction v = virt;
-  for_each_operand(v, [&](AccessPattern& ap, Role role, std::string_view, int) {
+  isa::for_each_operand(virt.op, [&](const AccessPattern& ap, const isa::OperandRef& operand) {
     Footprint f;
     f.storage = kernel::storage_of_offset(ap.offset);
-    f.reads = role == Role::kRead || role == Role::kReadWrite;
-    f.writes = role == Role::kWrite || role == Role::kReadWrite;
+    f.reads = operand.reads();
+    f.writes = operand.writes();
     out.push_back(f);
   });
   std::size_t k = 0;
-  isa::Instruction p = phys;
-  for_each_operand(p, [&](AccessPattern& ap, Role, std::string_view, int) {
+  isa::for_each_operand(phys.op, [&](const AccessPattern& ap, const isa::OperandRef&) {
     Footprint& f = out[k++];
     const auto [lo, hi] = ap.byte_span();
     f.access.inst = index;

@@ -15,15 +15,6 @@
 
 namespace trnsim::compiler::detail {
 
-// isa::for_each_operand in the form the passes call it: f(AccessPattern&, isa::Role,
-// std::string_view field, int list_index), list_index >= 0 only for entries of lists.
-template <class F>
-void for_each_operand(isa::Instruction& inst, F&& f) {
-  isa::for_each_operand(inst.op, [&](isa::AccessPattern& ap, const isa::OperandRef& operand) {
-    f(ap, operand.role, operand.name, operand.list_index);
-  });
-}
-
 // Dense queue numbering used by the scheduler and the synchroniser: compute engines and sync
 // by their Engine value (0..4), DMA queue q at 5 + q. The semaphore of a queue has the same
 // number.

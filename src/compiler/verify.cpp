@@ -9,11 +9,6 @@ namespace trnsim::compiler::detail {
 
 namespace {
 
-std::string operand_label(std::string_view field, int list_index) {
-  if (list_index < 0) return std::string(field);
-  return fmt::format("{}[{}]", field, list_index);
-}
-
 // Checks one operand against the storage it names; on success rebases `ap` to the storage's
 // own coordinates (offset inside the storage), so that ISA checks see real sizes.
 void check_operand(const KernelIr& ir, const IrInstruction& ir_inst, AccessPattern& ap,
@@ -74,8 +69,8 @@ std::vector<std::uint8_t> verify(const KernelIr& ir, const arch::ChipConfig& chi
     isa::Instruction local = ir_inst.inst;
     local.waits.clear();
     local.signals.clear();
-    for_each_operand(local, [&](AccessPattern& ap, Role, std::string_view field, int k) {
-      check_operand(ir, ir_inst, ap, operand_label(field, k));
+    isa::for_each_operand(local.op, [&](AccessPattern& ap, const isa::OperandRef& operand) {
+      check_operand(ir, ir_inst, ap, operand.label());
     });
     std::uint8_t mask = ir_inst.engines ? ir_inst.engines : isa::op_engines(local.op);
     mask &= isa::op_engines(local.op);

@@ -5,7 +5,6 @@
 #include <limits>
 #include <utility>
 
-#include "isa/validate.h"
 #include "util/enum_names.h"
 
 namespace trnsim::isa {
@@ -178,16 +177,6 @@ std::optional<DmaSides> dma_sides(const Operation& op) {
         }
       },
       op);
-}
-
-std::optional<TransposeMove> transpose_move(DType from, DType to) {
-  const std::size_t in = numerics::storage_bytes(from), out = numerics::storage_bytes(to);
-  if (in == out) return TransposeMove::kBits;
-  if (in == 1 && out == 2) return TransposeMove::kZeroExtend;
-  // Every float type narrower than fp32 converts to it exactly; MX x4 words are not values.
-  if (to == DType::kFloat32 && numerics::is_float(from) && !numerics::is_mx_packed(from))
-    return TransposeMove::kConvert;
-  return std::nullopt;
 }
 
 std::optional<Operation> make_operation(std::string_view mnemonic) {

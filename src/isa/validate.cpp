@@ -238,10 +238,8 @@ std::vector<Violation> check_instruction(const Instruction& inst, std::size_t in
   check_queue_and_sync(checker, inst);
   std::visit(
       [&](const auto& op) {
-        // fields() is non-const because the parser fills operations through it; this visitor
-        // only reads (no copy of the operation, no allocation: this runs per instruction).
-        using Op = std::decay_t<decltype(op)>;
-        const_cast<Op&>(op).fields([&](std::string_view name, const auto& member, Role) {
+        // No copy of the operation, no allocation: this runs per instruction.
+        for_each_field(op, [&](std::string_view name, const auto& member, Role) {
           check_member(checker, name, member);
         });
         check_op(checker, op);

@@ -148,6 +148,10 @@ void check_op(Checker& c, const NcMatmul& op) {
   const bool transpose_keeps_dtype = op.is_transpose && c.at_least(Generation::kGen3) &&
                                      numerics::storage_bytes(op.stationary.dtype) == 2;
   check_psum_output_dtype(c, op.dst, transpose_keeps_dtype, op.stationary.dtype);
+  if (op.is_transpose && !transpose_move(op.stationary.dtype, op.dst.dtype)) {
+    c.add("dst", fmt::format("a transpose cannot move {} into {} exactly",
+                             numerics::name(op.stationary.dtype), numerics::name(op.dst.dtype)));
+  }
   if (op.dst.partitions != m || op.dst.free_elements() != n) {
     c.add("dst", fmt::format("shape {} does not match the product shape [{}, {}] (stationary free "
                              "x moving free)",
@@ -236,3 +240,17 @@ void check_op(Checker& c, const NcTranspose& op) {
 }
 
 }  // namespace trnsim::isa::validate_detail
+
+namespace trnsim::isa {
+
+std::optional<TransposeMove> transpose_move(DType from, DType to) {
+  const std::size_t in = numerics::storage_bytes(from), out = numerics::storage_bytes(to);
+  if (in == out) return TransposeMove::kBits;
+  if (in == 1 && out == 2) return TransposeMove::kZeroExtend;
+  // Every float type narrower than fp32 converts to it exactly; MX x4 words are not values.
+  if (to == DType::kFloat32 && numerics::is_float(from) && !numerics::is_mx_packed(from))
+    return TransposeMove::kConvert;
+  return std::nullopt;
+}
+
+}  // namespace trnsim::isa

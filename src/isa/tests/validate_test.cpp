@@ -291,6 +291,14 @@ INSTANTIATE_TEST_SUITE_P(
                     ", is_transpose=true"),
              matmul(ps(128, 0, "bf16", 128), sb(128, 0, "bf16", 128), sb(128, 256, "bf16", 128)),
              "dst", "matmul output dtype bfloat16 is not supported"},
+        // One rule for validator and simulator (isa::transpose_move): bf16 into an fp32 PSUM
+        // tile is exact; fp32 into bf16 is not, though bf16 PSUM output is allowed on v4.
+        Rule{"MatmulTransposeMovesExactly", 4,
+             matmul(ps(128, 0, "fp32", 128), sb(128, 0, "bf16", 128), sb(128, 256, "bf16", 128),
+                    ", is_transpose=true"),
+             matmul(ps(128, 0, "bf16", 128), sb(128, 0, "fp32", 128), sb(128, 512, "fp32", 128),
+                    ", is_transpose=true"),
+             "dst", "a transpose cannot move float32 into bfloat16 exactly"},
         // nc_matmul_mx.
         Rule{"MatmulMxNeedsGen4", 4, matmul_mx(128), matmul_mx(128), "",
              "nc_matmul_mx needs the MX tensor engine of NeuronCore-v4 (not on NeuronCore-v3)", 3},
