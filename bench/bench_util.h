@@ -12,12 +12,7 @@ namespace trnsim::bench {
 inline isa::AccessPattern tile_pattern(isa::Memory memory, numerics::DType dtype,
                                        std::uint32_t partitions, std::uint64_t offset,
                                        std::uint32_t free) {
-  return {.memory = memory,
-          .dtype = dtype,
-          .offset = offset,
-          .partitions = partitions,
-          .num_dims = 1,
-          .dims = {isa::Dim{1, free}}};
+  return isa::access_pattern(memory, dtype, 0, partitions, offset, {{1, free}});
 }
 
 }  // namespace trnsim::bench

@@ -45,6 +45,91 @@ using kernel::Tensor;
 
 constexpr float kMasked = -1e30f;  // additive mask: exp(scale * (s + kMasked) - ...) == 0
 
+// K^T [D, S] as resident SBUF blocks of `kvb` keys.
+std::vector<Tensor> load_key_blocks(const Tensor& k_t, std::int64_t kvb) {
+  const std::int64_t d = k_t.dim(0), s = k_t.dim(1);
+  std::vector<Tensor> blocks;
+  for (std::int64_t b0 = 0; b0 < s; b0 += kvb) {
+    const std::int64_t w = std::min(kvb, s - b0);
+    Tensor t = nl::ndarray({d, w}, k_t.dtype(), nl::sbuf, "k_blk");
+    nisa::dma_copy(t, k_t(nl::all, nl::ds(b0, w)));
+    blocks.push_back(t);
+  }
+  return blocks;
+}
+
+// V [S, D] as resident SBUF chunks of 128 keys (the moving operand of P V).
+std::vector<Tensor> load_value_chunks(const Tensor& v) {
+  const std::int64_t s = v.dim(0), d = v.dim(1), pmax = nl::tile_size::pmax();
+  std::vector<Tensor> chunks;
+  for (std::int64_t c0 = 0; c0 < s; c0 += pmax) {
+    const std::int64_t w = std::min(pmax, s - c0);
+    Tensor t = nl::ndarray({w, d}, v.dtype(), nl::sbuf, "v_chunk");
+    nisa::dma_copy(t, v(nl::ds(c0, w), nl::all));
+    chunks.push_back(t);
+  }
+  return chunks;
+}
+
+// The additive causal mask of a diagonal [128, 128] tile: 0 where key <= query, kMasked above.
+Tensor causal_mask() {
+  const std::int64_t pmax = nl::tile_size::pmax();
+  Tensor zero = nl::zeros({pmax, pmax}, DType::kFloat32, nl::sbuf, "zero");
+  Tensor mask = nl::ndarray({pmax, pmax}, DType::kFloat32, nl::sbuf, "causal_mask");
+  // keep where query (partition p) - key (column i) >= 0
+  nisa::affine_select(
+      mask, zero, isa::AluOp::kGreaterEqual, kMasked,
+      {.pattern = {{-1, static_cast<std::uint32_t>(pmax)}}, .offset = 0, .channel_multiplier = 1});
+  return mask;
+}
+
+// P^T of a [r, w] block of probabilities, by 128-key chunks: on the tensor engine (grouped
+// into one PSUM tile per bank, one PSUM -> SBUF copy per group), or for every
+// dma_transpose_period-th chunk by a DMA transpose SBUF -> SBUF. Chunk c is [kw, r].
+std::vector<Tensor> transpose_probabilities(const Tensor& p, std::int64_t r, std::int64_t w,
+                                            std::int64_t dma_transpose_period) {
+  const std::int64_t pmax = nl::tile_size::pmax();
+  // P^T chunks per PSUM tile: one bank of BF16 (1024 per partition) = 8 chunks of 128.
+  const std::int64_t group = std::max<std::int64_t>(1, nl::tile_size::psum_bank_fmax() * 2 / pmax);
+  const std::int64_t chunks = ceil_div(w, pmax);
+  std::vector<Tensor> pt_of(static_cast<std::size_t>(chunks));
+  std::vector<std::int64_t> on_tensor;
+  for (std::int64_t c = 0; c < chunks; ++c) {
+    const std::int64_t k0 = c * pmax, kw = std::min(pmax, w - k0);
+    if (dma_transpose_period > 0 && c % dma_transpose_period == dma_transpose_period - 1) {
+      Tensor t = nl::ndarray({kw, r}, DType::kBFloat16, nl::sbuf, "pt_dma");
+      nisa::dma_transpose(t, p(nl::all, nl::ds(k0, kw)));
+      pt_of[static_cast<std::size_t>(c)] = t;
+    } else {
+      on_tensor.push_back(c);
+    }
+  }
+  const auto n_tensor = static_cast<std::int64_t>(on_tensor.size());
+  for (std::int64_t g0 = 0; g0 < n_tensor; g0 += group) {
+    const std::int64_t gn = std::min(group, n_tensor - g0);
+    Tensor pt_ps = nl::ndarray({pmax, gn * r}, DType::kBFloat16, nl::psum, "pt_ps");
+    Tensor pt = nl::ndarray({pmax, gn * r}, DType::kBFloat16, nl::sbuf, "pt");
+    std::int64_t full = 0;  // chunks of 128 keys in this group (a ragged one comes last)
+    for (std::int64_t i = 0; i < gn; ++i) {
+      const std::int64_t c = on_tensor[static_cast<std::size_t>(g0 + i)];
+      const std::int64_t k0 = c * pmax, kw = std::min(pmax, w - k0);
+      nisa::nc_transpose(pt_ps(nl::ds(0, kw), nl::ds(i * r, r)), p(nl::all, nl::ds(k0, kw)),
+                         {.engine = isa::Engine::kTensor});
+      pt_of[static_cast<std::size_t>(c)] = pt(nl::ds(0, kw), nl::ds(i * r, r));
+      if (kw == pmax) ++full;
+    }
+    if (full > 0)
+      nisa::tensor_copy(pt(nl::all, nl::ds(0, full * r)), pt_ps(nl::all, nl::ds(0, full * r)));
+    if (full < gn) {
+      const std::int64_t kw =
+          pt_of[static_cast<std::size_t>(on_tensor[static_cast<std::size_t>(g0 + full)])].dim(0);
+      nisa::tensor_copy(pt(nl::ds(0, kw), nl::ds(full * r, r)),
+                        pt_ps(nl::ds(0, kw), nl::ds(full * r, r)));
+    }
+  }
+  return pt_of;
+}
+
 }  // namespace
 
 std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions& o) {
@@ -68,37 +153,12 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
       o.scale != 0.0f ? o.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(d)));
   const std::int64_t kvb = o.kv_block;
   const std::int64_t mm_cols = std::min<std::int64_t>(nl::tile_size::gemm_moving_fmax(), kvb);
-  // P^T chunks per PSUM tile: one bank of BF16 (1024 per partition) = 8 chunks of 128.
-  const std::int64_t group = std::max<std::int64_t>(1, nl::tile_size::psum_bank_fmax() * 2 / pmax);
-
   Tensor out = nl::ndarray({s, d}, o.out_dtype, nl::shared_hbm, "out");
 
   // Resident K^T blocks and V chunks of 128 keys.
-  std::vector<Tensor> k_blk;
-  for (std::int64_t b0 = 0; b0 < s; b0 += kvb) {
-    const std::int64_t w = std::min(kvb, s - b0);
-    Tensor t = nl::ndarray({d, w}, k_t.dtype(), nl::sbuf, "k_blk");
-    nisa::dma_copy(t, k_t(nl::all, nl::ds(b0, w)));
-    k_blk.push_back(t);
-  }
-  std::vector<Tensor> v_chunk;
-  for (std::int64_t c0 = 0; c0 < s; c0 += pmax) {
-    const std::int64_t w = std::min(pmax, s - c0);
-    Tensor t = nl::ndarray({w, d}, v.dtype(), nl::sbuf, "v_chunk");
-    nisa::dma_copy(t, v(nl::ds(c0, w), nl::all));
-    v_chunk.push_back(t);
-  }
-
-  Tensor mask;
-  if (o.causal) {
-    Tensor zero = nl::zeros({pmax, pmax}, DType::kFloat32, nl::sbuf, "zero");
-    mask = nl::ndarray({pmax, pmax}, DType::kFloat32, nl::sbuf, "causal_mask");
-    // keep where query (partition p) - key (column i) >= 0
-    nisa::affine_select(mask, zero, isa::AluOp::kGreaterEqual, kMasked,
-                        {.pattern = {{-1, static_cast<std::uint32_t>(pmax)}},
-                         .offset = 0,
-                         .channel_multiplier = 1});
-  }
+  const std::vector<Tensor> k_blk = load_key_blocks(k_t, kvb);
+  const std::vector<Tensor> v_chunk = load_value_chunks(v);
+  const Tensor mask = o.causal ? causal_mask() : Tensor{};
 
   // Causal query tiles run longest first (tile i sees i + 1 key tiles), so the short ones
   // fill the engines while the last long ones drain.
@@ -159,48 +219,10 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
       }
       neg_max = new_neg_max;
 
-      // P^T by 128-key chunks: on the tensor engine (grouped into one PSUM tile per bank,
-      // one PSUM -> SBUF copy per group), or for every dma_transpose_period-th chunk by a
-      // DMA transpose SBUF -> SBUF. Then P V accumulated over the block in one PSUM bank.
+      // P^T by 128-key chunks, then P V accumulated over the block in one PSUM bank.
       Tensor pv = nl::ndarray({r, d}, DType::kFloat32, nl::psum, "pv");
       const std::int64_t chunks = ceil_div(w, pmax);
-      std::vector<Tensor> pt_of(static_cast<std::size_t>(chunks));
-      std::vector<std::int64_t> on_tensor;
-      for (std::int64_t c = 0; c < chunks; ++c) {
-        const std::int64_t k0 = c * pmax, kw = std::min(pmax, w - k0);
-        if (o.dma_transpose_period > 0 &&
-            c % o.dma_transpose_period == o.dma_transpose_period - 1) {
-          Tensor t = nl::ndarray({kw, r}, DType::kBFloat16, nl::sbuf, "pt_dma");
-          nisa::dma_transpose(t, p(nl::all, nl::ds(k0, kw)));
-          pt_of[static_cast<std::size_t>(c)] = t;
-        } else {
-          on_tensor.push_back(c);
-        }
-      }
-      const auto n_tensor = static_cast<std::int64_t>(on_tensor.size());
-      for (std::int64_t g0 = 0; g0 < n_tensor; g0 += group) {
-        const std::int64_t gn = std::min(group, n_tensor - g0);
-        Tensor pt_ps = nl::ndarray({pmax, gn * r}, DType::kBFloat16, nl::psum, "pt_ps");
-        Tensor pt = nl::ndarray({pmax, gn * r}, DType::kBFloat16, nl::sbuf, "pt");
-        std::int64_t full = 0;  // chunks of 128 keys in this group (a ragged one comes last)
-        for (std::int64_t i = 0; i < gn; ++i) {
-          const std::int64_t c = on_tensor[static_cast<std::size_t>(g0 + i)];
-          const std::int64_t k0 = c * pmax, kw = std::min(pmax, w - k0);
-          nisa::nc_transpose(pt_ps(nl::ds(0, kw), nl::ds(i * r, r)), p(nl::all, nl::ds(k0, kw)),
-                             {.engine = isa::Engine::kTensor});
-          pt_of[static_cast<std::size_t>(c)] = pt(nl::ds(0, kw), nl::ds(i * r, r));
-          if (kw == pmax) ++full;
-        }
-        if (full > 0)
-          nisa::tensor_copy(pt(nl::all, nl::ds(0, full * r)), pt_ps(nl::all, nl::ds(0, full * r)));
-        if (full < gn) {
-          const std::int64_t kw =
-              pt_of[static_cast<std::size_t>(on_tensor[static_cast<std::size_t>(g0 + full)])].dim(
-                  0);
-          nisa::tensor_copy(pt(nl::ds(0, kw), nl::ds(full * r, r)),
-                            pt_ps(nl::ds(0, kw), nl::ds(full * r, r)));
-        }
-      }
+      const std::vector<Tensor> pt_of = transpose_probabilities(p, r, w, o.dma_transpose_period);
       for (std::int64_t c = 0; c < chunks; ++c)
         nisa::nc_matmul(pv, pt_of[static_cast<std::size_t>(c)],
                         v_chunk[static_cast<std::size_t>((b0 + c * pmax) / pmax)],

@@ -168,7 +168,8 @@ Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::Activ
       const std::int64_t tok = flat / h, col = flat % h;
       auto it = a_rows.find(tok);
       if (it == a_rows.end()) {
-        std::vector<double> g(static_cast<std::size_t>(f), 0.0), u(g.size(), 0.0);
+        std::vector<double> g(static_cast<std::size_t>(f), 0.0),
+            u(static_cast<std::size_t>(f), 0.0);
         for (std::int64_t k = 0; k < h; ++k) {
           const double xv = in[0][static_cast<std::size_t>(tok * h + k)];
           const float* wgr = in[1].data() + k * f;

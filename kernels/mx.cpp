@@ -402,7 +402,8 @@ Problem make_mx_quantize(const std::vector<std::int64_t>& shape, DType packed) {
       0, 0,
       "quantize_mx with the Trainium scale rule is exact: the same element codes and E8M0 "
       "scales as numerics::quantize_mx_packed"};
-  p.hbm_bytes = 2.0 * double(r * c) + double(r * c) + double(ceil_div(r, 8) * c / 4);
+  const std::int64_t scale_bytes = ceil_div(r, 8) * c / 4;  // one E8M0 per 32 values
+  p.hbm_bytes = 2.0 * double(r * c) + double(r * c) + double(scale_bytes);
   return p;
 }
 
@@ -427,7 +428,8 @@ Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed)
     return out;
   };
   p.tolerance = {0, 0, "an MX value (<= 4 significant bits times a power of two) is exact in fp32"};
-  p.hbm_bytes = double(r * c) + double(ceil_div(r, 8) * c / 4) + 4.0 * double(r * c);
+  const std::int64_t scale_bytes = ceil_div(r, 8) * c / 4;  // one E8M0 per 32 values
+  p.hbm_bytes = double(r * c) + double(scale_bytes) + 4.0 * double(r * c);
   return p;
 }
 
@@ -488,7 +490,8 @@ Problem make_matmul_mx_problem(std::int64_t m, std::int64_t n, std::int64_t k, D
                   k, numerics::name(out))};
   p.flops = 2.0 * double(m) * double(n) * double(k);
   const double wb = double(numerics::storage_bytes(packed));
-  p.hbm_bytes = double(m + n) * (double(k / 4) * wb + double(k / 32)) +
+  const std::int64_t words = k / 4, scales = k / 32;  // per row; K is a multiple of 32
+  p.hbm_bytes = double(m + n) * (double(words) * wb + double(scales)) +
                 double(numerics::storage_bytes(out)) * double(m) * double(n);
   p.peak_mode = "mx";
   return p;

@@ -3,9 +3,13 @@
 // (operand roles, operation class). Part of the public header isa/isa.h; include that.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
+#include <span>
+#include <stdexcept>
 #include <string_view>
 #include <utility>
 #include <variant>
@@ -90,6 +94,33 @@ struct AccessPattern {
 
 // An operand that is either an fp32 immediate or a per-partition [P, 1] tensor broadcast
 // along the free dims (NKI tensor_scalar / activation scale and bias).
+// An access pattern from its parts: `dims` major to minor as {step, count} (at most
+// kMaxFreeDims; extra dims throw std::invalid_argument). For users and tests that build
+// programs in C++; the kernel API builds them from tensor views.
+inline AccessPattern access_pattern(Memory memory, DType dtype, std::uint32_t start_partition,
+                                    std::uint32_t partitions, std::uint64_t offset,
+                                    std::span<const Dim> dims, std::int64_t partition_step = 0) {
+  if (dims.size() > kMaxFreeDims)
+    throw std::invalid_argument("an access pattern has at most 4 free dims");
+  AccessPattern ap;
+  ap.memory = memory;
+  ap.dtype = dtype;
+  ap.start_partition = start_partition;
+  ap.partitions = partitions;
+  ap.offset = offset;
+  ap.partition_step = partition_step;
+  ap.num_dims = static_cast<std::uint8_t>(dims.size());
+  std::copy(dims.begin(), dims.end(), ap.dims.begin());
+  return ap;
+}
+inline AccessPattern access_pattern(Memory memory, DType dtype, std::uint32_t start_partition,
+                                    std::uint32_t partitions, std::uint64_t offset,
+                                    std::initializer_list<Dim> dims,
+                                    std::int64_t partition_step = 0) {
+  return access_pattern(memory, dtype, start_partition, partitions, offset,
+                        std::span<const Dim>(dims.begin(), dims.size()), partition_step);
+}
+
 using ScalarOperand = std::variant<float, AccessPattern>;
 
 // ---------------------------------------------------------------------------------------

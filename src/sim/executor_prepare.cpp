@@ -38,7 +38,9 @@ inline void prefetch_instruction(const isa::Instruction& inst, bool operands) {
       __builtin_prefetch(base + at);
   __builtin_prefetch(base + sizeof(isa::Operation) - 1);  // the variant's index
   __builtin_prefetch(reinterpret_cast<const char*>(&inst.waits));
-  __builtin_prefetch(reinterpret_cast<const char*>(&inst.signals) + sizeof(inst.signals) - 1);
+  // The last byte of the vector object itself (its end pointer), not of its elements.
+  __builtin_prefetch(reinterpret_cast<const char*>(&inst.signals) + sizeof(inst.signals) -
+                     1);  // NOLINT(bugprone-sizeof-container)
 }
 
 class Preparation {

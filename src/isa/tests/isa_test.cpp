@@ -64,14 +64,7 @@ TEST(IsaNames, MnemonicsAreUniqueAndMakeTheirOperation) {
 }
 
 AccessPattern sbuf(DType dtype, std::uint64_t offset, std::initializer_list<Dim> dims) {
-  AccessPattern ap;
-  ap.memory = Memory::kSbuf;
-  ap.dtype = dtype;
-  ap.offset = offset;
-  ap.partitions = 128;
-  ap.num_dims = static_cast<std::uint8_t>(dims.size());
-  std::copy(dims.begin(), dims.end(), ap.dims.begin());
-  return ap;
+  return access_pattern(Memory::kSbuf, dtype, 0, 128, offset, dims);
 }
 
 TEST(AccessPattern, FreeElementsIsTheProductOfCounts) {

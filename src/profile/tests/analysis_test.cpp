@@ -221,7 +221,7 @@ TEST(ProfileSuggestions, SmallContiguousDmaRuns) {
   // Each partition gathers 64 runs of 8 bf16 (16 B) spread 1 KiB apart in HBM.
   isa::DmaCopy d;
   d.dst = sbuf(DType::kBFloat16, 128, 0, 512);
-  d.src = pattern(isa::Memory::kHbm, DType::kBFloat16, 0, 128, 0, {{512, 64}, {1, 8}}, 8);
+  d.src = access_pattern(isa::Memory::kHbm, DType::kBFloat16, 0, 128, 0, {{512, 64}, {1, 8}}, 8);
   p.instructions.push_back(make(dma_q(0), d, {}, {}, 40));
   const auto run = run_timed(p);
   const Analysis a = analyze(run->input());

@@ -20,32 +20,18 @@ using isa::AccessPattern;
 using isa::Dim;
 using numerics::DType;
 
-inline AccessPattern pattern(isa::Memory memory, DType dtype, std::uint32_t start,
-                             std::uint32_t partitions, std::uint64_t offset,
-                             std::initializer_list<Dim> dims, std::int64_t partition_step = 0) {
-  AccessPattern ap;
-  ap.memory = memory;
-  ap.dtype = dtype;
-  ap.start_partition = start;
-  ap.partitions = partitions;
-  ap.offset = offset;
-  ap.partition_step = partition_step;
-  ap.num_dims = static_cast<std::uint8_t>(dims.size());
-  std::size_t k = 0;
-  for (const Dim& d : dims) ap.dims[k++] = d;
-  return ap;
-}
+using isa::access_pattern;
 inline AccessPattern sbuf(DType t, std::uint32_t parts, std::uint64_t off, std::uint32_t free,
                           std::uint32_t start = 0) {
-  return pattern(isa::Memory::kSbuf, t, start, parts, off, {{1, free}});
+  return access_pattern(isa::Memory::kSbuf, t, start, parts, off, {{1, free}});
 }
 inline AccessPattern psum(DType t, std::uint32_t parts, std::uint64_t off, std::uint32_t free) {
-  return pattern(isa::Memory::kPsum, t, 0, parts, off, {{1, free}});
+  return access_pattern(isa::Memory::kPsum, t, 0, parts, off, {{1, free}});
 }
 // HBM rows of `free` elements, `row_step` elements apart.
 inline AccessPattern hbm(DType t, std::uint64_t addr, std::uint32_t rows, std::uint32_t free,
                          std::int64_t row_step) {
-  return pattern(isa::Memory::kHbm, t, 0, rows, addr, {{1, free}}, row_step);
+  return access_pattern(isa::Memory::kHbm, t, 0, rows, addr, {{1, free}}, row_step);
 }
 
 inline isa::Instruction make(isa::QueueId q, isa::Operation op,

@@ -62,15 +62,7 @@ inline bool is_signed_int(DType t) {
 inline AccessPattern on_chip(DType dtype, std::uint32_t start, std::uint32_t partitions,
                              std::uint64_t offset, std::vector<isa::Dim> dims,
                              Memory memory = Memory::kSbuf) {
-  AccessPattern ap;
-  ap.memory = memory;
-  ap.dtype = dtype;
-  ap.start_partition = start;
-  ap.partitions = partitions;
-  ap.offset = offset;
-  ap.num_dims = static_cast<std::uint8_t>(dims.size());
-  for (std::size_t k = 0; k < dims.size(); ++k) ap.dims[k] = dims[k];
-  return ap;
+  return isa::access_pattern(memory, dtype, start, partitions, offset, dims);
 }
 // A dense [P, F] SBUF operand.
 inline AccessPattern dense(DType dtype, std::uint32_t start, std::uint32_t partitions,

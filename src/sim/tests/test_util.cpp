@@ -14,23 +14,12 @@ const arch::ChipConfig& trn2() {
 AccessPattern onchip(isa::Memory memory, DType dtype, std::uint32_t start_partition,
                      std::uint32_t partitions, std::uint64_t offset,
                      std::initializer_list<Dim> dims) {
-  AccessPattern ap;
-  ap.memory = memory;
-  ap.dtype = dtype;
-  ap.start_partition = start_partition;
-  ap.partitions = partitions;
-  ap.offset = offset;
-  ap.num_dims = static_cast<std::uint8_t>(dims.size());
-  int k = 0;
-  for (const Dim& d : dims) ap.dims[static_cast<std::size_t>(k++)] = d;
-  return ap;
+  return isa::access_pattern(memory, dtype, start_partition, partitions, offset, dims);
 }
 
 AccessPattern hbm(DType dtype, std::uint64_t address, std::uint32_t rows, std::int64_t row_step,
                   std::initializer_list<Dim> dims) {
-  AccessPattern ap = onchip(isa::Memory::kHbm, dtype, 0, rows, address, dims);
-  ap.partition_step = row_step;
-  return ap;
+  return isa::access_pattern(isa::Memory::kHbm, dtype, 0, rows, address, dims, row_step);
 }
 
 isa::Instruction make(isa::QueueId queue, isa::Operation op, std::vector<isa::SemWait> waits,

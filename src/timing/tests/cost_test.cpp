@@ -13,15 +13,8 @@ using numerics::DType;
 
 AccessPattern tile(Memory mem, DType t, std::uint32_t partitions, std::uint32_t free,
                    std::uint64_t offset = 0) {
-  AccessPattern ap;
-  ap.memory = mem;
-  ap.dtype = t;
-  ap.partitions = partitions;
-  ap.offset = offset;
-  ap.num_dims = 1;
-  ap.dims[0] = {1, free};
-  if (mem == Memory::kHbm) ap.partition_step = free;
-  return ap;
+  return isa::access_pattern(mem, t, 0, partitions, offset, {{1, free}},
+                             mem == Memory::kHbm ? std::int64_t{free} : 0);
 }
 
 isa::Instruction on(Engine e, isa::Operation op, std::uint8_t queue = 0) {
