@@ -127,7 +127,9 @@ SimError instruction_error(const isa::Program& program, std::size_t index, std::
   return SimError(index, std::string(isa::op_name(inst.op)), inst.origin, std::move(why));
 }
 
-void run_custom_op(const isa::CustomOp& op, CoreOperandIO& io) {
+}  // namespace
+
+void execute_op(const isa::CustomOp& op, CoreOperandIO& io) {
   const std::optional<CustomOpEntry> entry = find_custom_op(op.op);
   if (!entry) io.fail(fmt::format("custom operator '{}' is not registered", op.op));
   std::vector<Tile> inputs;
@@ -149,35 +151,27 @@ void run_custom_op(const isa::CustomOp& op, CoreOperandIO& io) {
   }
 }
 
-// Runs the data semantics of one instruction.
+namespace {
+
+// Runs the data semantics of one instruction: the operation's execute_op overload where
+// one exists, the elementwise semantics otherwise; sequencer operations only synchronise
+// (their waits and signals, or the barrier the event loop holds the queue for).
 void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
   std::visit(
       [&](const auto& op) {
         using Op = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<Op, isa::NcMatmul>) {
-          execute_matmul(op, io);
-        } else if constexpr (std::is_same_v<Op, isa::NcMatmulMx>) {
-          execute_matmul_mx(op, io);
-        } else if constexpr (std::is_same_v<Op, isa::NcTranspose>) {
+        if constexpr (Op::kClass == isa::OpClass::kSequencer) {
+          return;
+        } else if constexpr (Op::kClass == isa::OpClass::kTranspose) {
           if (inst.queue.engine == isa::Engine::kTensor) {
-            execute_tensor_transpose(op, io);
+            execute_op(op, io);
           } else if (!execute_elementwise(inst.op, io)) {
             io.fail("not implemented on this engine");
           }
-        } else if constexpr (std::is_same_v<Op, isa::DmaCopy>) {
-          execute_dma_copy(op, io);
-        } else if constexpr (std::is_same_v<Op, isa::DmaTranspose>) {
-          execute_dma_transpose(op, io);
-        } else if constexpr (std::is_same_v<Op, isa::DmaIndirect>) {
-          execute_dma_indirect(op, io);
-        } else if constexpr (std::is_same_v<Op, isa::SemaphoreOp>) {
-          // Only its waits and signals matter.
-        } else if constexpr (std::is_same_v<Op, isa::CoreBarrier>) {
-          // Synchronisation only: the event loop holds the queue until the barrier completes.
-        } else if constexpr (std::is_same_v<Op, isa::CustomOp>) {
-          run_custom_op(op, io);
-        } else {
-          if (!execute_elementwise(inst.op, io)) io.fail("not implemented in the simulator");
+        } else if constexpr (requires { execute_op(op, io); }) {
+          execute_op(op, io);
+        } else if (!execute_elementwise(inst.op, io)) {
+          io.fail("not implemented in the simulator");
         }
       },
       inst.op);

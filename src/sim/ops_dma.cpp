@@ -59,11 +59,11 @@ std::vector<std::int64_t> load_indices(const isa::AccessPattern& index, CoreOper
 
 }  // namespace
 
-void execute_dma_copy(const isa::DmaCopy& op, CoreOperandIO& io) {
+void execute_op(const isa::DmaCopy& op, CoreOperandIO& io) {
   copy_elements(op.dst, op.src, op.accumulate, io);
 }
 
-void execute_dma_transpose(const isa::DmaTranspose& op, CoreOperandIO& io) {
+void execute_op(const isa::DmaTranspose& op, CoreOperandIO& io) {
   if (op.dst.dtype != op.src.dtype)
     io.fail(fmt::format("dma_transpose keeps the dtype: src is {}, dst {}",
                         numerics::name(op.src.dtype), numerics::name(op.dst.dtype)));
@@ -82,7 +82,7 @@ void execute_dma_transpose(const isa::DmaTranspose& op, CoreOperandIO& io) {
   io.store_bytes(op.dst, out);
 }
 
-void execute_dma_indirect(const isa::DmaIndirect& op, CoreOperandIO& io) {
+void execute_op(const isa::DmaIndirect& op, CoreOperandIO& io) {
   const std::vector<std::int64_t> rows = load_indices(op.index, io);
   const bool gather = op.mode == isa::IndirectMode::kGather;
   // Gather: dst row r <- src row rows[r]. Scatter: dst row rows[r] <- src row r.

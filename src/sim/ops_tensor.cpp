@@ -262,7 +262,7 @@ void transpose_storage(const isa::AccessPattern& dst, const isa::AccessPattern& 
 
 }  // namespace
 
-void execute_matmul(const isa::NcMatmul& op, CoreOperandIO& io) {
+void execute_op(const isa::NcMatmul& op, CoreOperandIO& io) {
   if (op.is_transpose) {
     // Transpose mode passes the stationary through the array against an identity moving
     // tensor: the result is stationary^T, moved bit-exactly. The moving operand still has to
@@ -290,7 +290,7 @@ void execute_matmul(const isa::NcMatmul& op, CoreOperandIO& io) {
       io);
 }
 
-void execute_tensor_transpose(const isa::NcTranspose& op, CoreOperandIO& io) {
+void execute_op(const isa::NcTranspose& op, CoreOperandIO& io) {
   transpose_storage(op.dst, op.data, io);
 }
 
@@ -359,7 +359,7 @@ std::vector<T> dequantize_operand(const isa::AccessPattern& data, const isa::Acc
 
 }  // namespace
 
-void execute_matmul_mx(const isa::NcMatmulMx& op, CoreOperandIO& io) {
+void execute_op(const isa::NcMatmulMx& op, CoreOperandIO& io) {
   if (op.stationary.partitions != op.moving.partitions)
     io.fail(fmt::format("stationary has {} partitions and moving {}: K must match",
                         op.stationary.partitions, op.moving.partitions));
