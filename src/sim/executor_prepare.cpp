@@ -39,8 +39,8 @@ inline void prefetch_instruction(const isa::Instruction& inst, bool operands) {
   __builtin_prefetch(base + sizeof(isa::Operation) - 1);  // the variant's index
   __builtin_prefetch(reinterpret_cast<const char*>(&inst.waits));
   // The last byte of the vector object itself (its end pointer), not of its elements.
-  __builtin_prefetch(reinterpret_cast<const char*>(&inst.signals) + sizeof(inst.signals) -
-                     1);  // NOLINT(bugprone-sizeof-container)
+  constexpr std::size_t kVectorObjectBytes = sizeof(std::vector<isa::SemSignal>);
+  __builtin_prefetch(reinterpret_cast<const char*>(&inst.signals) + kVectorObjectBytes - 1);
 }
 
 class Preparation {
