@@ -235,7 +235,7 @@ class Executor {
     if (options_.check_hazards) {
       std::vector<HazardCore> hc;
       for (const CoreRun& c : cores_) hc.push_back({c.program, c.physical});
-      hazards_.emplace(queues_.size(), std::move(hc), multi_core_);
+      hazards_.emplace(std::move(hc), multi_core_);
     }
 
     for (std::uint32_t q = 0; q < queues_.size(); ++q) try_start(q, 0);

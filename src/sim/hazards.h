@@ -55,8 +55,8 @@ class HazardDetector {
   // Queues are numbered over all cores of the run; SBUF/PSUM accesses conflict only within
   // a core, HBM accesses across cores too. `label_cores` prefixes instructions with their
   // core in messages (multi-core runs).
-  HazardDetector(std::size_t num_queues, std::vector<HazardCore> cores, bool label_cores)
-      : num_queues_(num_queues), cores_(std::move(cores)), label_cores_(label_cores) {}
+  HazardDetector(std::vector<HazardCore> cores, bool label_cores)
+      : cores_(std::move(cores)), label_cores_(label_cores) {}
 
   // Records the accesses of instruction `index` of launch `core`, the `seq`-th (1-based) of
   // queue `queue`, whose vector clock at start is `clock` (clock[queue] == seq), and appends
@@ -156,7 +156,6 @@ class HazardDetector {
 
   std::string describe(std::uint32_t core, std::size_t index) const;
 
-  std::size_t num_queues_;
   std::vector<HazardCore> cores_;
   bool label_cores_ = false;
   Remembered records_[3];  // HBM, SBUF, PSUM
