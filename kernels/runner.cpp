@@ -42,7 +42,8 @@ ProblemReport build_problem(const Problem& problem, const arch::ChipConfig& chip
     // trace time, the compiler's allocation): name the options that were changed.
     if (problem.options.empty()) throw;
     throw kernel::KernelError(
-        e.where(), fmt::format("with the kernel options {}: {}", problem.options, e.why()));
+        e.where(), fmt::format("with the kernel options {}: {}", problem.options, e.why()),
+        e.diagnostics().front().notes);
   }
   r.trace_ms = r.built.trace_ms;
   r.compile_ms = r.built.compile_ms;
@@ -62,11 +63,15 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
   r.launch = runtime::launch(r.built, chip, problem.inputs, launch);
   r.host_seconds = r.launch.host_seconds;
   r.simulated_ns = r.launch.simulated_ns;
-  for (const auto& run : r.launch.runs)
-    if (!run.hazards.empty())
-      throw sim::SimError(
+  for (const auto& run : r.launch.runs) {
+    if (!run.hazards.empty()) {
+      util::Diagnostic first = run.hazards.front().diagnostic;
+      first.message =
           fmt::format("{}: the compiled kernel has {} race(s) between queues; first: {}",
-                      problem.label, run.hazards.size(), run.hazards.front().message));
+                      problem.label, run.hazards.size(), first.message);
+      throw sim::SimError(std::move(first));
+    }
+  }
   if (options.functional) r.check = check(problem, r.launch.outputs);
 
   r.flops = problem.flops;

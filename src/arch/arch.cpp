@@ -16,8 +16,8 @@
 
 namespace trnsim::arch {
 
-ConfigError::ConfigError(std::string field, std::string why)
-    : std::runtime_error(field.empty() ? why : field + ": " + why),
+ConfigError::ConfigError(std::string field, std::string why, util::SourceLocation where)
+    : util::Error(util::Diagnostic{std::move(where), field.empty() ? why : field + ": " + why}),
       field_(std::move(field)),
       why_(std::move(why)) {}
 

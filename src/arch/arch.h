@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "util/diagnostic.h"
+
 namespace trnsim::arch {
 
 // NKI's nc_version: gen2 = NeuronCore-v2 (Trainium1), gen3 = v3 (Trainium2), gen4 = v4 (Trainium3).
@@ -179,12 +181,14 @@ struct ChipConfig {
 };
 
 // Raised for any bad configuration: `field` is the JSON path ("sbuf.bytes_per_partition"),
-// empty when the problem is the file as a whole; what() is "field: why".
-class ConfigError : public std::runtime_error {
+// empty when the problem is the file as a whole; `where` the file (and the line and column of
+// a JSON syntax error) when known. what() is "file:line:col: error: field: why".
+class ConfigError : public util::Error {
  public:
-  ConfigError(std::string field, std::string why);
+  ConfigError(std::string field, std::string why, util::SourceLocation where = {});
   const std::string& field() const { return field_; }
   const std::string& why() const { return why_; }
+  const util::SourceLocation& where() const { return diagnostics().front().where; }
 
  private:
   std::string field_;

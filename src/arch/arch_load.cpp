@@ -43,8 +43,8 @@ constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
       reason = reason.substr(colon + 2);
     }
   }
-  throw ConfigError("",
-                    fmt::format("invalid JSON at line {}, column {}: {}", line, column, reason));
+  throw ConfigError("", "invalid JSON: " + reason,
+                    {"", static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(column)});
 }
 
 json parse_json_text(const std::string& text) {
@@ -190,7 +190,14 @@ ChipConfig load_json(const json& j, const std::string& origin) {
 }
 
 ChipConfig load_json_text(const std::string& text, const std::string& origin) {
-  return load_json(parse_json_text(text), origin);
+  try {
+    return load_json(parse_json_text(text), origin);
+  } catch (const ConfigError& e) {
+    if (!e.where().file.empty()) throw;
+    util::SourceLocation where = e.where();
+    where.file = origin;  // the errors name the file the text came from
+    throw ConfigError(e.field(), e.why(), std::move(where));
+  }
 }
 
 ChipConfig load_file(const std::string& path) {

@@ -11,6 +11,7 @@
 #include "arch/arch.h"
 #include "cli/chip_summary.h"
 #include "cli/commands.h"
+#include "util/diagnostic.h"
 
 namespace trnsim::cli {
 
@@ -64,11 +65,8 @@ std::vector<std::string> estimated_fields(const ChipConfig& chip) {
 void run_reporting_errors(const std::function<void()>& body) {
   try {
     body();
-  } catch (const arch::ConfigError& e) {
-    fmt::print(stderr, "trnsim config: error: {}\n", e.what());
-    throw CLI::RuntimeError(1);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trnsim config: error: {}\n", e.what());
+    fmt::print(stderr, "{}\n", util::format_exception(e, "trnsim config"));
     throw CLI::RuntimeError(1);
   }
 }
@@ -214,7 +212,7 @@ void register_config_command(CLI::App& app) {
         fmt::print("{}: ok ({}, {} cores)\n", file, arch::core_name(chip.generation),
                    chip.cores_per_chip);
       } catch (const std::exception& e) {
-        fmt::print(stderr, "{}: error: {}\n", file, e.what());
+        fmt::print(stderr, "{}\n", util::format_exception(e, file));
         all_ok = false;
       }
     }

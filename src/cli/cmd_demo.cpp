@@ -8,6 +8,7 @@
 #include "cli/commands.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
+#include "util/diagnostic.h"
 
 namespace trnsim::cli {
 
@@ -44,7 +45,7 @@ bool run_kernel_demo(const arch::ChipConfig& chip) {
       fmt::print("{}\n", kernels::format_report(r));
       ok &= r.ok();
     } catch (const std::exception& e) {
-      fmt::print("{}: error: {}\n\n", c.kernel, e.what());
+      fmt::print("{}\n\n", util::format_exception(e, c.kernel));
       ok = false;
     }
   }

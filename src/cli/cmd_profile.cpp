@@ -11,6 +11,7 @@
 #include "arch/arch.h"
 #include "profile/profile.h"
 #include "sim/asm_runner.h"
+#include "util/diagnostic.h"
 
 namespace trnsim::cli {
 
@@ -141,7 +142,7 @@ void register_profile_command(CLI::App& app) {
     try {
       profile_asm_command(*args);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "trnsim profile-asm: error: {}\n", e.what());
+      fmt::print(stderr, "{}\n", util::format_exception(e, "trnsim profile-asm"));
       throw CLI::RuntimeError(1);
     }
   });

@@ -21,6 +21,7 @@
 #include "kernels/runner.h"
 #include "profile/profile.h"
 #include "sim/timing_model.h"
+#include "util/diagnostic.h"
 
 namespace trnsim::cli {
 
@@ -405,8 +406,8 @@ int run_command(const RunArgs& args) {
     try {
       other = prepare(*other_spec, args.timing_only);
     } catch (const std::exception& e) {
-      throw std::invalid_argument(
-          fmt::format("--compare '{}' ({}): {}", args.compare, spec_text(*other_spec), e.what()));
+      throw util::with_context(
+          e, fmt::format("--compare '{}' ({})", args.compare, spec_text(*other_spec)));
     }
   }
 
@@ -427,8 +428,8 @@ int run_command(const RunArgs& args) {
     try {
       execute(*other, *other_spec, args.timing_only);
     } catch (const std::exception& e) {
-      throw std::runtime_error(
-          fmt::format("--compare '{}' ({}): {}", args.compare, spec_text(*other_spec), e.what()));
+      throw util::with_context(
+          e, fmt::format("--compare '{}' ({})", args.compare, spec_text(*other_spec)));
     }
     fmt::print("after: ");
     print_report(other->report);
@@ -516,7 +517,7 @@ void run_callback(const std::shared_ptr<RunArgs>& args, const char* name) {
   try {
     code = run_command(*args);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trnsim {}: error: {}\n", name, e.what());
+    fmt::print(stderr, "{}\n", util::format_exception(e, fmt::format("trnsim {}", name)));
     throw CLI::RuntimeError(1);
   }
   if (code != 0) throw CLI::RuntimeError(code);

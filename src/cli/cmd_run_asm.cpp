@@ -13,6 +13,7 @@
 #include "isa/asm.h"
 #include "numerics/numerics.h"
 #include "sim/asm_runner.h"
+#include "util/diagnostic.h"
 
 namespace trnsim::cli {
 
@@ -180,7 +181,7 @@ void register_run_asm_command(CLI::App& app) {
     try {
       code = run_asm_command(*args);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "trnsim run-asm: error: {}\n", e.what());
+      fmt::print(stderr, "{}\n", util::format_exception(e, "trnsim run-asm"));
       throw CLI::RuntimeError(1);
     }
     if (code != 0) throw CLI::RuntimeError(code);

@@ -7,6 +7,7 @@
 #include "arch/arch.h"
 #include "cli/commands.h"
 #include "cli/run_asm.h"
+#include "util/diagnostic.h"
 
 namespace trnsim::cli {
 void register_profile_command(CLI::App& app);  // cmd_profile.cpp: trnsim profile-asm
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "trnsim: error: {}\n", e.what());
+    fmt::print(stderr, "{}\n", trnsim::util::format_exception(e, "trnsim"));
     return 1;
   }
   return 0;

@@ -184,19 +184,21 @@ class Arena {
       return ir.storages[a].bytes > ir.storages[b].bytes;
     return a < b;
   });
-  std::string list;
+  // The live tiles, largest first, each a note at its declaration.
+  std::vector<util::Note> notes;
   for (StorageId id : sorted) {
     const Storage& t = ir.storages[id];
-    list += fmt::format("\n  {} ({} B per partition, declared at {})", t.name, t.bytes,
-                        line_of(t.origin));
+    notes.push_back({t.origin, fmt::format("live tile '{}' ({} B per partition) declared here",
+                                           t.name, t.bytes)});
   }
   throw KernelError(
       s.origin,
       fmt::format("{} tile '{}' does not fit: it needs {} bytes per partition at instruction {}, "
-                  "the {} bytes per partition of {} hold {} B of live tiles (largest free range "
-                  "{} B); live tiles, largest first:{}",
+                  "the {} bytes per partition of {} hold {} B of {} live tile{} (largest free "
+                  "range {} B)",
                   memory_upper(s.buffer), s.name, s.bytes, at, cap, memory_upper(s.buffer),
-                  live_bytes, largest, list.empty() ? std::string("\n  (none)") : list));
+                  live_bytes, sorted.size(), sorted.size() == 1 ? "" : "s", largest),
+      std::move(notes));
 }
 
 }  // namespace
@@ -258,18 +260,20 @@ Allocation allocate(const KernelIr& ir, const arch::ChipConfig& chip) {
     if (s.fixed_offset) {
       p.offset = *s.fixed_offset;
       if (!arena.take(p.offset, p.offset + p.size, a.places, p.inherits)) {
-        std::string who;
+        std::vector<util::Note> overlapped;
         for (StorageId o : live) {
           const TilePlace& q = a.places[o];
           if (q.offset < p.offset + p.size && p.offset < q.offset + q.size)
-            who += fmt::format(" '{}' (declared at {})", ir.storages[o].name,
-                               line_of(ir.storages[o].origin));
+            overlapped.push_back({ir.storages[o].origin, fmt::format("live tile '{}' declared here",
+                                                                     ir.storages[o].name)});
         }
         throw KernelError(s.origin,
-                          fmt::format("{} tile '{}' placed at byte {} ({} B per partition) "
-                                      "overlaps live tile{}{}",
+                          fmt::format("{} tile '{}' placed at byte {} ({} B per partition) {}",
                                       memory_upper(s.buffer), s.name, p.offset, s.bytes,
-                                      who.empty() ? "s or lies outside the memory" : "", who));
+                                      overlapped.empty() ? "overlaps live tiles or lies outside "
+                                                           "the memory"
+                                                         : "overlaps live tiles"),
+                          std::move(overlapped));
       }
     } else {
       const auto where = arena.find(p.size, now, a.life[id].last);

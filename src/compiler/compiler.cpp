@@ -15,15 +15,6 @@
 
 namespace trnsim::compiler {
 
-namespace detail {
-
-std::string line_of(const isa::Origin& o) {
-  if (o.file.empty()) return "unknown line";
-  return fmt::format("{}:{}", o.file, o.line);
-}
-
-}  // namespace detail
-
 using namespace detail;
 
 namespace {

@@ -65,9 +65,6 @@ inline std::uint64_t align_up(std::uint64_t v, std::uint64_t a) {
   return (v + a - 1) / a * a;
 }
 
-// "file:line" of an origin, for messages (defined in compiler.cpp).
-std::string line_of(const isa::Origin& o);
-
 inline std::string memory_upper(Buffer b) {
   return b == Buffer::kSbuf ? "SBUF" : "PSUM";
 }

@@ -14,8 +14,12 @@ namespace {
 void check_operand(const KernelIr& ir, const IrInstruction& ir_inst, AccessPattern& ap,
                    const std::string& label) {
   const std::string op = std::string(isa::op_name(ir_inst.inst.op));
-  auto fail = [&](const std::string& why) {
-    throw KernelError(ir_inst.inst.origin, fmt::format("{}: operand '{}': {}", op, label, why));
+  auto fail = [&](const std::string& why, std::vector<util::Note> notes = {}) {
+    throw KernelError(ir_inst.inst.origin, fmt::format("{}: operand '{}': {}", op, label, why),
+                      std::move(notes));
+  };
+  const auto declared = [](const Storage& s) {
+    return std::vector<util::Note>{{s.origin, fmt::format("'{}' declared here", s.name)}};
   };
   if (ap.offset < kernel::storage_window(0)) fail("does not address any declared tensor or tile");
   const StorageId id = kernel::storage_of_offset(ap.offset);
@@ -29,14 +33,15 @@ void check_operand(const KernelIr& ir, const IrInstruction& ir_inst, AccessPatte
   local.offset = kernel::offset_in_storage(ap.offset);
   const auto [lo, hi] = local.byte_span();
   if (lo < 0 || hi > static_cast<std::int64_t>(s.bytes))
-    fail(fmt::format("bytes [{}, {}) {} outside '{}' ({} bytes{}, declared at {})", lo, hi,
+    fail(fmt::format("bytes [{}, {}) {} outside '{}' ({} bytes{})", lo, hi,
                      hi > lo ? "reach" : "lie", s.name, s.bytes,
-                     kernel::is_on_chip(s.buffer) ? " per partition" : "", line_of(s.origin)));
+                     kernel::is_on_chip(s.buffer) ? " per partition" : ""),
+         declared(s));
   if (kernel::is_on_chip(s.buffer) &&
       std::uint64_t{ap.start_partition} + ap.partitions > s.partitions)
-    fail(fmt::format("partitions [{}, {}) outside '{}' ({} partitions, declared at {})",
-                     ap.start_partition, std::uint64_t{ap.start_partition} + ap.partitions, s.name,
-                     s.partitions, line_of(s.origin)));
+    fail(fmt::format("partitions [{}, {}) outside '{}' ({} partitions)", ap.start_partition,
+                     std::uint64_t{ap.start_partition} + ap.partitions, s.name, s.partitions),
+         declared(s));
   ap = local;
 }
 

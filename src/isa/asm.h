@@ -10,19 +10,16 @@
 
 namespace trnsim::isa {
 
-// A parse error at file:line:col with what was expected.
-class AsmError : public std::runtime_error {
+// A parse error at file:line:col with what was expected; what() is
+// "file:line:col: error: message".
+class AsmError : public util::Error {
  public:
   AsmError(std::string file, std::uint32_t line, std::uint32_t column, std::string message);
-  const std::string& file() const { return file_; }
-  std::uint32_t line() const { return line_; }
-  std::uint32_t column() const { return column_; }
-  const std::string& message() const { return message_; }
-
- private:
-  std::string file_;
-  std::uint32_t line_, column_;
-  std::string message_;
+  const util::SourceLocation& where() const { return diagnostics().front().where; }
+  const std::string& file() const { return where().file; }
+  std::uint32_t line() const { return where().line; }
+  std::uint32_t column() const { return where().column; }
+  const std::string& message() const { return diagnostics().front().message; }
 };
 
 std::string print_instruction(const Instruction& inst);

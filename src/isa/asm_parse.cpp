@@ -21,11 +21,7 @@
 namespace trnsim::isa {
 
 AsmError::AsmError(std::string file, std::uint32_t line, std::uint32_t column, std::string message)
-    : std::runtime_error(fmt::format("{}:{}:{}: {}", file, line, column, message)),
-      file_(std::move(file)),
-      line_(line),
-      column_(column),
-      message_(std::move(message)) {}
+    : util::Error(util::Diagnostic{{std::move(file), line, column}, std::move(message)}) {}
 
 namespace {
 

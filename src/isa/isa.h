@@ -19,6 +19,7 @@
 #include "isa/operands.h"
 #include "isa/operations.h"
 #include "isa/types.h"
+#include "util/diagnostic.h"
 
 namespace trnsim::isa {
 
@@ -38,13 +39,9 @@ struct SemSignal {
   friend bool operator==(const SemSignal&, const SemSignal&) = default;
 };
 
-// Where an instruction came from: a kernel source line or an assembly file position.
-struct Origin {
-  std::string file;
-  std::uint32_t line = 0;
-  std::uint32_t column = 0;
-  friend bool operator==(const Origin&, const Origin&) = default;
-};
+// Where an instruction came from: a kernel source line or an assembly file position (the one
+// location type of every layer's diagnostics).
+using Origin = util::SourceLocation;
 
 struct Instruction {
   Operation op;

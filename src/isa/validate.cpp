@@ -13,29 +13,29 @@
 
 namespace trnsim::isa {
 
+util::Diagnostic Violation::diagnostic() const {
+  std::string text = fmt::format("instruction {} ({})", index, op);
+  if (!operand.empty()) text += fmt::format(": operand '{}'", operand);
+  return {origin, text + ": " + message};
+}
+
 std::string Violation::to_string() const {
-  std::string where = fmt::format("instruction {} ({}", index, op);
-  if (origin != Origin{}) {
-    where += fmt::format(" at {}:{}:{}", origin.file, origin.line, origin.column);
-  }
-  where += ')';
-  if (!operand.empty()) where += fmt::format(": operand '{}'", operand);
-  return where + ": " + message;
+  return util::format(diagnostic());
 }
 
 namespace {
 
-std::string join_messages(const std::vector<Violation>& violations) {
-  std::string text =
-      fmt::format("{} ISA violation{}", violations.size(), violations.size() == 1 ? "" : "s");
-  for (const Violation& v : violations) text += "\n  " + v.to_string();
-  return text;
+std::vector<util::Diagnostic> diagnostics_of(const std::vector<Violation>& violations) {
+  std::vector<util::Diagnostic> diagnostics;
+  diagnostics.reserve(violations.size());
+  for (const Violation& v : violations) diagnostics.push_back(v.diagnostic());
+  return diagnostics;
 }
 
 }  // namespace
 
 ValidationError::ValidationError(std::vector<Violation> violations)
-    : std::runtime_error(join_messages(violations)), violations_(std::move(violations)) {}
+    : util::Error(diagnostics_of(violations)), violations_(std::move(violations)) {}
 
 namespace {
 

@@ -13,8 +13,8 @@
 namespace trnsim::isa {
 
 // One violated rule: which instruction (index in the program, mnemonic, origin), which
-// operand or attribute, and the rule with the limit, e.g.
-//   "instruction 12 (nc_matmul at kernel.cpp:40:3): operand 'moving': free size 1024
+// operand or attribute, and the rule with the limit. As a diagnostic:
+//   "kernel.cpp:40:3: error: instruction 12 (nc_matmul): operand 'moving': free size 1024
 //    exceeds the limit 512 of NeuronCore-v3".
 struct Violation {
   std::size_t index = 0;
@@ -22,10 +22,12 @@ struct Violation {
   Origin origin;
   std::string operand;  // field name, or "" for the instruction as a whole
   std::string message;
-  std::string to_string() const;
+  util::Diagnostic diagnostic() const;
+  std::string to_string() const;  // format(diagnostic())
 };
 
-class ValidationError : public std::runtime_error {
+// Every violation of a program, one diagnostic each.
+class ValidationError : public util::Error {
  public:
   explicit ValidationError(std::vector<Violation> violations);
   const std::vector<Violation>& violations() const { return violations_; }

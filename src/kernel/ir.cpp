@@ -20,16 +20,8 @@ std::string_view tensor_role_name(TensorRole r) {
   return util::enum_name(kNames, r);
 }
 
-namespace {
-std::string where_prefix(const isa::Origin& o) {
-  if (o.file.empty()) return {};
-  return fmt::format("{}:{}: ", o.file, o.line);
-}
-}  // namespace
-
-KernelError::KernelError(isa::Origin where, std::string why)
-    : std::runtime_error(where_prefix(where) + why),
-      where_(std::move(where)),
+KernelError::KernelError(isa::Origin where, std::string why, std::vector<util::Note> notes)
+    : util::Error(util::Diagnostic{std::move(where), why, std::move(notes)}),
       why_(std::move(why)) {}
 
 std::string format_ir(const KernelIr& ir) {
@@ -46,7 +38,7 @@ std::string format_ir(const KernelIr& ir) {
                        dims);
     if (is_hbm(s.buffer)) out += fmt::format(" {}", tensor_role_name(s.role));
     if (s.fixed_offset) out += fmt::format(" at byte {}", *s.fixed_offset);
-    if (!s.origin.file.empty()) out += fmt::format("  ; {}:{}", s.origin.file, s.origin.line);
+    if (s.origin.known()) out += "  ; " + util::to_string(s.origin);
     out += "\n";
   }
   for (std::size_t i = 0; i < ir.instructions.size(); ++i) {
@@ -72,8 +64,7 @@ std::string format_ir(const KernelIr& ir) {
     if (const auto at = text.rfind(" @"); at != std::string::npos) text.resize(at);
     out += fmt::format("  {:>5}: [{}{}] {}  ;{}", i, engines, in.engine_fixed ? " fixed" : "", text,
                        operands);
-    if (!in.inst.origin.file.empty())
-      out += fmt::format(" @ {}:{}", in.inst.origin.file, in.inst.origin.line);
+    if (in.inst.origin.known()) out += " @ " + util::to_string(in.inst.origin);
     out += "\n";
   }
   return out;

@@ -101,15 +101,15 @@ struct KernelIr {
 
 // A kernel the toolchain cannot trace or compile: a bad shape, a dtype an engine lacks, a
 // tile that does not fit. `where` is the kernel source line responsible (the operation or
-// declaration; empty file when none applies); what() is "file:line: why".
-class KernelError : public std::runtime_error {
+// declaration; unknown when none applies); what() is "file:line:col: error: why" followed by
+// the notes ("file:line:col: note: ...", e.g. the tiles live at an SBUF peak).
+class KernelError : public util::Error {
  public:
-  KernelError(isa::Origin where, std::string why);
-  const isa::Origin& where() const { return where_; }
+  KernelError(isa::Origin where, std::string why, std::vector<util::Note> notes = {});
+  const isa::Origin& where() const { return diagnostics().front().where; }
   const std::string& why() const { return why_; }
 
  private:
-  isa::Origin where_;
   std::string why_;
 };
 

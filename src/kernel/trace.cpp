@@ -166,11 +166,14 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
     }
   }
   if (valid == 0) {
-    std::string why = fmt::format("{} is not valid on {}:", isa::op_name(op), chip_.name);
+    // Each broken rule is a note at the same line.
+    std::vector<util::Note> rules;
     for (const auto& v : first_violations)
-      why += fmt::format("\n  {}{}",
-                         v.operand.empty() ? "" : "operand '" + v.operand + "': ", v.message);
-    throw KernelError(where, why);
+      rules.push_back(
+          {where, fmt::format("{}{}", v.operand.empty() ? "" : "operand '" + v.operand + "': ",
+                              v.message)});
+    throw KernelError(where, fmt::format("{} is not valid on {}", isa::op_name(op), chip_.name),
+                      std::move(rules));
   }
   IrInstruction ir_inst;
   ir_inst.inst.op = std::move(op);

@@ -333,7 +333,7 @@ struct Interning {
   }
   // 0 (the empty source) for an instruction without an origin.
   std::uint32_t source(const isa::Origin& origin) {
-    if (origin.file.empty() && origin.line == 0) return 0;
+    if (!origin.known()) return 0;
     auto key = std::make_pair(origin.file, origin.line);
     auto it = source_index.find(key);
     if (it == source_index.end()) {

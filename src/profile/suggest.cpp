@@ -25,7 +25,7 @@ constexpr double kThrottlePercent = 5.0;        // ramp time, % of TensorE busy
 std::string source_of(const Analysis& a, std::uint32_t source) {
   if (source == 0 || source >= a.sources.size()) return "";
   const SourceLine& s = a.sources[source];
-  return fmt::format("{}:{}", s.file.empty() ? "?" : s.file, s.line);
+  return util::to_string({s.file, s.line, 0});  // source lines are kept without a column
 }
 
 bool is_compute(isa::Engine e) {

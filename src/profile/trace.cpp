@@ -199,9 +199,9 @@ class CoreTrace {
                    c.bytes, c.flops, time.end - time.start, stall);
     if (c.dma)
       fmt::format_to(out(), ",\"hbm_bytes\":{},\"descriptors\":{}", c.hbm_bytes, c.descriptors);
-    if (!inst.origin.file.empty() || inst.origin.line) {
+    if (inst.origin.known()) {
       b_ += ",\"source\":";
-      detail::json_string(b_, fmt::format("{}:{}", inst.origin.file, inst.origin.line));
+      detail::json_string(b_, util::to_string({inst.origin.file, inst.origin.line, 0}));
     }
     if (!inst.name.empty()) {
       b_ += ",\"label\":";

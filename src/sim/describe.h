@@ -1,5 +1,5 @@
-// Text for diagnostics (internal to sim): how instructions, queues and origins are named in
-// errors and hazard reports.
+// Text for diagnostics (internal to sim): how instructions and queues are named in errors and
+// hazard reports.
 #pragma once
 
 #include <string>
@@ -8,9 +8,9 @@
 
 namespace trnsim::sim {
 
-std::string origin_string(const isa::Origin& origin);  // "file:line:col", "" when unknown
-std::string queue_name(const isa::QueueId& queue);     // "tensor", "dma3"
-// "instruction 12 (nc_matmul at k.s:40:3)" or "instruction 12 (nc_matmul 'mm0')".
+std::string queue_name(const isa::QueueId& queue);  // "tensor", "dma3"
+// "instruction 12 (nc_matmul)" or "instruction 12 (nc_matmul 'mm0')"; its origin is the
+// location of the diagnostic or note that names it.
 std::string describe_instruction(const isa::Instruction& inst, std::size_t index);
 
 }  // namespace trnsim::sim

@@ -15,11 +15,9 @@ namespace trnsim::sim {
 
 namespace {
 
-std::string format_sim_error(std::size_t index, const std::string& op, const isa::Origin& origin,
-                             const std::string& why) {
-  const std::string where = origin_string(origin);
-  if (where.empty()) return fmt::format("instruction {} ({}): {}", index, op, why);
-  return fmt::format("instruction {} ({} at {}): {}", index, op, where, why);
+util::Diagnostic with_core(int core, util::Diagnostic d) {
+  d.message = fmt::format("core {}: {}", core, d.message);
+  return d;
 }
 
 std::uint32_t whole(const arch::Param& p, const char* what) {
@@ -40,21 +38,25 @@ constexpr int kXorwowWords = 6;  // x, y, z, w, v and the Weyl counter d
 
 }  // namespace
 
-SimError::SimError(std::string why) : std::runtime_error(why), why_(std::move(why)) {}
+SimError::SimError(std::string why) : util::Error(util::unlocated(why)), why_(std::move(why)) {}
 
-SimError::SimError(std::size_t index, std::string op, isa::Origin origin, std::string why)
-    : std::runtime_error(format_sim_error(index, op, origin, why)),
+SimError::SimError(util::Diagnostic diagnostic)
+    : util::Error(diagnostic), why_(std::move(diagnostic.message)) {}
+
+SimError::SimError(std::size_t index, std::string op, isa::Origin origin, std::string why,
+                   std::vector<util::Note> notes)
+    : util::Error(util::Diagnostic{std::move(origin),
+                                   fmt::format("instruction {} ({}): {}", index, op, why),
+                                   std::move(notes)}),
       index_(index),
       op_(std::move(op)),
-      origin_(std::move(origin)),
       why_(std::move(why)) {}
 
 SimError::SimError(int core, const SimError& inner)
-    : std::runtime_error("core " + std::to_string(core) + ": " + inner.what()),
+    : util::Error(with_core(core, inner.diagnostics().front())),
       index_(inner.index_),
       core_(core),
       op_(inner.op_),
-      origin_(inner.origin_),
       why_(inner.why_) {}
 
 std::string_view hazard_kind_name(HazardKind kind) {

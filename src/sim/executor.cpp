@@ -122,9 +122,11 @@ class EventQueue {
   bool heap_ = false;
 };
 
-SimError instruction_error(const isa::Program& program, std::size_t index, std::string why) {
+SimError instruction_error(const isa::Program& program, std::size_t index, std::string why,
+                           std::vector<util::Note> notes) {
   const isa::Instruction& inst = program.instructions[index];
-  return SimError(index, std::string(isa::op_name(inst.op)), inst.origin, std::move(why));
+  return SimError(index, std::string(isa::op_name(inst.op)), inst.origin, std::move(why),
+                  std::move(notes));
 }
 
 }  // namespace
@@ -280,8 +282,9 @@ class Executor {
   }
 
  private:
-  [[noreturn]] void fail(const CoreRun& c, std::size_t index, std::string why) {
-    fail_at(c, index, std::move(why), multi_core_);
+  [[noreturn]] void fail(const CoreRun& c, std::size_t index, std::string why,
+                         std::vector<util::Note> notes = {}) {
+    fail_at(c, index, std::move(why), multi_core_, std::move(notes));
   }
 
   static bool waits_hold(const CoreRun& c, std::size_t index) {
@@ -399,13 +402,14 @@ class Executor {
     if (g.num_cores == 0) g.num_cores = barrier.num_cores;
     if (g.num_cores != barrier.num_cores) {
       const BarrierArrival& first = g.arrivals.front();
+      const isa::Instruction& other = cores_[first.core].program->instructions[first.index];
       fail(c, index,
            fmt::format("core_barrier {} generation {} among {} cores, but core {} reached it as a "
                        "barrier among {} cores ({})",
                        barrier.barrier_id, generation, barrier.num_cores,
                        cores_[first.core].physical, g.num_cores,
-                       describe_instruction(cores_[first.core].program->instructions[first.index],
-                                            first.index)));
+                       describe_instruction(other, first.index)),
+           {{other.origin, fmt::format("core {} reached it here", cores_[first.core].physical)}});
     }
     c.result.times[index] = {time, time, time};
     g.arrivals.push_back({queues_[q].core, q, index, cost});
@@ -460,37 +464,40 @@ class Executor {
     hazards_->prune(lower_bound);
   }
 
+  // The first blocked instruction is the error; every blocked instruction is a note at its
+  // own line saying what it waits for.
   [[noreturn]] void report_deadlock() {
-    std::string why = "deadlock: no queue can proceed; blocked instructions:";
+    std::vector<util::Note> blocked;
     const CoreRun* first_core = nullptr;
     std::size_t first_blocked = 0;
     for (const auto& q : queues_) {
       if (q.finished()) continue;
       const CoreRun& c = cores_[q.core];
       const std::string prefix = multi_core_ ? fmt::format("core {}: ", c.physical) : "";
-      if (q.busy) {
-        // Only a barrier keeps a queue busy with no event pending.
-        const std::size_t index = q.instructions[q.next - 1];
-        const auto& barrier = std::get<isa::CoreBarrier>(c.program->instructions[index].op);
-        if (first_core == nullptr) first_core = &c, first_blocked = index;
-        why += fmt::format("\n  {}{} on queue {} waits at core_barrier {}", prefix,
-                           describe_instruction(c.program->instructions[index], index),
-                           queue_name(q.id), barrier.barrier_id);
-        why += barrier_status(barrier, c);
-        continue;
-      }
-      const std::size_t index = q.instructions[q.next];
+      // Only a barrier keeps a queue busy with no event pending.
+      const std::size_t index = q.busy ? q.instructions[q.next - 1] : q.instructions[q.next];
       if (first_core == nullptr) first_core = &c, first_blocked = index;
       const isa::Instruction& inst = c.program->instructions[index];
-      const auto& sems = c.core->semaphores();
-      why += fmt::format("\n  {}{} on queue {}", prefix, describe_instruction(inst, index),
-                         queue_name(q.id));
-      for (const isa::SemWait& w : inst.waits)
-        if (sems[w.sem] < w.value)
-          why +=
-              fmt::format(" waits for semaphore {} >= {} (it is {})", w.sem, w.value, sems[w.sem]);
+      std::string what = fmt::format("{}{} on queue {}", prefix, describe_instruction(inst, index),
+                                     queue_name(q.id));
+      if (q.busy) {
+        const auto& barrier = std::get<isa::CoreBarrier>(inst.op);
+        what += fmt::format(" waits at core_barrier {}", barrier.barrier_id);
+        what += barrier_status(barrier, c);
+      } else {
+        const auto& sems = c.core->semaphores();
+        for (const isa::SemWait& w : inst.waits)
+          if (sems[w.sem] < w.value)
+            what += fmt::format(" waits for semaphore {} >= {} (it is {})", w.sem, w.value,
+                                sems[w.sem]);
+      }
+      blocked.push_back({inst.origin, std::move(what)});
     }
-    fail(*first_core, first_blocked, why);
+    const std::size_t count = blocked.size();
+    fail(*first_core, first_blocked,
+         fmt::format("deadlock: no queue can proceed ({} blocked instruction{}, each in a note)",
+                     count, count == 1 ? "" : "s"),
+         std::move(blocked));
   }
 
   // "(generation 0: 1 of 2 cores arrived: core 0; not arrived: core 1, core 2)"
@@ -528,8 +535,9 @@ class Executor {
 
 namespace executor_detail {
 
-void fail_at(const CoreRun& c, std::size_t index, std::string why, bool multi_core) {
-  SimError e = instruction_error(*c.program, index, std::move(why));
+void fail_at(const CoreRun& c, std::size_t index, std::string why, bool multi_core,
+             std::vector<util::Note> notes) {
+  SimError e = instruction_error(*c.program, index, std::move(why), std::move(notes));
   if (multi_core) throw SimError(c.physical, e);
   throw e;
 }

@@ -81,7 +81,8 @@ struct Queue {
 
 // Throws `why` as the error of instruction `index` of core `c` (attributed to the core in
 // multi-core runs).
-[[noreturn]] void fail_at(const CoreRun& c, std::size_t index, std::string why, bool multi_core);
+[[noreturn]] void fail_at(const CoreRun& c, std::size_t index, std::string why, bool multi_core,
+                          std::vector<util::Note> notes = {});
 
 // Runs `f`, attributing a SimError to the core in multi-core runs.
 template <class F>

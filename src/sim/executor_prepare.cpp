@@ -15,12 +15,19 @@ namespace trnsim::sim::executor_detail {
 
 namespace {
 
-// Every violation of the ISA rules found in a program, as one error at the first of them.
+// Every violation of the ISA rules found in a program, as one error at the first of them with
+// a note at each of the others.
 [[noreturn]] void throw_violations(const std::vector<isa::Violation>& violations) {
-  std::string why = fmt::format("the program breaks {} ISA rule{}:", violations.size(),
-                                violations.size() == 1 ? "" : "s");
-  for (const auto& v : violations) why += "\n  " + v.to_string();
-  throw SimError(violations.front().index, violations.front().op, violations.front().origin, why);
+  const isa::Violation& first = violations.front();
+  std::vector<util::Note> others;
+  for (std::size_t i = 1; i < violations.size(); ++i)
+    others.push_back({violations[i].origin, violations[i].diagnostic().message});
+  throw SimError(
+      first.index, first.op, first.origin,
+      fmt::format("the program breaks {} ISA rule{}, first: {}{}", violations.size(),
+                  violations.size() == 1 ? "" : "s",
+                  first.operand.empty() ? "" : "operand '" + first.operand + "': ", first.message),
+      std::move(others));
 }
 
 // The pass before the run reads every (large) instruction once, from memory that is not in

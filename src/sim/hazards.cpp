@@ -83,9 +83,17 @@ void HazardDetector::check(const Access& access, const Record& a, std::uint32_t 
           ? fmt::format("hbm bytes [{:#x}, {:#x})", h.byte_lo, h.byte_hi)
           : fmt::format("{} partitions [{}, {}) bytes [{}, {})", isa::memory_name(h.memory),
                         h.partition_lo, h.partition_hi, h.byte_lo, h.byte_hi);
-  h.message = fmt::format("{} hazard: {} '{}' and {} '{}' touch {} with no semaphore ordering them",
+  // Located at the later access, with a note at the earlier one.
+  util::Diagnostic d;
+  d.where = cores_[core].program->instructions[index].origin;
+  d.message = fmt::format("{} hazard: {} '{}' and {} '{}' touch {} with no semaphore ordering them",
                           hazard_kind_name(h.kind), describe(a.core, a.index), a.operand,
                           describe(core, index), access.operand, region);
+  d.notes.push_back(
+      {cores_[a.core].program->instructions[a.index].origin,
+       fmt::format("the earlier access: {} '{}'", describe(a.core, a.index), a.operand)});
+  h.message = util::format(d);
+  h.diagnostic = std::move(d);
   out.diagnostics.push_back(h.message);
   out.hazards.push_back(std::move(h));
 }

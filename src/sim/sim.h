@@ -31,27 +31,29 @@ namespace trnsim::sim {
 
 // A simulation error: a bad program (validation, bounds, uninitialised read, deadlock) or a
 // bad host request (HBM access outside an allocation). When it concerns an instruction,
-// index/op/origin name it; what() is "instruction 12 (nc_matmul at k.s:40:3): why".
-class SimError : public std::runtime_error {
+// index/op/origin name it and what() is "k.s:40:3: error: instruction 12 (nc_matmul): why",
+// with `note:` lines for the other places involved (the instructions blocked in a deadlock).
+class SimError : public util::Error {
  public:
-  explicit SimError(std::string why);  // not tied to an instruction
-  SimError(std::size_t index, std::string op, isa::Origin origin, std::string why);
-  // The same error attributed to physical core `core` of a multi-core run (run_cores):
-  // what() is "core 3: " followed by the inner error's what().
+  explicit SimError(std::string why);              // not tied to an instruction
+  explicit SimError(util::Diagnostic diagnostic);  // e.g. a race found by the hazard detector
+  SimError(std::size_t index, std::string op, isa::Origin origin, std::string why,
+           std::vector<util::Note> notes = {});
+  // The same error attributed to physical core `core` of a multi-core run (run_cores): the
+  // message starts "core 3: ".
   SimError(int core, const SimError& inner);
   bool has_instruction() const { return index_.has_value(); }
   bool has_core() const { return core_.has_value(); }
   int core() const { return core_.value_or(0); }
   std::size_t index() const { return index_.value_or(0); }
   const std::string& op() const { return op_; }
-  const isa::Origin& origin() const { return origin_; }
+  const isa::Origin& origin() const { return diagnostics().front().where; }
   const std::string& why() const { return why_; }
 
  private:
   std::optional<std::size_t> index_;
   std::optional<int> core_;
   std::string op_;
-  isa::Origin origin_;
   std::string why_;
 };
 
@@ -212,7 +214,10 @@ struct Hazard {
   isa::Memory memory = isa::Memory::kSbuf;
   std::uint32_t partition_lo = 0, partition_hi = 0;  // overlap (SBUF/PSUM), [lo, hi)
   std::int64_t byte_lo = 0, byte_hi = 0;             // overlap: in-partition or HBM bytes
-  std::string message;  // one line naming both instructions, their origins and the overlap
+  // Located at the later access with a note at the earlier one; both instructions and the
+  // overlap are named in its message. `message` is its text (util::format).
+  util::Diagnostic diagnostic;
+  std::string message;
 };
 
 struct InstructionTime {

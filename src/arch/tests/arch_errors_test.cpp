@@ -12,9 +12,17 @@ using testing::fails_with;
 TEST(BadJson, ReportsLineAndColumn) {
   const std::string text =
       "{\n  \"base\": \"trn3\",\n  \"sbuf\": {\"bytes_per_partition\": 12,}\n}";
-  EXPECT_TRUE(fails_with(text, "", "invalid JSON at line 3, column 38"));
-  EXPECT_TRUE(fails_with("", "", "invalid JSON at line 1, column 1"));
-  EXPECT_TRUE(fails_with("{\"base\": \"trn3\"", "", "invalid JSON at line 1"));
+  EXPECT_TRUE(fails_with(text, "", "invalid JSON: syntax error"));
+  try {
+    load_json_text(text, "test.json");
+    ADD_FAILURE() << "loaded";
+  } catch (const ConfigError& e) {
+    EXPECT_EQ(e.where(), (util::SourceLocation{"test.json", 3, 38}));
+    EXPECT_EQ(std::string(e.what()).rfind("test.json:3:38: error: invalid JSON: ", 0), 0u)
+        << e.what();
+  }
+  EXPECT_TRUE(fails_with("", "", "invalid JSON"));
+  EXPECT_TRUE(fails_with("{\"base\": \"trn3\"", "", "invalid JSON"));
   EXPECT_TRUE(fails_with("[1, 2]", "", "must be a JSON object"));
 }
 

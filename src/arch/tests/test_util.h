@@ -26,13 +26,20 @@ inline std::string read_text(const std::string& path) {
   return out.str();
 }
 
-// Loads `text` and expects a ConfigError on `field` whose message contains `needle`.
+// Loads `text` and expects a ConfigError on `field`, located in the file it was read from,
+// whose message contains `needle`.
 inline ::testing::AssertionResult fails_with(const std::string& text, const std::string& field,
                                              const std::string& needle) {
   try {
     load_json_text(text, "test.json");
   } catch (const ConfigError& e) {
-    const std::string message = e.what();
+    const std::string message = e.diagnostics().front().message;
+    if (e.where().file != "test.json") {
+      return ::testing::AssertionFailure() << "error not located in test.json: " << e.what();
+    }
+    if (std::string(e.what()).rfind("test.json", 0) != 0) {
+      return ::testing::AssertionFailure() << "what() does not start with the file: " << e.what();
+    }
     if (e.field() != field) {
       return ::testing::AssertionFailure()
              << "error on field \"" << e.field() << "\", expected \"" << field << "\": " << message;

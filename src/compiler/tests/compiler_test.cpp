@@ -322,11 +322,16 @@ TEST(compiler, TileThatDoesNotFitNamesLiveTiles) {
     EXPECT_NE(what.find("big2"), std::string::npos) << what;
     EXPECT_NE(what.find("102400"), std::string::npos) << what;
     EXPECT_NE(what.find("262144"), std::string::npos) << what;
-    const auto p0 = what.find("big0 (102400 B per partition, declared at kernel_test.py:3)");
-    const auto p1 = what.find("big1 (81920 B per partition, declared at kernel_test.py:4)");
-    EXPECT_NE(p0, std::string::npos) << what;
-    EXPECT_NE(p1, std::string::npos) << what;
-    EXPECT_LT(p0, p1) << "largest first";
+    // The live tiles are notes at their declarations, largest first.
+    const auto& notes = e.diagnostics().front().notes;
+    ASSERT_EQ(notes.size(), 2u) << what;
+    EXPECT_EQ(notes[0].where.line, 3u);
+    EXPECT_EQ(notes[1].where.line, 4u);
+    EXPECT_NE(what.find("\nkernel_test.py:3:1: note: live tile 'big0' (102400 B per partition) "
+                        "declared here\nkernel_test.py:4:1: note: live tile 'big1' (81920 B per "
+                        "partition) declared here"),
+              std::string::npos)
+        << what;
   }
 }
 

@@ -367,7 +367,7 @@ TEST(RunCores, BarrierAmongMoreCoresThanLaunchedIsAnError) {
     run_cores(device, alone);
     FAIL() << "expected SimError";
   } catch (const SimError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("core 1: instruction 1 (core_barrier", 0), 0u)
+    EXPECT_EQ(std::string(e.what()).rfind("error: core 1: instruction 1 (core_barrier", 0), 0u)
         << e.what();
     EXPECT_NE(e.why().find("only 1 core is launched"), std::string::npos) << e.what();
   }
@@ -391,7 +391,8 @@ TEST(RunCores, ErrorsInsideSemanticsNameTheCore) {
     FAIL() << "expected SimError";
   } catch (const SimError& e) {
     EXPECT_EQ(e.core(), 5);
-    EXPECT_EQ(std::string(e.what()).rfind("core 5: instruction 0 (dma_copy", 0), 0u) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("error: core 5: instruction 0 (dma_copy", 0), 0u)
+        << e.what();
   }
 }
 

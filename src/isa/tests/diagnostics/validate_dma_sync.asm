@@ -1,0 +1,52 @@
+# Validation rules of the DMA operations and core_barrier (docs/isa.md, "Per operation").
+# -----
+# dma queue exists
+# chip: trn2
+[dma.15] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]]
+[dma.16] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]]  # expected-error {{DMA queue 16 does not exist (16 queues on NeuronCore-v3)}}
+# -----
+# dma cannot reach psum
+# chip: trn2
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]]
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=psum[p0:128, off=0, fp32, [[1,512]]]  # expected-error {{operand 'src': DMA cannot access psum (dma_copy moves between hbm and sbuf)}}
+# -----
+# dma element counts
+# chip: trn2
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]]
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x256, addr=0, fp32, [[1,256]]]  # expected-error {{operand 'src': 32768 elements; dst has 65536 (counts must match)}}
+# -----
+# dma priority gen4
+# chip: trn3
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], priority=3
+# -----
+# dma priority gen4: not on trn2
+# chip: trn2
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], priority=2  # expected-error {{operand 'priority': DMA priorities are not available on NeuronCore-v3}}
+# -----
+# dma priority range
+# chip: trn3
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], priority=3
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], priority=4  # expected-error {{operand 'priority': priority 4 exceeds the highest class 3}}
+# -----
+# dma accumulate gen4
+# chip: trn3
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], accumulate=add
+# -----
+# dma accumulate gen4: not on trn2
+# chip: trn2
+[dma.0] dma_copy dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], accumulate=add  # expected-error {{operand 'accumulate': near-memory accumulate is not available on NeuronCore-v3}}
+# -----
+# dma transpose dtype
+# chip: trn2
+[dma.0] dma_transpose dst=sbuf[p0:64, off=0, bf16, [[1,128]]], src=hbm[p0:128x64, addr=0, bf16, [[1,64]]]
+[dma.0] dma_transpose dst=sbuf[p0:64, off=0, int8, [[1,128]]], src=hbm[p0:128x64, addr=0, int8, [[1,64]]]  # expected-error {{operand 'src': dtype int8 is not a 2- or 4-byte type}}
+# -----
+# dma indirect index count
+# chip: trn2
+[dma.0] dma_indirect dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:4096x512, addr=0, fp32, [[1,512]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]]
+[dma.0] dma_indirect dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:4096x512, addr=0, fp32, [[1,512]]], index=sbuf[p0:128, off=8192, uint32, [[1,2]]]  # expected-error {{operand 'index': 256 indices for 128 rows of 'dst' (one index per row)}}
+# -----
+# core barrier cores
+# chip: trn2
+[sync] core_barrier num_cores=2
+[sync] core_barrier num_cores=4  # expected-error {{operand 'num_cores': 4 cores; a barrier spans 2 to 2 cores (largest logical core of trn2)}}
