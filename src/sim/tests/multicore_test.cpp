@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/tests/test_util.h"
+#include "sim/tests/timing_test_util.h"
 #include "sim/timing_model.h"
 
 namespace trnsim::sim {
@@ -17,52 +18,11 @@ namespace {
 using namespace trnsim::sim::testing;
 using isa::Memory;
 
-constexpr double kCalibrationTolerance = 0.03;
-
-void record(const std::string& key, double value) {
-  ::testing::Test::RecordProperty(key, fmt::format("{:.4g}", value));
-}
-
-TimingOptions no_ramp() {
-  TimingOptions o;
-  o.power_ramp = false;
-  return o;
-}
-
 isa::Instruction barrier(std::uint32_t id, std::uint32_t cores,
                          std::vector<isa::SemWait> waits = {},
                          std::vector<isa::SemSignal> signals = {}) {
   return make(sync_q(), isa::CoreBarrier{.barrier_id = id, .num_cores = cores}, std::move(waits),
               std::move(signals));
-}
-
-// `count` 128x128x512 matmuls alternating two stationaries (the next LoadStationary hides).
-isa::Program bf16_stream(int count) {
-  isa::Program program;
-  for (int i = 0; i < count; ++i) {
-    const std::uint64_t parity = static_cast<std::uint64_t>(i % 2);
-    isa::NcMatmul mm;
-    mm.stationary = sbuf(DType::kBFloat16, 0, 128, parity * 256, {{1, 128}});
-    mm.moving = sbuf(DType::kBFloat16, 0, 128, 4096 + parity * 1024, {{1, 512}});
-    mm.dst = psum(DType::kFloat32, 0, 128, parity * 2048, {{1, 512}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
-}
-
-isa::Program mx_stream(int count) {
-  isa::Program program;
-  for (int i = 0; i < count; ++i) {
-    const std::uint64_t parity = static_cast<std::uint64_t>(i % 2);
-    isa::NcMatmulMx mm;
-    mm.stationary = sbuf(DType::kFloat8E4M3x4, 0, 128, parity * 512, {{1, 128}});
-    mm.moving = sbuf(DType::kFloat8E4M3x4, 0, 128, 4096 + parity * 2048, {{1, 512}});
-    mm.stationary_scale = sbuf(DType::kUInt8, 0, 128, 16384 + parity * 128, {{1, 128}});
-    mm.moving_scale = sbuf(DType::kUInt8, 0, 128, 20480 + parity * 512, {{1, 512}});
-    mm.dst = psum(DType::kFloat32, 0, 128, parity * 2048, {{1, 512}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
 }
 
 // HBM -> SBUF -> HBM streaming over `pairs` load/store queue pairs (double-buffered), tiles
@@ -138,8 +98,8 @@ ChipRun time_cores(const arch::ChipConfig& chip, const std::vector<isa::Program>
 
 TEST(ChipTiming, EightTrn3CoresReachTheMxfp8ChipPeak) {
   const arch::ChipConfig& chip = trn3();
-  const std::vector<isa::Program> programs(8, mx_stream(256));
-  const ChipRun run = time_cores(chip, programs, no_ramp());
+  const std::vector<isa::Program> programs(8, matmul_mx_stream(256));
+  const ChipRun run = time_cores(chip, programs, ramp(false));
   const ChipTimingReport& r = run.report;
   const double per_core = chip.tensor.published_peak_tflops.at("mx").value * 1e12;
   record("eight_cores_mx_tflops", r.achieved_flops_per_s * 1e-12);
@@ -159,8 +119,8 @@ TEST(ChipTiming, EightTrn3CoresReachEightTimesTheBf16CorePeak) {
   // clock, while the arch guide's 2.4 GHz matches the per-core figure. The preset keeps
   // 2.4 GHz and records the discrepancy (published_chip.bf16), so 8 cores reach 8 x 78.6.
   const arch::ChipConfig& chip = trn3();
-  const std::vector<isa::Program> programs(8, bf16_stream(256));
-  const ChipRun run = time_cores(chip, programs, no_ramp());
+  const std::vector<isa::Program> programs(8, matmul_stream(256, DType::kBFloat16));
+  const ChipRun run = time_cores(chip, programs, ramp(false));
   const ChipTimingReport& r = run.report;
   record("eight_cores_bf16_tflops", r.achieved_flops_per_s * 1e-12);
   EXPECT_EQ(r.tensor_mode, "bf16");
@@ -519,8 +479,8 @@ TEST(RunCores, RunsAreDeterministicAndRunIsTheSingleLaunchCase) {
 
 TEST(ChipTiming, ReportAndJson) {
   const arch::ChipConfig& chip = trn3();
-  const std::vector<isa::Program> programs(2, bf16_stream(8));
-  const ChipRun run = time_cores(chip, programs, no_ramp());
+  const std::vector<isa::Program> programs(2, matmul_stream(8, DType::kBFloat16));
+  const ChipRun run = time_cores(chip, programs, ramp(false));
   const nlohmann::json j = nlohmann::json::parse(chip_timing_report_json(run.report));
   EXPECT_EQ(j["chip"], "trn3");
   ASSERT_EQ(j["cores"].size(), 2u);

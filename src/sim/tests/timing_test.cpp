@@ -13,6 +13,7 @@
 
 #include "sim/asm_runner.h"
 #include "sim/tests/test_util.h"
+#include "sim/tests/timing_test_util.h"
 #include "sim/timing_model.h"
 
 namespace trnsim::sim {
@@ -21,8 +22,6 @@ namespace {
 using namespace trnsim::sim::testing;
 using isa::Engine;
 using isa::Memory;
-
-constexpr double kCalibrationTolerance = 0.03;
 
 struct Timed {
   RunResult result;
@@ -42,49 +41,8 @@ Timed time_program(const arch::ChipConfig& chip, const isa::Program& program,
   return t;
 }
 
-TimingOptions ramp(bool on) {
-  TimingOptions o;
-  o.power_ramp = on;
-  return o;
-}
-
-// `count` full-width [K=128, M] x [K, N] matmuls alternating between two stationary tiles
-// (the next one's LoadStationary hides behind the current MultiplyMoving) into two banks.
-isa::Program matmul_stream(int count, DType dtype, std::uint32_t m = 128, std::uint32_t n = 512) {
-  isa::Program program;
-  const std::uint64_t bytes = numerics::storage_bytes(dtype);
-  for (int i = 0; i < count; ++i) {
-    isa::NcMatmul mm;
-    mm.stationary = sbuf(dtype, 0, 128, (i % 2) * m * bytes, {{1, m}});
-    mm.moving = sbuf(dtype, 0, 128, 4096 + n * bytes * (i % 2), {{1, n}});
-    mm.dst = psum(DType::kFloat32, 0, m, (i % 2) * 2048, {{1, n}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
-}
-
-isa::Program matmul_mx_stream(int count) {
-  isa::Program program;
-  for (int i = 0; i < count; ++i) {
-    const std::uint64_t parity = static_cast<std::uint64_t>(i % 2);
-    isa::NcMatmulMx mm;
-    mm.stationary = sbuf(DType::kFloat8E4M3x4, 0, 128, parity * 512, {{1, 128}});
-    mm.moving = sbuf(DType::kFloat8E4M3x4, 0, 128, 4096 + parity * 2048, {{1, 512}});
-    mm.stationary_scale = sbuf(DType::kUInt8, 0, 128, 16384 + parity * 128, {{1, 128}});
-    mm.moving_scale = sbuf(DType::kUInt8, 0, 128, 20480 + parity * 512, {{1, 512}});
-    mm.dst = psum(DType::kFloat32, 0, 128, parity * 2048, {{1, 512}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
-}
-
 double tflops(const TimingReport& r) {
   return r.achieved_flops_per_s * 1e-12;
-}
-
-// The measured figure in the test's XML/JSON output (--gtest_output), for the docs.
-void record(const std::string& key, double value) {
-  ::testing::Test::RecordProperty(key, fmt::format("{:.4g}", value));
 }
 
 TEST(TimingCalibration, Trn3FullTileMatmulStreamsReachThePublishedPeaks) {
