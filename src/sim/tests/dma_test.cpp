@@ -123,18 +123,24 @@ struct IndirectFixture {
     return hbm(DType::kFloat32, table, kTableRows, kWidth, {{1, kWidth}});
   }
   isa::AccessPattern tile() const { return sbuf(DType::kFloat32, 0, kPicked, 0, {{1, kWidth}}); }
+  // The indirect DMA of `mode` on the table rows the index picks: gathered into the tile or
+  // scattered from it.
+  isa::DmaIndirect indirect(isa::IndirectMode mode) const {
+    isa::DmaIndirect op;
+    op.mode = mode;
+    const bool gather = mode == isa::IndirectMode::kGather;
+    op.src = gather ? table_ap() : tile();
+    op.dst = gather ? tile() : table_ap();
+    op.index = index();
+    return op;
+  }
 };
 
 TEST(DmaIndirect, GatherRowsByIndex) {
   IndirectFixture fx;
   const std::vector<std::int32_t> rows = {7, 0, 7, 3};
   fx.set_index(rows);
-  isa::DmaIndirect op;
-  op.mode = isa::IndirectMode::kGather;
-  op.src = fx.table_ap();
-  op.dst = fx.tile();
-  op.index = fx.index();
-  run(fx.device, one(dma_q(0), op));
+  run(fx.device, one(dma_q(0), fx.indirect(isa::IndirectMode::kGather)));
   const auto out = from_bytes<float>(
       read_rows(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, fx.kWidth * 4));
   for (std::uint32_t r = 0; r < fx.kPicked; ++r)
@@ -149,12 +155,7 @@ TEST(DmaIndirect, ScatterRowsByIndex) {
   std::vector<float> tile(fx.kPicked * fx.kWidth);
   for (std::size_t i = 0; i < tile.size(); ++i) tile[i] = -1.0f - static_cast<float>(i);
   fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, to_bytes(tile));
-  isa::DmaIndirect op;
-  op.mode = isa::IndirectMode::kScatter;
-  op.src = fx.tile();
-  op.dst = fx.table_ap();
-  op.index = fx.index();
-  run(fx.device, one(dma_q(0), op));
+  run(fx.device, one(dma_q(0), fx.indirect(isa::IndirectMode::kScatter)));
   auto expected = fx.host;
   for (std::uint32_t r = 0; r < fx.kPicked; ++r)
     for (std::uint32_t j = 0; j < fx.kWidth; ++j)
@@ -165,17 +166,11 @@ TEST(DmaIndirect, ScatterRowsByIndex) {
 TEST(DmaIndirect, IndexOutOfRangeNamesTheRow) {
   IndirectFixture fx;
   fx.set_index({1, 2, 10, 0});
-  isa::DmaIndirect op;
-  op.src = fx.table_ap();
-  op.dst = fx.tile();
-  op.index = fx.index();
-  try {
-    run(fx.device, one(dma_q(0), op));
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.index(), 0u);
-    EXPECT_NE(e.why().find("index entry 2 is 10"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e =
+      sim_error_of([&] { run(fx.device, one(dma_q(0), fx.indirect(isa::IndirectMode::kGather))); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->index(), 0u);
+  EXPECT_NE(e->why().find("index entry 2 is 10"), std::string::npos) << e->what();
 }
 
 TEST(HbmStorage, ATimingOnlyRunNeedsNoHostMemoryForItsAllocations) {
@@ -216,13 +211,10 @@ TEST(DmaCopy, ReadingPastAnHbmAllocationIsAnError) {
   isa::DmaCopy copy;
   copy.src = hbm(DType::kFloat32, base, 2, 16, {{1, 16}});  // 128 bytes from a 64-byte buffer
   copy.dst = sbuf(DType::kFloat32, 0, 2, 0, {{1, 16}});
-  try {
-    run(device, one(dma_q(0), copy));
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_NE(e.why().find("operand 'src'"), std::string::npos) << e.what();
-    EXPECT_NE(e.why().find("past the end of the allocation"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run(device, one(dma_q(0), copy)); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->why().find("operand 'src'"), std::string::npos) << e->what();
+  EXPECT_NE(e->why().find("past the end of the allocation"), std::string::npos) << e->what();
 }
 
 }  // namespace

@@ -264,12 +264,9 @@ TEST(ParallelPreparation, OneCostModelSharedByTwoLaunchesIsAnError) {
   const std::vector<CoreProgram> launches = {{0, &program, &model}, {1, &program, &model}};
   RunOptions options;
   options.functional = false;
-  try {
-    run_cores(device, launches, options);
-    FAIL() << "expected a SimError";
-  } catch (const SimError& e) {
-    EXPECT_NE(std::string(e.what()).find("share one cost model"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run_cores(device, launches, options); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("share one cost model"), std::string::npos) << e->what();
 }
 
 // The run's large arrays are allocated through util::assign_huge: a hint about pages that

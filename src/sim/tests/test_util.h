@@ -2,10 +2,14 @@
 // encoders written independently of the numerics layer where the format is simple.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "arch/arch.h"
@@ -109,5 +113,18 @@ void fill_onchip(Core& core, isa::Memory memory, std::uint32_t start, std::uint3
 std::vector<std::uint8_t> read_rows(const Core& core, isa::Memory memory, std::uint32_t start,
                                     std::uint32_t rows, std::uint64_t offset,
                                     std::uint64_t row_bytes);
+
+// The SimError that fn() throws; a test failure naming `expected`, and nullopt, when it
+// throws none.
+template <class Fn>
+std::optional<SimError> sim_error_of(Fn&& fn, const char* expected = "a SimError") {
+  try {
+    std::forward<Fn>(fn)();
+  } catch (const SimError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected " << expected;
+  return std::nullopt;
+}
 
 }  // namespace trnsim::sim::testing
