@@ -25,37 +25,6 @@ isa::Instruction barrier(std::uint32_t id, std::uint32_t cores,
               std::move(signals));
 }
 
-// HBM -> SBUF -> HBM streaming over `pairs` load/store queue pairs (double-buffered), tiles
-// of [128, free] bf16 read from and written to the core's own HBM region at `base`.
-isa::Program streaming_copy(int tiles, int pairs, std::uint32_t free, std::uint64_t base,
-                            std::uint64_t slots) {
-  isa::Program program;
-  const std::uint64_t tile_bytes = 128ull * free * 2;
-  std::vector<std::uint32_t> loads(static_cast<std::size_t>(pairs), 0);
-  for (int i = 0; i < tiles; ++i) {
-    const auto pair = static_cast<std::size_t>(i % pairs);
-    const auto load_sem = static_cast<std::uint16_t>(pair);
-    const auto store_sem = static_cast<std::uint16_t>(16 + pair);
-    const std::uint64_t slot = static_cast<std::uint64_t>(i) % slots;
-    const std::uint64_t buffer = (pair * 2 + loads[pair] % 2) * free * 2;
-    isa::DmaCopy load;
-    load.src = hbm(DType::kBFloat16, base + slot * tile_bytes, 128, free, {{1, free}});
-    load.dst = sbuf(DType::kBFloat16, 0, 128, buffer % (192 * 1024), {{1, free}});
-    isa::DmaCopy store;
-    store.src = load.dst;
-    store.dst = hbm(DType::kBFloat16, base + (slots + slot) * tile_bytes, 128, free, {{1, free}});
-    std::vector<isa::SemWait> load_waits;
-    if (loads[pair] >= 2) load_waits.push_back({store_sem, loads[pair] - 1});
-    const auto load_q = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair);
-    const auto store_q = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair + 1);
-    program.instructions.push_back(make(dma_q(load_q), load, load_waits, {{load_sem, 1}}));
-    ++loads[pair];
-    program.instructions.push_back(
-        make(dma_q(store_q), store, {{load_sem, loads[pair]}}, {{store_sem, 1}}));
-  }
-  return program;
-}
-
 // HBM -> HBM copies of `bytes` per transfer on 8 queues (each byte crosses HBM twice).
 isa::Program hbm_to_hbm(int transfers, std::uint64_t bytes, std::uint64_t base) {
   isa::Program program;
@@ -142,7 +111,7 @@ TEST(ChipTiming, EightCoresStreamingShareTheChipHbm) {
   std::vector<isa::Program> programs;
   for (int c = 0; c < 8; ++c)
     programs.push_back(
-        streaming_copy(64, 8, kFree, static_cast<std::uint64_t>(c) * kCoreRegion, kSlots));
+        streaming_copy(64, 8, 128, kFree, static_cast<std::uint64_t>(c) * kCoreRegion, kSlots));
   const ChipRun run = time_cores(chip, programs, {}, 8 * kCoreRegion);
   const ChipTimingReport& r = run.report;
   const double chip_bw = chip.hbm.bandwidth_gbps * 1e9;
@@ -180,7 +149,7 @@ TEST(ChipTiming, HbmToHbmCopiesOnEightCoresAreLimitedByTheChipHbm) {
 
 TEST(ChipTiming, OneCoreAloneIsLimitedByItsDmaEnginesNotTheChipHbm) {
   const arch::ChipConfig& chip = trn3();
-  const isa::Program program = streaming_copy(64, 8, kFree, 0, kSlots);
+  const isa::Program program = streaming_copy(64, 8, 128, kFree, 0, kSlots);
   // The core runs alone in a chip model sized for 8 cores: the other cores leave HBM idle.
   const ChipRun run = time_cores(chip, {program}, {}, kCoreRegion, 8);
   const TimingReport& r = run.report.cores[0];
@@ -204,7 +173,7 @@ TEST(ChipTiming, OneCoreAloneIsLimitedByItsDmaEnginesNotTheChipHbm) {
 
 TEST(ChipTiming, OneQueueIsLimitedByOneTransferInFlight) {
   const arch::ChipConfig& chip = trn3();
-  const isa::Program program = streaming_copy(32, 1, kFree, 0, kSlots);
+  const isa::Program program = streaming_copy(32, 1, 128, kFree, 0, kSlots);
   const ChipRun run = time_cores(chip, {program}, {}, kCoreRegion, 8);
   const TimingReport& r = run.report.cores[0];
   // Every transfer: the fixed latency, then each engine moves 8 partitions x 32 KiB with
@@ -299,18 +268,16 @@ TEST(RunCores, BarrierThatCanNeverCompleteIsADeadlockNamingTheCores) {
   p1.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {{5, 1}}));
   Device device(chip, 4);
   const std::vector<CoreProgram> launches = {{2, &p0, nullptr}, {3, &p1, nullptr}};
-  try {
-    run_cores(device, launches);
-    FAIL() << "expected a deadlock";
-  } catch (const SimError& e) {
-    const std::string what = e.what();
-    EXPECT_TRUE(e.has_core());
-    EXPECT_EQ(e.core(), 2);
-    EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
-    EXPECT_NE(what.find("core 2: instruction 0 (core_barrier"), std::string::npos) << what;
-    EXPECT_NE(what.find("not arrived: core 3"), std::string::npos) << what;
-    EXPECT_NE(what.find("core 3: instruction 0"), std::string::npos) << what;
-  }
+  const std::optional<SimError> e =
+      sim_error_of([&] { run_cores(device, launches); }, "a deadlock");
+  ASSERT_TRUE(e);
+  const std::string what = e->what();
+  EXPECT_TRUE(e->has_core());
+  EXPECT_EQ(e->core(), 2);
+  EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
+  EXPECT_NE(what.find("core 2: instruction 0 (core_barrier"), std::string::npos) << what;
+  EXPECT_NE(what.find("not arrived: core 3"), std::string::npos) << what;
+  EXPECT_NE(what.find("core 3: instruction 0"), std::string::npos) << what;
 }
 
 TEST(RunCores, BarrierAmongMoreCoresThanLaunchedIsAnError) {
@@ -323,14 +290,11 @@ TEST(RunCores, BarrierAmongMoreCoresThanLaunchedIsAnError) {
   p1.instructions.push_back(barrier(0, 2));
   Device device(chip, 2);
   const std::vector<CoreProgram> alone = {{1, &p0, nullptr}};
-  try {
-    run_cores(device, alone);
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("core 1: instruction 1 (core_barrier", 0), 0u)
-        << e.what();
-    EXPECT_NE(e.why().find("only 1 core is launched"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run_cores(device, alone); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()).rfind("core 1: instruction 1 (core_barrier", 0), 0u)
+      << e->what();
+  EXPECT_NE(e->why().find("only 1 core is launched"), std::string::npos) << e->what();
   // The same core twice is refused too.
   const std::vector<CoreProgram> twice = {{1, &p0, nullptr}, {1, &p1, nullptr}};
   EXPECT_THROW(run_cores(device, twice), SimError);
@@ -346,13 +310,10 @@ TEST(RunCores, ErrorsInsideSemanticsNameTheCore) {
   bad.instructions.push_back(make(dma_q(0), copy));
   Device device(chip, 8);
   const std::vector<CoreProgram> launches = {{0, &ok, nullptr}, {5, &bad, nullptr}};
-  try {
-    run_cores(device, launches);
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.core(), 5);
-    EXPECT_EQ(std::string(e.what()).rfind("core 5: instruction 0 (dma_copy", 0), 0u) << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run_cores(device, launches); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->core(), 5);
+  EXPECT_EQ(std::string(e->what()).rfind("core 5: instruction 0 (dma_copy", 0), 0u) << e->what();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -455,7 +416,8 @@ TEST(RunCores, RunsAreDeterministicAndRunIsTheSingleLaunchCase) {
   const arch::ChipConfig& chip = trn3();
   std::vector<isa::Program> programs;
   for (int c = 0; c < 4; ++c)
-    programs.push_back(streaming_copy(16, 4, 1024, static_cast<std::uint64_t>(c) * (1 << 20), 2));
+    programs.push_back(
+        streaming_copy(16, 4, 128, 1024, static_cast<std::uint64_t>(c) * (1 << 20), 2));
   const ChipRun a = time_cores(chip, programs, {}, 4 << 20);
   const ChipRun b = time_cores(chip, programs, {}, 4 << 20);
   for (std::size_t c = 0; c < programs.size(); ++c)

@@ -155,45 +155,6 @@ TEST(TimingPowerRamp, ReengagesAfterAnIdleGapLongerThanTheWindow) {
   EXPECT_LT(no_gap.report.throttled_ns, 1.5 * one.report.throttled_ns);
 }
 
-// A streaming HBM -> SBUF -> HBM copy of `tiles` [partitions, free] bf16 tiles over `pairs`
-// load/store queue pairs; pair k copies tiles k, k + pairs, ... through two SBUF buffers.
-// Semaphore k counts pair k's loads, semaphore 16 + k its stores.
-isa::Program streaming_copy(int tiles, int pairs, std::uint32_t partitions, std::uint32_t free,
-                            std::uint64_t hbm_tile_slots) {
-  isa::Program program;
-  const std::uint64_t tile_bytes = std::uint64_t{partitions} * free * 2;
-  const std::uint64_t out_base = hbm_tile_slots * tile_bytes;
-  std::vector<std::uint32_t> loads(static_cast<std::size_t>(pairs), 0);
-  std::vector<std::uint32_t> stores(static_cast<std::size_t>(pairs), 0);
-  for (int i = 0; i < tiles; ++i) {
-    const auto pair = static_cast<std::size_t>(i % pairs);
-    const auto load_sem = static_cast<std::uint16_t>(pair);
-    const auto store_sem = static_cast<std::uint16_t>(16 + pair);
-    const std::uint64_t slot = static_cast<std::uint64_t>(i) % hbm_tile_slots;
-    // Queue pairs work on disjoint partition ranges when they fit, so they share engines
-    // only as the DMA model dictates.
-    const std::uint32_t first_partition = (static_cast<std::uint32_t>(pair) * partitions) % 128;
-    const std::uint64_t buffer = (loads[pair] % 2) * free * 2;
-    isa::DmaCopy load;
-    load.src = hbm(DType::kBFloat16, slot * tile_bytes, partitions, free, {{1, free}});
-    load.dst = sbuf(DType::kBFloat16, first_partition, partitions, buffer, {{1, free}});
-    isa::DmaCopy store;
-    store.src = load.dst;
-    store.dst = hbm(DType::kBFloat16, out_base + slot * tile_bytes, partitions, free, {{1, free}});
-    // Double buffering: a load reuses the buffer of the store two tiles back.
-    std::vector<isa::SemWait> load_waits;
-    if (loads[pair] >= 2) load_waits.push_back({store_sem, loads[pair] - 1});
-    const auto load_queue = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair);
-    const auto store_queue = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair + 1);
-    program.instructions.push_back(make(dma_q(load_queue), load, load_waits, {{load_sem, 1}}));
-    ++loads[pair];
-    program.instructions.push_back(
-        make(dma_q(store_queue), store, {{load_sem, loads[pair]}}, {{store_sem, 1}}));
-    ++stores[pair];
-  }
-  return program;
-}
-
 // One core running alone has the chip's HBM to itself (sim::HbmBandwidth): it is limited by
 // its 16 DMA engines (16 x 38.4 GB/s = 614.4 GB/s), no longer by a static 1/8 share of HBM
 // (612.5 GB/s), which applies only when all 8 cores stream (multicore_test.cpp).
@@ -203,7 +164,7 @@ TEST(TimingDma, ManyQueuesStreamNearTheCoresDmaEnginePeak) {
   constexpr std::uint64_t kSlots = 4;
   const std::uint64_t tile_bytes = 128ull * kFree * 2;
   const Timed t =
-      time_program(chip, streaming_copy(64, 8, 128, kFree, kSlots), {}, 2 * kSlots * tile_bytes);
+      time_program(chip, streaming_copy(64, 8, 128, kFree, 0, kSlots), {}, 2 * kSlots * tile_bytes);
   const TimingReport& r = t.report;
   EXPECT_EQ(r.dma_bytes, 2 * 64 * tile_bytes);
   EXPECT_EQ(r.hbm_bytes, r.dma_bytes);
@@ -225,7 +186,8 @@ TEST(TimingDma, OneQueueIsLimitedByTheEnginesItsTransfersUse) {
   // 16-partition tiles use 2 of the 16 engines: at most 1/8 of the core's bandwidth.
   constexpr std::uint32_t kFree = 8192;
   const std::uint64_t tile_bytes = 16ull * kFree * 2;
-  const Timed narrow = time_program(chip, streaming_copy(32, 1, 16, kFree, 4), {}, 8 * tile_bytes);
+  const Timed narrow =
+      time_program(chip, streaming_copy(32, 1, 16, kFree, 0, 4), {}, 8 * tile_bytes);
   record("one_queue_16_partitions_hbm_gbps", narrow.report.achieved_hbm_bytes_per_s * 1e-9);
   EXPECT_LE(narrow.report.achieved_hbm_bytes_per_s, share / 8);
   EXPECT_GT(narrow.report.achieved_hbm_bytes_per_s, 0.5 * share / 8);
@@ -236,8 +198,9 @@ TEST(TimingDma, OneQueueIsLimitedByTheEnginesItsTransfersUse) {
   // Full-width tiles on one queue use every engine, but each transfer's fixed latency is
   // exposed; spread over queues the same tiles overlap it.
   const std::uint64_t wide_bytes = 128ull * kFree * 2;
-  const Timed one = time_program(chip, streaming_copy(32, 1, 128, kFree, 4), {}, 8 * wide_bytes);
-  const Timed many = time_program(chip, streaming_copy(32, 8, 128, kFree, 4), {}, 8 * wide_bytes);
+  const Timed one = time_program(chip, streaming_copy(32, 1, 128, kFree, 0, 4), {}, 8 * wide_bytes);
+  const Timed many =
+      time_program(chip, streaming_copy(32, 8, 128, kFree, 0, 4), {}, 8 * wide_bytes);
   record("one_queue_128_partitions_hbm_gbps", one.report.achieved_hbm_bytes_per_s * 1e-9);
   record("eight_pairs_128_partitions_hbm_gbps", many.report.achieved_hbm_bytes_per_s * 1e-9);
   EXPECT_LT(one.report.achieved_hbm_bytes_per_s, 0.85 * many.report.achieved_hbm_bytes_per_s);
