@@ -77,9 +77,7 @@ TEST(DmaCopy, NearMemoryAccumulateAddsIntoSbuf) {
   const auto src = device.allocate(16);
   device.write(src, to_bytes(a));
   fill_onchip(core, isa::Memory::kSbuf, 0, 1, 0, to_bytes(b));
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kFloat32, src, 1, 4, {{1, 4}});
-  copy.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 4}});
+  isa::DmaCopy copy = dma_load(DType::kFloat32, src, 1, 4, 0);
   copy.accumulate = isa::DmaAccumulate::kAdd;
   run(device, one(dma_q(0), copy));
   const auto out = from_bytes<float>(read_rows(core, isa::Memory::kSbuf, 0, 1, 0, 16));
@@ -179,9 +177,7 @@ TEST(HbmStorage, ATimingOnlyRunNeedsNoHostMemoryForItsAllocations) {
   Device device(trn3());
   constexpr std::uint64_t kBig = std::uint64_t{64} << 30;
   device.allocate_at(0, kBig);
-  isa::DmaCopy load;
-  load.src = hbm(DType::kBFloat16, kBig - 128 * 256, 128, 128, {{1, 128}});
-  load.dst = sbuf(DType::kBFloat16, 0, 128, 0, {{1, 128}});
+  isa::DmaCopy load = dma_load(DType::kBFloat16, kBig - 128 * 256, 128, 128, 0);
   isa::Program program;
   program.instructions.push_back(make(dma_q(0), load));
   RunOptions timing_only;
@@ -208,9 +204,7 @@ TEST(DmaCopy, ReadingPastAnHbmAllocationIsAnError) {
   Device device(trn3());
   const auto base = device.allocate(64);
   device.write(base, std::vector<std::uint8_t>(64, 0));
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kFloat32, base, 2, 16, {{1, 16}});  // 128 bytes from a 64-byte buffer
-  copy.dst = sbuf(DType::kFloat32, 0, 2, 0, {{1, 16}});
+  isa::DmaCopy copy = dma_load(DType::kFloat32, base, 2, 16, 0);  // 128 bytes from a 64-byte buffer
   const std::optional<SimError> e = sim_error_of([&] { run(device, one(dma_q(0), copy)); });
   ASSERT_TRUE(e);
   EXPECT_NE(e->why().find("operand 'src'"), std::string::npos) << e->what();

@@ -26,9 +26,7 @@ struct RoundTrip {
     std::vector<float> host(rows * cols);
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) / 3.0f;
     device.write(in, to_bytes(host));
-    isa::DmaCopy load;
-    load.src = hbm(DType::kFloat32, in, rows, cols, {{1, cols}});
-    load.dst = sbuf(DType::kFloat32, 0, rows, 0, {{1, cols}});
+    isa::DmaCopy load = dma_load(DType::kFloat32, in, rows, cols, 0);
     isa::TensorCopy copy;
     copy.src = sbuf(DType::kFloat32, 0, rows, 0, {{1, cols}});
     copy.dst = sbuf(DType::kBFloat16, 0, rows, 1024, {{1, cols}});

@@ -214,12 +214,8 @@ TEST(HbmBandwidthTimeline, LaterReservationsGetWhatIsLeft) {
 TEST(RunCores, BarrierWaitShowsInSimulatedTime) {
   const arch::ChipConfig& chip = trn3();
   // Core 0: a long vector op, then the barrier. Core 1: the barrier at once, then a small op.
-  isa::TensorScalar longer;
-  longer.data = sbuf(DType::kFloat32, 0, 128, 0, {{1, 16384}});
-  longer.dst = sbuf(DType::kFloat32, 0, 128, 65536, {{1, 16384}});
-  isa::TensorScalar small;
-  small.data = sbuf(DType::kFloat32, 0, 128, 0, {{1, 64}});
-  small.dst = sbuf(DType::kFloat32, 0, 128, 65536, {{1, 64}});
+  const isa::TensorScalar longer = sbuf_tensor_scalar(DType::kFloat32, 128, 16384, 0, 65536);
+  const isa::TensorScalar small = sbuf_tensor_scalar(DType::kFloat32, 128, 64, 0, 65536);
   isa::Program p0, p1;
   p0.instructions.push_back(make(vector_q(), longer, {}, {{0, 1}}));
   p0.instructions.push_back(barrier(7, 2, {{0, 1}}));
@@ -304,9 +300,8 @@ TEST(RunCores, ErrorsInsideSemanticsNameTheCore) {
   const arch::ChipConfig& chip = trn3();
   isa::Program ok, bad;
   ok.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}));
-  isa::DmaCopy copy;  // reads HBM that is not allocated
-  copy.src = hbm(DType::kFloat32, 0x100000, 1, 4, {{1, 4}});
-  copy.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 4}});
+  isa::DmaCopy copy =
+      dma_load(DType::kFloat32, 0x100000, 1, 4, 0);  // reads HBM that is not allocated
   bad.instructions.push_back(make(dma_q(0), copy));
   Device device(chip, 8);
   const std::vector<CoreProgram> launches = {{0, &ok, nullptr}, {5, &bad, nullptr}};
@@ -326,9 +321,7 @@ struct Handoff {
 };
 Handoff handoff(bool ordered) {
   Handoff h;
-  isa::DmaCopy load;
-  load.src = hbm(DType::kFloat32, 0, 1, 16, {{1, 16}});
-  load.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 16}});
+  isa::DmaCopy load = dma_load(DType::kFloat32, 0, 1, 16, 0);
   isa::TensorScalar twice;
   twice.data = load.dst;
   twice.dst = sbuf(DType::kFloat32, 0, 1, 64, {{1, 16}});

@@ -30,9 +30,7 @@ isa::Program pipeline(std::uint32_t tiles) {
   isa::Program program;
   for (std::uint32_t i = 0; i < tiles; ++i) {
     const std::uint64_t slot = i % 3;
-    isa::DmaCopy load;
-    load.src = hbm(DType::kBFloat16, slot * kTileBytes, 128, 128, {{1, 128}});
-    load.dst = sbuf(DType::kBFloat16, 0, 128, slot * 256, {{1, 128}});
+    isa::DmaCopy load = dma_load(DType::kBFloat16, slot * kTileBytes, 128, 128, slot * 256);
     std::vector<isa::SemWait> load_waits;
     if (i >= 3) load_waits.push_back({3, i - 2});
     program.instructions.push_back(

@@ -132,9 +132,8 @@ TEST(TimingPowerRamp, ReengagesAfterAnIdleGapLongerThanTheWindow) {
   // Burst 1 (16 matmuls, 3.4 us), then a vector op of ~6.8 us the second burst waits for.
   auto two_bursts = [](bool gap) {
     isa::Program program = matmul_stream(16, DType::kBFloat16);
-    isa::TensorScalar ts;
-    ts.data = sbuf(DType::kBFloat16, 0, 128, 65536, {{1, gap ? 32768u : 64u}});
-    ts.dst = sbuf(DType::kBFloat16, 0, 128, 65536, {{1, gap ? 32768u : 64u}});
+    const isa::TensorScalar ts =
+        sbuf_tensor_scalar(DType::kBFloat16, 128, gap ? 32768u : 64u, 65536, 65536);
     // The vector op starts after burst 1 signals, so the gap is its full latency.
     program.instructions.back().signals.push_back({1, 1});
     program.instructions.push_back(make(vector_q(), ts, {{1, 1}}, {{2, 1}}));
@@ -301,9 +300,7 @@ TEST(TimingDma, EngineScheduleMatchesAPlainPerEngineReplay) {
 
 TEST(TimingDma, TinyTransferCostsTheFixedLatency) {
   const arch::ChipConfig& chip = trn3();
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kFloat32, 0, 1, 1, {{1, 1}});
-  copy.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 1}});
+  isa::DmaCopy copy = dma_load(DType::kFloat32, 0, 1, 1, 0);
   isa::Program program;
   program.instructions.push_back(make(dma_q(0), copy));
   const Timed t = time_program(chip, program, {}, 64);
@@ -314,12 +311,8 @@ TEST(TimingDma, TinyTransferCostsTheFixedLatency) {
 
 TEST(TimingStatistics, StallsOnSemaphoresAreSeparatedFromBusyAndIdleTime) {
   const arch::ChipConfig& chip = trn3();
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kBFloat16, 0, 128, 512, {{1, 512}});
-  copy.dst = sbuf(DType::kBFloat16, 0, 128, 0, {{1, 512}});
-  isa::TensorScalar ts;
-  ts.data = sbuf(DType::kBFloat16, 0, 128, 0, {{1, 512}});
-  ts.dst = sbuf(DType::kBFloat16, 0, 128, 4096, {{1, 512}});
+  isa::DmaCopy copy = dma_load(DType::kBFloat16, 0, 128, 512, 0);
+  const isa::TensorScalar ts = sbuf_tensor_scalar(DType::kBFloat16, 128, 512, 0, 4096);
   isa::Program program;
   program.instructions.push_back(make(dma_q(0), copy, {}, {{3, 1}}));
   program.instructions.push_back(make(vector_q(), ts, {{3, 1}}));
@@ -350,9 +343,8 @@ double elements_per_second(const arch::ChipConfig& chip, Engine engine, DType dt
       act.dst = sbuf(dtype, 0, 128, (2 + parity) * bytes, {{1, kFree}});
       inst = make(scalar_q(), act);
     } else {
-      isa::TensorScalar ts;
-      ts.data = sbuf(dtype, 0, 128, parity * bytes, {{1, kFree}});
-      ts.dst = sbuf(dtype, 0, 128, (2 + parity) * bytes, {{1, kFree}});
+      const isa::TensorScalar ts =
+          sbuf_tensor_scalar(dtype, 128, kFree, parity * bytes, (2 + parity) * bytes);
       inst = make(vector_q(), ts);
     }
     program.instructions.push_back(inst);
