@@ -70,47 +70,39 @@ const char* type_word(KernelOption::Type t) {
 
 KernelOption KernelOption::integer(std::string name, std::int64_t default_value, std::int64_t min,
                                    std::int64_t max, std::string help, std::int64_t multiple_of) {
-  KernelOption o;
-  o.name = std::move(name);
-  o.type = Type::kInt;
-  o.default_value = default_value;
-  o.help = std::move(help);
-  o.int_min = min;
-  o.int_max = max;
-  o.multiple_of = multiple_of;
-  return o;
+  return {.name = std::move(name),
+          .type = Type::kInt,
+          .default_value = default_value,
+          .help = std::move(help),
+          .int_min = min,
+          .int_max = max,
+          .multiple_of = multiple_of};
 }
 
 KernelOption KernelOption::number(std::string name, double default_value, double min, double max,
                                   std::string help) {
-  KernelOption o;
-  o.name = std::move(name);
-  o.type = Type::kNumber;
-  o.default_value = default_value;
-  o.help = std::move(help);
-  o.number_min = min;
-  o.number_max = max;
-  return o;
+  return {.name = std::move(name),
+          .type = Type::kNumber,
+          .default_value = default_value,
+          .help = std::move(help),
+          .number_min = min,
+          .number_max = max};
 }
 
 KernelOption KernelOption::flag(std::string name, bool default_value, std::string help) {
-  KernelOption o;
-  o.name = std::move(name);
-  o.type = Type::kBool;
-  o.default_value = default_value;
-  o.help = std::move(help);
-  return o;
+  return {.name = std::move(name),
+          .type = Type::kBool,
+          .default_value = default_value,
+          .help = std::move(help)};
 }
 
 KernelOption KernelOption::choice(std::string name, std::string default_value,
                                   std::vector<std::string> choices, std::string help) {
-  KernelOption o;
-  o.name = std::move(name);
-  o.type = Type::kChoice;
-  o.default_value = std::move(default_value);
-  o.help = std::move(help);
-  o.choices = std::move(choices);
-  return o;
+  return {.name = std::move(name),
+          .type = Type::kChoice,
+          .default_value = std::move(default_value),
+          .help = std::move(help),
+          .choices = std::move(choices)};
 }
 
 std::string KernelOption::type_text() const {

@@ -40,15 +40,8 @@ TEST(Conv2d, WideRowsSplitColumns) {
   expect_kernel_correct(run_conv("trn3", {1, 4, 3, 600, 8, 3, 3}, DType::kBFloat16, 1, 1));
 }
 
-TEST(Conv2d, RegistryNamesAndTrn2) {
-  for (const char* name : {"conv2d", "conv2d_s2", "conv2d_valid"})
-    expect_kernel_correct(name, "trn2", {1, 16, 10, 10, 16, 3, 3}, DType::kBFloat16);
-}
-
 TEST(Conv2d, RejectsBadShapes) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  EXPECT_THROW(find_kernel("conv2d")->make({1, 16, 10, 10, 16, 2, 2}, DType::kBFloat16, chip),
-               std::invalid_argument);
+  expect_rejected("conv2d", {1, 16, 10, 10, 16, 2, 2}, DType::kBFloat16);
   EXPECT_THROW(make_conv2d_problem({1, 16, 2, 2, 16, 5, 5}, DType::kBFloat16, 1, 0),
                std::invalid_argument);
 }

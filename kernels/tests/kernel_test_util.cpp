@@ -59,4 +59,10 @@ void expect_check_fails(const ProblemReport& r) {
   EXPECT_FALSE(r.check->ok) << r.label;
 }
 
+void expect_rejected(std::string_view kernel, const std::vector<std::int64_t>& shape, DType dtype) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const KernelInfo& info = library_kernel(kernel);
+  EXPECT_THROW(info.make(shape, dtype, chip), std::invalid_argument) << kernel;
+}
+
 }  // namespace trnsim::kernels

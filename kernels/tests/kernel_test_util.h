@@ -37,4 +37,8 @@ void expect_kernel_correct(std::string_view kernel, std::string_view chip,
 // The run was checked and failed the check.
 void expect_check_fails(const ProblemReport& report);
 
+// The library kernel `kernel` refuses the problem of `shape` and `dtype` on trn3
+// (std::invalid_argument from its make).
+void expect_rejected(std::string_view kernel, const std::vector<std::int64_t>& shape, DType dtype);
+
 }  // namespace trnsim::kernels

@@ -1,4 +1,6 @@
-// The library matmul against its double reference, on shapes that exercise every edge.
+// The library matmul beyond the correctness cases (correctness_test.cpp): simulated time
+// (tensor bound, scheduling), determinism, validation of timing-only launches, the logical
+// core of two, and the shapes it refuses.
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
@@ -8,28 +10,6 @@ namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
-
-TEST(MatmulKernel, FullTilesBf16) {
-  expect_kernel_correct("matmul", "trn3", {256, 1024, 512}, DType::kBFloat16);
-}
-
-TEST(MatmulKernel, RaggedShapesInEveryDim) {
-  // M, N, K not multiples of 128/512: partial stationary, moving and contraction tiles.
-  expect_kernel_correct("matmul", "trn3", {200, 700, 300}, DType::kBFloat16);
-  expect_kernel_correct("matmul", "trn3", {1, 1, 1}, DType::kBFloat16);
-  expect_kernel_correct("matmul", "trn3", {129, 513, 129}, DType::kFloat16);
-}
-
-TEST(MatmulKernel, Fp32AndFp8Inputs) {
-  expect_kernel_correct("matmul", "trn3", {128, 512, 256}, DType::kFloat32);
-  expect_kernel_correct("matmul", "trn3", {128, 512, 256}, DType::kFloat8E4M3);
-  expect_kernel_correct("matmul", "trn3", {128, 512, 256}, DType::kFloat8E5M2);
-}
-
-TEST(MatmulKernel, OtherGenerations) {
-  expect_kernel_correct("matmul", "trn2", {256, 512, 256}, DType::kBFloat16);
-  expect_kernel_correct("matmul", "trn1", {256, 512, 256}, DType::kBFloat16);
-}
 
 TEST(MatmulKernel, DmaOverlapsComputeSoTheTensorEngineBounds) {
   // Simulated time, not host time: the loads of the next K step run ahead on the DMA queues
@@ -105,9 +85,7 @@ TEST(MatmulKernel, TimingOnlyLaunchTrustsTheCompilersValidationOnlyOnItsChip) {
 }
 
 TEST(MatmulKernel, RejectsBadShapes) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  EXPECT_THROW(find_kernel("matmul")->make({128, 128}, DType::kBFloat16, chip),
-               std::invalid_argument);
+  expect_rejected("matmul", {128, 128}, DType::kBFloat16);
 }
 
 TEST(MatmulKernel, LogicalCoreOfTwoSplitsTheWorkAndAgrees) {

@@ -1,30 +1,15 @@
-// RoPE against its double reference, fp32 and bf16, ragged positions, trn2.
+// RoPE beyond the correctness cases (correctness_test.cpp): the interleaved convention fails
+// the check, and the odd head dimension it refuses.
 #include "kernels/rope.h"
 
 #include <gtest/gtest.h>
 
-#include "arch/arch.h"
 #include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
 namespace {
 
 using numerics::DType;
-
-TEST(RopeKernel, Fp32) {
-  expect_kernel_correct("rope", "trn3", {256, 128}, DType::kFloat32);
-}
-TEST(RopeKernel, Bf16) {
-  expect_kernel_correct("rope", "trn3", {512, 64}, DType::kBFloat16);
-}
-TEST(RopeKernel, RaggedPositions) {
-  expect_kernel_correct("rope", "trn3", {1, 128}, DType::kFloat32);
-  expect_kernel_correct("rope", "trn3", {128 * 32 + 77, 128},
-                        DType::kBFloat16);  // g = 32 tiles + tail
-}
-TEST(RopeKernel, Trn2) {
-  expect_kernel_correct("rope", "trn2", {300, 128}, DType::kBFloat16);
-}
 
 TEST(RopeKernel, CheckCatchesTheInterleavedConvention) {
   // Rotating interleaved pairs (x[2i], x[2i+1]) instead of the half-split ones must fail.
@@ -52,8 +37,7 @@ TEST(RopeKernel, CheckCatchesTheInterleavedConvention) {
 }
 
 TEST(RopeKernel, RejectsOddHeadDim) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  EXPECT_THROW(find_kernel("rope")->make({128, 63}, DType::kFloat32, chip), std::invalid_argument);
+  expect_rejected("rope", {128, 63}, DType::kFloat32);
 }
 
 }  // namespace

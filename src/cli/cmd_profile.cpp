@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "cli/asm_run_options.h"
 #include "profile/profile.h"
 #include "sim/asm_runner.h"
 #include "util/diagnostic.h"
@@ -17,43 +18,14 @@ namespace trnsim::cli {
 
 namespace {
 
-struct ProfileAsmArgs {
-  std::string file, compare, html, trace, title;
-  std::string chip = "trn3";
-  std::vector<std::string> hbm, inputs, random;
-  bool no_hazards = false, nan_fill = false, timing_only = false, no_power_ramp = false;
-  std::uint64_t max_steps = 0;
-  std::int64_t seed = -1;
+// profile-asm's own options on top of the shared ones: the files it writes.
+struct ProfileAsmArgs : AsmRunArgs {
+  std::string compare, html, trace, title;
 };
 
 sim::AsmRunRequest make_request(const ProfileAsmArgs& args, const std::string& path) {
-  sim::AsmRunRequest request;
-  request.asm_path = path;
-  request.chip = args.chip;
-  for (const auto& spec : args.hbm) request.extra_tensors.push_back(sim::parse_hbm_tensor(spec));
-  for (const auto& text : args.inputs) {
-    const auto eq = text.find('=');
-    if (eq == std::string::npos)
-      throw sim::SimError(fmt::format("--input expects NAME=FILE, got '{}'", text));
-    request.inits.push_back(
-        {text.substr(0, eq), sim::TensorInit::Kind::kFile, text.substr(eq + 1), {}, 0});
-  }
-  for (const auto& text : args.random) {
-    const auto eq = text.find('=');
-    const std::string seed = eq == std::string::npos ? "" : text.substr(eq + 1);
-    request.inits.push_back({text.substr(0, eq),
-                             sim::TensorInit::Kind::kRandom,
-                             "",
-                             {},
-                             seed.empty() ? 0 : std::stoull(seed, nullptr, 0)});
-  }
-  request.options.check_hazards = !args.no_hazards;
-  request.options.functional = !args.timing_only;
-  request.options.max_steps = args.max_steps;
-  if (args.nan_fill) request.options.uninitialized = sim::UninitializedPolicy::kNanFill;
-  if (args.seed >= 0) request.options.seed = static_cast<std::uint32_t>(args.seed);
+  sim::AsmRunRequest request = make_asm_request(args, path);
   request.timed = true;
-  if (args.no_power_ramp) request.timing.power_ramp = false;
   return request;
 }
 
@@ -123,21 +95,10 @@ void register_profile_command(CLI::App& app) {
                   "A second assembly file run with the same options: the report compares them")
       ->type_name("OTHER.s");
   cmd->add_option("--title", args->title, "Report title (default: the file name)");
-  cmd->add_option("--chip", args->chip, "Chip preset (trn1, trn2, trn3) or JSON config file")
-      ->capture_default_str();
-  cmd->add_option("--hbm", args->hbm, "Declare an HBM tensor NAME@ADDRESS:DTYPE[D0,D1,...]");
-  cmd->add_option("--input", args->inputs, "Fill tensor NAME from raw little-endian FILE")
-      ->type_name("NAME=FILE");
-  cmd->add_option("--random", args->random,
-                  "Fill tensor NAME with uniform values in [-1, 1) from SEED (default 0)")
-      ->type_name("NAME[=SEED]");
-  cmd->add_flag("--no-hazards", args->no_hazards, "Do not check for races between queues");
-  cmd->add_flag("--nan-fill", args->nan_fill, "Read never-written memory as NaN / 4");
+  add_program_options(cmd, *args);
   cmd->add_flag("--timing-only", args->timing_only, "Time the run without computing data");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");
-  cmd->add_option("--max-steps", args->max_steps,
-                  "Stop after this many instructions (0 = no limit)");
-  cmd->add_option("--seed", args->seed, "Override the program's .seed");
+  add_limit_options(cmd, *args);
   cmd->callback([args] {
     try {
       profile_asm_command(*args);

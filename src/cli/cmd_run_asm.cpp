@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/asm_run_options.h"
 #include "cli/run_asm.h"
 #include "isa/asm.h"
 #include "numerics/numerics.h"
@@ -19,27 +20,12 @@ namespace trnsim::cli {
 
 namespace {
 
-struct RunAsmArgs {
-  std::string file;
-  std::string chip = "trn3";
-  std::vector<std::string> hbm, inputs, random, outputs, prints;
-  bool no_hazards = false, nan_fill = false, timing_only = false;
-  bool timing = false, no_power_ramp = false;
+// run-asm's own options on top of the shared ones: outputs and the timing summary.
+struct RunAsmArgs : AsmRunArgs {
+  std::vector<std::string> outputs, prints;
+  bool timing = false;
   std::string json;  // timing summary as JSON to this file
-  std::uint64_t max_steps = 0;
-  std::int64_t seed = -1;
 };
-
-// "NAME=VALUE" -> {NAME, VALUE}; VALUE may be empty when `value_optional`.
-std::pair<std::string, std::string> split_assignment(const std::string& text, const char* option,
-                                                     bool value_optional) {
-  const auto eq = text.find('=');
-  if (eq == std::string::npos) {
-    if (value_optional) return {text, ""};
-    throw sim::SimError(fmt::format("{} expects NAME=FILE, got '{}'", option, text));
-  }
-  return {text.substr(0, eq), text.substr(eq + 1)};
-}
 
 void print_values(const sim::HbmTensor& t, const std::vector<std::uint8_t>& bytes) {
   constexpr std::uint64_t kShown = 16;
@@ -77,31 +63,10 @@ void write_outputs(const RunAsmArgs& args, const sim::AsmRunOutcome& outcome) {
 }
 
 int run_asm_command(const RunAsmArgs& args) {
-  sim::AsmRunRequest request;
-  request.asm_path = args.file;
-  request.chip = args.chip;
-  for (const auto& spec : args.hbm) request.extra_tensors.push_back(sim::parse_hbm_tensor(spec));
-  for (const auto& text : args.inputs) {
-    auto [name, path] = split_assignment(text, "--input", false);
-    request.inits.push_back({name, sim::TensorInit::Kind::kFile, path, {}, 0});
-  }
-  for (const auto& text : args.random) {
-    auto [name, seed] = split_assignment(text, "--random", true);
-    request.inits.push_back({name,
-                             sim::TensorInit::Kind::kRandom,
-                             "",
-                             {},
-                             seed.empty() ? 0 : std::stoull(seed, nullptr, 0)});
-  }
-  request.options.check_hazards = !args.no_hazards;
-  request.options.functional = !args.timing_only;
-  request.options.max_steps = args.max_steps;
-  if (args.nan_fill) request.options.uninitialized = sim::UninitializedPolicy::kNanFill;
-  if (args.seed >= 0) request.options.seed = static_cast<std::uint32_t>(args.seed);
+  sim::AsmRunRequest request = make_asm_request(args, args.file);
   // Asking for a timing output implies timing; --timing-only without the model would only
   // count instructions, so it times the run as well.
   request.timed = args.timing || args.timing_only || !args.json.empty() || args.no_power_ramp;
-  if (args.no_power_ramp) request.timing.power_ramp = false;
 
   const sim::AsmRunOutcome outcome = sim::run_asm(request);
   const sim::RunResult& result = outcome.result;
@@ -148,22 +113,10 @@ void register_run_asm_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "run-asm", "Run an assembly program on one simulated NeuronCore (docs/simulator.md)");
   cmd->add_option("file", args->file, "Assembly file (.s)")->required();
-  cmd->add_option("--chip", args->chip, "Chip preset (trn1, trn2, trn3) or JSON config file")
-      ->capture_default_str();
-  cmd->add_option("--hbm", args->hbm,
-                  "Declare an HBM tensor NAME@ADDRESS:DTYPE[D0,D1,...] (in addition to the "
-                  "file's '# @hbm' directives)");
-  cmd->add_option("--input", args->inputs, "Fill tensor NAME from raw little-endian FILE")
-      ->type_name("NAME=FILE");
-  cmd->add_option("--random", args->random,
-                  "Fill tensor NAME with uniform values in [-1, 1) from SEED (default 0)")
-      ->type_name("NAME[=SEED]");
+  add_program_options(cmd, *args);
   cmd->add_option("--output", args->outputs, "Write tensor NAME's bytes after the run to FILE")
       ->type_name("NAME=FILE");
   cmd->add_option("--print", args->prints, "Print the first values of tensor NAME after the run");
-  cmd->add_flag("--no-hazards", args->no_hazards, "Do not check for races between queues");
-  cmd->add_flag("--nan-fill", args->nan_fill,
-                "Read never-written memory as NaN (floats) / 4 (integers) instead of failing");
   cmd->add_flag("--timing-only", args->timing_only,
                 "Time the run without computing data (implies --timing)");
   cmd->add_flag("--timing", args->timing,
@@ -173,9 +126,7 @@ void register_run_asm_command(CLI::App& app) {
       ->type_name("FILE");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp,
                 "Time without the TensorE power ramp (implies --timing)");
-  cmd->add_option("--max-steps", args->max_steps,
-                  "Stop after this many instructions (0 = no limit)");
-  cmd->add_option("--seed", args->seed, "Override the program's .seed");
+  add_limit_options(cmd, *args);
   cmd->callback([args] {
     int code = 0;
     try {

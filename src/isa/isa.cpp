@@ -119,18 +119,6 @@ std::string_view alu_op_name(AluOp op) {
 std::optional<AluOp> alu_op_from_name(std::string_view name) {
   return util::enum_from_name<AluOp>(kAluOpNames, name);
 }
-bool is_bitvec_op(AluOp op) {
-  switch (op) {
-    case AluOp::kBitwiseAnd:
-    case AluOp::kBitwiseOr:
-    case AluOp::kBitwiseXor:
-    case AluOp::kLeftShift:
-    case AluOp::kRightShift:
-      return true;
-    default:
-      return false;
-  }
-}
 std::string_view activation_name(ActivationFunc f) {
   return util::enum_name(kActivationNames, f);
 }

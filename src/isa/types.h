@@ -156,7 +156,11 @@ enum class AluOp : std::uint8_t {
 inline constexpr int kNumAluOps = static_cast<int>(AluOp::kAverage) + 1;
 std::string_view alu_op_name(AluOp op);  // "add", "subtract", ..., NKI spelling
 std::optional<AluOp> alu_op_from_name(std::string_view name);
-bool is_bitvec_op(AluOp op);  // bitwise_* and shifts: integer operands only
+// bitwise_* and shifts: integer operands only.
+constexpr bool is_bitvec_op(AluOp op) {
+  return op == AluOp::kBitwiseAnd || op == AluOp::kBitwiseOr || op == AluOp::kBitwiseXor ||
+         op == AluOp::kLeftShift || op == AluOp::kRightShift;
+}
 
 enum class ActivationFunc : std::uint8_t {
   kCopy,

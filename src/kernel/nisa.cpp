@@ -40,18 +40,30 @@ isa::AffinePattern affine(const std::vector<isa::Dim>& dims, const Loc& loc) {
 
 }  // namespace
 
-void nc_matmul(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
-               const MatmulOptions& o, Loc loc) {
-  isa::NcMatmul op;
+namespace {
+
+// The operands and options both matmuls have (NcMatmul, NcMatmulMx).
+template <class MatmulOp>
+MatmulOp matmul_op(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
+                   const MatmulOptions& o, const Loc& loc) {
+  MatmulOp op;
   op.dst = dst.ap(loc);
   op.stationary = stationary.ap(loc);
   op.moving = moving.ap(loc);
   op.accumulate = o.accumulate ? AccumulateMode::kAccumulate : AccumulateMode::kOverwrite;
+  op.tile_row = o.tile_row;
+  op.tile_rows = o.tile_rows;
+  return op;
+}
+
+}  // namespace
+
+void nc_matmul(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
+               const MatmulOptions& o, Loc loc) {
+  auto op = matmul_op<isa::NcMatmul>(dst, stationary, moving, o, loc);
   op.is_transpose = o.is_transpose;
   op.perf_mode = o.perf_mode;
-  op.tile_row = o.tile_row;
   op.tile_col = o.tile_col;
-  op.tile_rows = o.tile_rows;
   op.tile_cols = o.tile_cols;
   // The double-row layout [K, 2, F] is read from the pattern's dims: keep them.
   if (o.perf_mode == isa::MatmulPerfMode::kDoubleRow) {
@@ -64,15 +76,9 @@ void nc_matmul(const Tensor& dst, const Tensor& stationary, const Tensor& moving
 void nc_matmul_mx(const Tensor& dst, const Tensor& stationary, const Tensor& moving,
                   const Tensor& stationary_scale, const Tensor& moving_scale,
                   const MatmulOptions& o, Loc loc) {
-  isa::NcMatmulMx op;
-  op.dst = dst.ap(loc);
-  op.stationary = stationary.ap(loc);
-  op.moving = moving.ap(loc);
+  auto op = matmul_op<isa::NcMatmulMx>(dst, stationary, moving, o, loc);
   op.stationary_scale = stationary_scale.ap(loc);
   op.moving_scale = moving_scale.ap(loc);
-  op.accumulate = o.accumulate ? AccumulateMode::kAccumulate : AccumulateMode::kOverwrite;
-  op.tile_row = o.tile_row;
-  op.tile_rows = o.tile_rows;
   record(op, Common{.engine = Engine::kTensor, .name = o.name}, loc);
 }
 

@@ -8,6 +8,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "numerics/kernels.h"
 
@@ -63,6 +64,26 @@ struct IsIntTag<IntTag<Int>> : std::true_type {};
   throw std::invalid_argument(std::string(what) + ": unsupported type " + std::string(name(type)));
 }
 
+// Calls fn(FloatTag<F>{}) for the FP8/FP6/FP4 element formats (those of the MX types); throws
+// naming `what` for any other type.
+template <class Fn>
+decltype(auto) visit_small_float(DType type, Fn&& fn, const char* what) {
+  switch (type) {
+    case DType::kFloat8E4M3:
+      return fn(FloatTag<kE4M3>{});
+    case DType::kFloat8E5M2:
+      return fn(FloatTag<kE5M2>{});
+    case DType::kFloat6E3M2:
+      return fn(FloatTag<kE3M2>{});
+    case DType::kFloat6E2M3:
+      return fn(FloatTag<kE2M3>{});
+    case DType::kFloat4E2M1:
+      return fn(FloatTag<kE2M1>{});
+    default:
+      throw_unsupported(type, what);
+  }
+}
+
 // Calls fn(Tag{}) for every scalar (non-x4) type; throws for the x4-packed ones.
 template <class Fn>
 decltype(auto) visit_type(DType type, Fn&& fn) {
@@ -76,15 +97,11 @@ decltype(auto) visit_type(DType type, Fn&& fn) {
     case DType::kFloat16:
       return fn(FloatTag<kFP16>{});
     case DType::kFloat8E4M3:
-      return fn(FloatTag<kE4M3>{});
     case DType::kFloat8E5M2:
-      return fn(FloatTag<kE5M2>{});
     case DType::kFloat6E3M2:
-      return fn(FloatTag<kE3M2>{});
     case DType::kFloat6E2M3:
-      return fn(FloatTag<kE2M3>{});
     case DType::kFloat4E2M1:
-      return fn(FloatTag<kE2M1>{});
+      return visit_small_float(type, std::forward<Fn>(fn), "scalar conversion");
     case DType::kFloat8E8M0:
       return fn(E8M0Tag{});
     case DType::kInt8:

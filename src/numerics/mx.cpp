@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include "numerics/format_tags.h"
 #include "numerics/numerics.h"
@@ -22,23 +23,10 @@ std::size_t block_count(std::size_t elements) {
   return (elements + kMxBlockSize - 1) / kMxBlockSize;
 }
 
-// Calls fn(FloatFormat-tag) for an MX element type.
+// Calls fn(FloatTag<F>{}) for an MX element type.
 template <class Fn>
 decltype(auto) visit_mx_element(DType element, Fn&& fn) {
-  switch (element) {
-    case DType::kFloat8E4M3:
-      return fn(FloatTag<kE4M3>{});
-    case DType::kFloat8E5M2:
-      return fn(FloatTag<kE5M2>{});
-    case DType::kFloat6E3M2:
-      return fn(FloatTag<kE3M2>{});
-    case DType::kFloat6E2M3:
-      return fn(FloatTag<kE2M3>{});
-    case DType::kFloat4E2M1:
-      return fn(FloatTag<kE2M1>{});
-    default:
-      throw_unsupported(element, "MX element");
-  }
+  return visit_small_float(element, std::forward<Fn>(fn), "MX element");
 }
 
 // floor(log2 |x|) read from the exponent bits (exact, unlike a float log2 just below a

@@ -70,7 +70,7 @@ void apply_scalar_word_op(std::vector<std::int64_t>& words, std::uint32_t partit
 }  // namespace
 
 bool run(const isa::TensorTensor& op, OperandIO& io) {
-  if (math::is_bitvec(op.op)) {
+  if (isa::is_bitvec_op(op.op)) {
     const WordTile a = io.load_words(op.data1);
     const WordTile b = io.load_words(op.data2);
     require(a.partitions == b.partitions && a.free == b.free, "tensor_tensor operand shapes");
@@ -104,8 +104,8 @@ bool run(const isa::TensorScalar& op, OperandIO& io) {
   // its operand.
   const bool use_op0 = op.op0 != AluOp::kBypass || op.reverse0;
   const bool use_op1 = op.op1 != AluOp::kBypass || op.reverse1;
-  const bool bitvec0 = math::is_bitvec(op.op0);
-  const bool bitvec1 = math::is_bitvec(op.op1);
+  const bool bitvec0 = isa::is_bitvec_op(op.op0);
+  const bool bitvec1 = isa::is_bitvec_op(op.op1);
   const bool words_only = (bitvec0 || bitvec1) && (bitvec0 || op.op0 == AluOp::kBypass) &&
                           (bitvec1 || op.op1 == AluOp::kBypass);
   if (words_only) {

@@ -22,7 +22,7 @@ bool run(const isa::TensorReduce& op, OperandIO& io) {
   if (kept == 0) return true;
   const std::uint64_t chains = static_cast<std::uint64_t>(op.data.partitions) * kept;
 
-  if (math::is_bitvec(op.op)) {
+  if (isa::is_bitvec_op(op.op)) {
     const WordTile data = io.load_words(op.data);
     const unsigned width = math::storage_bits(op.data.dtype);
     WordTile out = make_word_tile(data.partitions, kept);

@@ -13,6 +13,7 @@
 #include <span>
 #include <stdexcept>
 #include <type_traits>
+#include <utility>
 
 #include "isa/isa.h"
 
@@ -51,11 +52,6 @@ inline unsigned storage_bits(DType t) {
 
 // ---------------------------------------------------------------------------------------
 // ALU operators on fp32 values
-
-constexpr bool is_bitvec(AluOp op) {
-  return op == AluOp::kBitwiseAnd || op == AluOp::kBitwiseOr || op == AluOp::kBitwiseXor ||
-         op == AluOp::kLeftShift || op == AluOp::kRightShift;
-}
 
 constexpr bool is_comparison(AluOp op) {
   return op == AluOp::kEqual || op == AluOp::kNotEqual || op == AluOp::kGreater ||
@@ -115,7 +111,7 @@ inline std::int64_t word_op(std::int64_t a, std::int64_t b, unsigned width) {
   } else if constexpr (kOp == AluOp::kBypass) {
     return a;
   } else {
-    static_assert(is_bitvec(kOp), "word_op is only defined for bit-vector operators");
+    static_assert(isa::is_bitvec_op(kOp), "word_op is only defined for bit-vector operators");
     return 0;
   }
 }
@@ -165,7 +161,7 @@ inline float alu(float a, float b) {
   } else if constexpr (kOp == AluOp::kAverage) {
     return (a + b) * 0.5f;
   } else {
-    static_assert(is_bitvec(kOp));
+    static_assert(isa::is_bitvec_op(kOp));
     // Bit-vector operator met on fp32 operands (only when an instruction mixes operator
     // classes): run it on the int32 values and convert back.
     const std::int64_t result = word_op<kOp>(saturating_int32(a), saturating_int32(b), 32);
@@ -173,86 +169,39 @@ inline float alu(float a, float b) {
   }
 }
 
-// Calls f(std::integral_constant<AluOp, op>{}) so callers write one generic loop body.
+// Calls f(std::integral_constant<decltype(value), v>{}) for the v among kValues that equals
+// `value`, so callers write one generic loop body; throws std::invalid_argument(`unknown`)
+// when none does.
+template <auto kFirst, auto... kRest, class F>
+decltype(auto) with_constant(decltype(kFirst) value, F&& f, const char* unknown) {
+  if constexpr (sizeof...(kRest) == 0) {
+    if (value != kFirst) throw std::invalid_argument(unknown);
+  } else {
+    if (value != kFirst) return with_constant<kRest...>(value, std::forward<F>(f), unknown);
+  }
+  return f(std::integral_constant<decltype(kFirst), kFirst>{});
+}
+
+// The same over every enumerator of E, an enum of kCount enumerators numbered from 0.
+template <class E, int kCount, class F>
+decltype(auto) with_enumerator(E value, F&& f, const char* unknown) {
+  return [&]<int... kIndex>(std::integer_sequence<int, kIndex...>)->decltype(auto) {
+    return with_constant<static_cast<E>(kIndex)...>(value, std::forward<F>(f), unknown);
+  }
+  (std::make_integer_sequence<int, kCount>{});
+}
+
 template <class F>
 decltype(auto) with_alu_op(AluOp op, F&& f) {
-  using enum AluOp;
-  switch (op) {
-    case kBypass:
-      return f(std::integral_constant<AluOp, kBypass>{});
-    case kAdd:
-      return f(std::integral_constant<AluOp, kAdd>{});
-    case kSubtract:
-      return f(std::integral_constant<AluOp, kSubtract>{});
-    case kMultiply:
-      return f(std::integral_constant<AluOp, kMultiply>{});
-    case kDivide:
-      return f(std::integral_constant<AluOp, kDivide>{});
-    case kMaximum:
-      return f(std::integral_constant<AluOp, kMaximum>{});
-    case kMinimum:
-      return f(std::integral_constant<AluOp, kMinimum>{});
-    case kAbsMax:
-      return f(std::integral_constant<AluOp, kAbsMax>{});
-    case kAbsMin:
-      return f(std::integral_constant<AluOp, kAbsMin>{});
-    case kPower:
-      return f(std::integral_constant<AluOp, kPower>{});
-    case kEqual:
-      return f(std::integral_constant<AluOp, kEqual>{});
-    case kNotEqual:
-      return f(std::integral_constant<AluOp, kNotEqual>{});
-    case kGreater:
-      return f(std::integral_constant<AluOp, kGreater>{});
-    case kGreaterEqual:
-      return f(std::integral_constant<AluOp, kGreaterEqual>{});
-    case kLess:
-      return f(std::integral_constant<AluOp, kLess>{});
-    case kLessEqual:
-      return f(std::integral_constant<AluOp, kLessEqual>{});
-    case kLogicalAnd:
-      return f(std::integral_constant<AluOp, kLogicalAnd>{});
-    case kLogicalOr:
-      return f(std::integral_constant<AluOp, kLogicalOr>{});
-    case kLogicalXor:
-      return f(std::integral_constant<AluOp, kLogicalXor>{});
-    case kBitwiseAnd:
-      return f(std::integral_constant<AluOp, kBitwiseAnd>{});
-    case kBitwiseOr:
-      return f(std::integral_constant<AluOp, kBitwiseOr>{});
-    case kBitwiseXor:
-      return f(std::integral_constant<AluOp, kBitwiseXor>{});
-    case kLeftShift:
-      return f(std::integral_constant<AluOp, kLeftShift>{});
-    case kRightShift:
-      return f(std::integral_constant<AluOp, kRightShift>{});
-    case kAverage:
-      return f(std::integral_constant<AluOp, kAverage>{});
-  }
-  throw std::invalid_argument("unknown ALU operator");
+  return with_enumerator<AluOp, isa::kNumAluOps>(op, std::forward<F>(f), "unknown ALU operator");
 }
 
 // Same for the bit-vector operators (plus bypass) on storage words.
 template <class F>
 decltype(auto) with_word_op(AluOp op, F&& f) {
   using enum AluOp;
-  switch (op) {
-    case kBypass:
-      return f(std::integral_constant<AluOp, kBypass>{});
-    case kBitwiseAnd:
-      return f(std::integral_constant<AluOp, kBitwiseAnd>{});
-    case kBitwiseOr:
-      return f(std::integral_constant<AluOp, kBitwiseOr>{});
-    case kBitwiseXor:
-      return f(std::integral_constant<AluOp, kBitwiseXor>{});
-    case kLeftShift:
-      return f(std::integral_constant<AluOp, kLeftShift>{});
-    case kRightShift:
-      return f(std::integral_constant<AluOp, kRightShift>{});
-    default:
-      break;
-  }
-  throw std::invalid_argument("operator is not a bit-vector operator");
+  return with_constant<kBypass, kBitwiseAnd, kBitwiseOr, kBitwiseXor, kLeftShift, kRightShift>(
+      op, std::forward<F>(f), "operator is not a bit-vector operator");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -337,54 +286,8 @@ inline float activate(float x) {
 
 template <class F>
 decltype(auto) with_activation(ActivationFunc func, F&& f) {
-  using enum ActivationFunc;
-  switch (func) {
-    case kCopy:
-      return f(std::integral_constant<ActivationFunc, kCopy>{});
-    case kExp:
-      return f(std::integral_constant<ActivationFunc, kExp>{});
-    case kLog:
-      return f(std::integral_constant<ActivationFunc, kLog>{});
-    case kTanh:
-      return f(std::integral_constant<ActivationFunc, kTanh>{});
-    case kSigmoid:
-      return f(std::integral_constant<ActivationFunc, kSigmoid>{});
-    case kRelu:
-      return f(std::integral_constant<ActivationFunc, kRelu>{});
-    case kGelu:
-      return f(std::integral_constant<ActivationFunc, kGelu>{});
-    case kGeluApprxTanh:
-      return f(std::integral_constant<ActivationFunc, kGeluApprxTanh>{});
-    case kGeluApprxSigmoid:
-      return f(std::integral_constant<ActivationFunc, kGeluApprxSigmoid>{});
-    case kSilu:
-      return f(std::integral_constant<ActivationFunc, kSilu>{});
-    case kSoftplus:
-      return f(std::integral_constant<ActivationFunc, kSoftplus>{});
-    case kMish:
-      return f(std::integral_constant<ActivationFunc, kMish>{});
-    case kErf:
-      return f(std::integral_constant<ActivationFunc, kErf>{});
-    case kSqrt:
-      return f(std::integral_constant<ActivationFunc, kSqrt>{});
-    case kRsqrt:
-      return f(std::integral_constant<ActivationFunc, kRsqrt>{});
-    case kSquare:
-      return f(std::integral_constant<ActivationFunc, kSquare>{});
-    case kReciprocal:
-      return f(std::integral_constant<ActivationFunc, kReciprocal>{});
-    case kSin:
-      return f(std::integral_constant<ActivationFunc, kSin>{});
-    case kCos:
-      return f(std::integral_constant<ActivationFunc, kCos>{});
-    case kArctan:
-      return f(std::integral_constant<ActivationFunc, kArctan>{});
-    case kAbs:
-      return f(std::integral_constant<ActivationFunc, kAbs>{});
-    case kSign:
-      return f(std::integral_constant<ActivationFunc, kSign>{});
-  }
-  throw std::invalid_argument("unknown activation function");
+  return with_enumerator<ActivationFunc, isa::kNumActivationFuncs>(func, std::forward<F>(f),
+                                                                   "unknown activation function");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <concepts>
 #include <type_traits>
 
 #include "timing/timing.h"
@@ -103,23 +104,14 @@ Passes passes_of(const isa::Activation& op, double min_ii) {
   if (op.reduce_res) p.extra_cycles = min_ii;  // ActReadAccumulator
   return p;
 }
+template <class Op, class... Ops>
+concept OneOf = (std::same_as<Op, Ops> || ...);
+
 // One pass on the narrow path: selection, top-8 and statistics units.
-Passes passes_of(const isa::Max8&, double) {
-  return narrow(1.0);
-}
-Passes passes_of(const isa::NcFindIndex8&, double) {
-  return narrow(1.0);
-}
-Passes passes_of(const isa::BnStats&, double) {
-  return narrow(1.0);
-}
-Passes passes_of(const isa::Select&, double) {
-  return narrow(1.0);
-}
-Passes passes_of(const isa::RangeSelect&, double) {
-  return narrow(1.0);
-}
-Passes passes_of(const isa::NcStreamShuffle&, double) {
+template <OneOf<isa::Max8, isa::NcFindIndex8, isa::BnStats, isa::Select, isa::RangeSelect,
+                isa::NcStreamShuffle>
+              Op>
+Passes passes_of(const Op&, double) {
   return narrow(1.0);
 }
 

@@ -45,9 +45,12 @@ enum class Severity : std::uint8_t { kError, kWarning, kNote };
 
 inline std::string_view severity_name(Severity severity) {
   switch (severity) {
-    case Severity::kError: return "error";
-    case Severity::kWarning: return "warning";
-    case Severity::kNote: return "note";
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kNote:
+      return "note";
   }
   return "error";
 }

@@ -9,34 +9,22 @@
 # each with a timed core, engine tracks and time on source lines of SOURCE. With
 # EXPECT_ERROR the command must fail before simulating anything, print a message matching
 # the regex on stderr and write no OUT.
-foreach(var TRNSIM ARGS OUT)
-  if(NOT DEFINED ${var})
-    message(FATAL_ERROR "profile_compare.cmake needs -D${var}=...")
-  endif()
-endforeach()
+include(${CMAKE_CURRENT_LIST_DIR}/cli_test_util.cmake)
+cli_require(profile_compare.cmake TRNSIM ARGS OUT)
 string(REPLACE "|" ";" args "${ARGS}")
 file(REMOVE "${OUT}")
-execute_process(COMMAND "${TRNSIM}" ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out
-                ERROR_VARIABLE err)
-message("${out}")
 
 if(DEFINED EXPECT_ERROR)
-  if(code EQUAL 0)
-    message(FATAL_ERROR "expected the command to fail; it exited with 0")
-  endif()
-  if(NOT err MATCHES "${EXPECT_ERROR}")
-    message(FATAL_ERROR "stderr does not match '${EXPECT_ERROR}':\n${err}")
-  endif()
-  if(out MATCHES "simulated:")
-    message(FATAL_ERROR "a run was simulated before the bad --compare value was reported")
-  endif()
+  cli_expect_failure("${EXPECT_ERROR}" "bad --compare value" ${args})
   if(EXISTS "${OUT}")
     message(FATAL_ERROR "${OUT} was written although the command failed")
   endif()
-  message("failed as expected: ${err}")
   return()
 endif()
 
+execute_process(COMMAND "${TRNSIM}" ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out
+                ERROR_VARIABLE err)
+message("${out}")
 if(NOT code EQUAL 0)
   message(FATAL_ERROR "trnsim exited with ${code}:\n${err}")
 endif()

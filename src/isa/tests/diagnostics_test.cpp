@@ -118,7 +118,8 @@ std::vector<Section> split_sections(const std::string& text, const std::string& 
     }
   }
   // A chip named before the first separator is the file's default.
-  const std::string file_chip = sections.front().chip.empty() ? default_chip : sections.front().chip;
+  const std::string file_chip =
+      sections.front().chip.empty() ? default_chip : sections.front().chip;
   for (Section& s : sections)
     if (s.chip.empty()) s.chip = file_chip;
   return sections;
@@ -189,7 +190,9 @@ INSTANTIATE_TEST_SUITE_P(Files, DiagnosticsFile, ::testing::ValuesIn(test_files(
                            std::string name = param_info.param.stem().string();
                            std::replace_if(
                                name.begin(), name.end(),
-                               [](char c) { return std::isalnum(static_cast<unsigned char>(c)) == 0; },
+                               [](char c) {
+                                 return std::isalnum(static_cast<unsigned char>(c)) == 0;
+                               },
                                '_');
                            return name;
                          });

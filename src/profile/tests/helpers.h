@@ -1,4 +1,5 @@
-// Builders shared by the profile tests: operands, instructions and timed runs.
+// Builders shared by the profile tests: operands, instructions and timed runs (on top of
+// the simulator tests' helpers, sim/tests/test_util.h).
 #pragma once
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include "isa/isa.h"
 #include "profile/profile.h"
 #include "sim/sim.h"
+#include "sim/tests/test_util.h"
 #include "sim/timing_model.h"
 
 namespace trnsim::profile::testing {
@@ -34,28 +36,19 @@ inline AccessPattern hbm(DType t, std::uint64_t addr, std::uint32_t rows, std::u
   return access_pattern(isa::Memory::kHbm, t, 0, rows, addr, {{1, free}}, row_step);
 }
 
+// The simulator tests' instruction builder and queues; `line` > 0 gives the instruction
+// an origin at that line of "k.s".
+using sim::testing::dma_q;
+using sim::testing::scalar_q;
+using sim::testing::tensor_q;
+using sim::testing::vector_q;
 inline isa::Instruction make(isa::QueueId q, isa::Operation op,
                              std::vector<isa::SemWait> waits = {},
                              std::vector<isa::SemSignal> signals = {}, std::uint32_t line = 0) {
-  isa::Instruction inst;
-  inst.op = std::move(op);
-  inst.queue = q;
-  inst.waits = std::move(waits);
-  inst.signals = std::move(signals);
+  isa::Instruction inst =
+      sim::testing::make(q, std::move(op), std::move(waits), std::move(signals));
   if (line) inst.origin = {"k.s", line, 1};
   return inst;
-}
-inline isa::QueueId tensor_q() {
-  return {isa::Engine::kTensor, 0};
-}
-inline isa::QueueId vector_q() {
-  return {isa::Engine::kVector, 0};
-}
-inline isa::QueueId scalar_q() {
-  return {isa::Engine::kScalar, 0};
-}
-inline isa::QueueId dma_q(std::uint8_t i) {
-  return {isa::Engine::kDma, i};
 }
 
 // HBM -> SBUF load of [parts, free] bf16 from `addr` into partition offset `off`.
@@ -99,11 +92,7 @@ inline std::unique_ptr<TimedRun> run_timed(isa::Program program, bool ramp = fal
   sim::Device device(r->chip);
   device.allocate_at(0, hbm_bytes);
   sim::TimingModel model(r->chip, {.power_ramp = ramp});
-  sim::RunOptions options;
-  options.cost_model = &model;
-  options.functional = false;
-  options.check_hazards = false;
-  r->result = sim::run(device, r->program, options);
+  r->result = sim::run(device, r->program, sim::testing::timing_only_options(&model));
   r->report = model.report(r->program, r->result);
   return r;
 }

@@ -77,9 +77,7 @@ TEST(DmaCopy, NearMemoryAccumulateAddsIntoSbuf) {
   const auto src = device.allocate(16);
   device.write(src, to_bytes(a));
   fill_onchip(core, isa::Memory::kSbuf, 0, 1, 0, to_bytes(b));
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kFloat32, src, 1, 4, {{1, 4}});
-  copy.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 4}});
+  isa::DmaCopy copy = dma_load(DType::kFloat32, src, 1, 4, 0);
   copy.accumulate = isa::DmaAccumulate::kAdd;
   run(device, one(dma_q(0), copy));
   const auto out = from_bytes<float>(read_rows(core, isa::Memory::kSbuf, 0, 1, 0, 16));
@@ -123,18 +121,24 @@ struct IndirectFixture {
     return hbm(DType::kFloat32, table, kTableRows, kWidth, {{1, kWidth}});
   }
   isa::AccessPattern tile() const { return sbuf(DType::kFloat32, 0, kPicked, 0, {{1, kWidth}}); }
+  // The indirect DMA of `mode` on the table rows the index picks: gathered into the tile or
+  // scattered from it.
+  isa::DmaIndirect indirect(isa::IndirectMode mode) const {
+    isa::DmaIndirect op;
+    op.mode = mode;
+    const bool gather = mode == isa::IndirectMode::kGather;
+    op.src = gather ? table_ap() : tile();
+    op.dst = gather ? tile() : table_ap();
+    op.index = index();
+    return op;
+  }
 };
 
 TEST(DmaIndirect, GatherRowsByIndex) {
   IndirectFixture fx;
   const std::vector<std::int32_t> rows = {7, 0, 7, 3};
   fx.set_index(rows);
-  isa::DmaIndirect op;
-  op.mode = isa::IndirectMode::kGather;
-  op.src = fx.table_ap();
-  op.dst = fx.tile();
-  op.index = fx.index();
-  run(fx.device, one(dma_q(0), op));
+  run(fx.device, one(dma_q(0), fx.indirect(isa::IndirectMode::kGather)));
   const auto out = from_bytes<float>(
       read_rows(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, fx.kWidth * 4));
   for (std::uint32_t r = 0; r < fx.kPicked; ++r)
@@ -149,12 +153,7 @@ TEST(DmaIndirect, ScatterRowsByIndex) {
   std::vector<float> tile(fx.kPicked * fx.kWidth);
   for (std::size_t i = 0; i < tile.size(); ++i) tile[i] = -1.0f - static_cast<float>(i);
   fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, to_bytes(tile));
-  isa::DmaIndirect op;
-  op.mode = isa::IndirectMode::kScatter;
-  op.src = fx.tile();
-  op.dst = fx.table_ap();
-  op.index = fx.index();
-  run(fx.device, one(dma_q(0), op));
+  run(fx.device, one(dma_q(0), fx.indirect(isa::IndirectMode::kScatter)));
   auto expected = fx.host;
   for (std::uint32_t r = 0; r < fx.kPicked; ++r)
     for (std::uint32_t j = 0; j < fx.kWidth; ++j)
@@ -165,17 +164,11 @@ TEST(DmaIndirect, ScatterRowsByIndex) {
 TEST(DmaIndirect, IndexOutOfRangeNamesTheRow) {
   IndirectFixture fx;
   fx.set_index({1, 2, 10, 0});
-  isa::DmaIndirect op;
-  op.src = fx.table_ap();
-  op.dst = fx.tile();
-  op.index = fx.index();
-  try {
-    run(fx.device, one(dma_q(0), op));
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.index(), 0u);
-    EXPECT_NE(e.why().find("index entry 2 is 10"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e =
+      sim_error_of([&] { run(fx.device, one(dma_q(0), fx.indirect(isa::IndirectMode::kGather))); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->index(), 0u);
+  EXPECT_NE(e->why().find("index entry 2 is 10"), std::string::npos) << e->what();
 }
 
 TEST(HbmStorage, ATimingOnlyRunNeedsNoHostMemoryForItsAllocations) {
@@ -184,9 +177,7 @@ TEST(HbmStorage, ATimingOnlyRunNeedsNoHostMemoryForItsAllocations) {
   Device device(trn3());
   constexpr std::uint64_t kBig = std::uint64_t{64} << 30;
   device.allocate_at(0, kBig);
-  isa::DmaCopy load;
-  load.src = hbm(DType::kBFloat16, kBig - 128 * 256, 128, 128, {{1, 128}});
-  load.dst = sbuf(DType::kBFloat16, 0, 128, 0, {{1, 128}});
+  isa::DmaCopy load = dma_load(DType::kBFloat16, kBig - 128 * 256, 128, 128, 0);
   isa::Program program;
   program.instructions.push_back(make(dma_q(0), load));
   RunOptions timing_only;
@@ -213,16 +204,11 @@ TEST(DmaCopy, ReadingPastAnHbmAllocationIsAnError) {
   Device device(trn3());
   const auto base = device.allocate(64);
   device.write(base, std::vector<std::uint8_t>(64, 0));
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kFloat32, base, 2, 16, {{1, 16}});  // 128 bytes from a 64-byte buffer
-  copy.dst = sbuf(DType::kFloat32, 0, 2, 0, {{1, 16}});
-  try {
-    run(device, one(dma_q(0), copy));
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_NE(e.why().find("operand 'src'"), std::string::npos) << e.what();
-    EXPECT_NE(e.why().find("past the end of the allocation"), std::string::npos) << e.what();
-  }
+  isa::DmaCopy copy = dma_load(DType::kFloat32, base, 2, 16, 0);  // 128 bytes from a 64-byte buffer
+  const std::optional<SimError> e = sim_error_of([&] { run(device, one(dma_q(0), copy)); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->why().find("operand 'src'"), std::string::npos) << e->what();
+  EXPECT_NE(e->why().find("past the end of the allocation"), std::string::npos) << e->what();
 }
 
 }  // namespace

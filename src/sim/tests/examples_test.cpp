@@ -101,14 +101,12 @@ TEST(AsmRunner, HbmDirectivesAndSpecs) {
 TEST(AsmRunner, UnfilledInputIsAnUninitialisedReadAndWrongSizeIsRejected) {
   AsmRunRequest request;
   request.asm_path = example_path("softmax_row.s");
-  try {
-    run_asm(request);
-    FAIL() << "expected an uninitialised read";
-  } catch (const SimError& e) {
-    EXPECT_NE(e.why().find("operand 'src' reads uninitialised memory: hbm address 0x0"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::optional<SimError> e =
+      sim_error_of([&] { run_asm(request); }, "an uninitialised read");
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->why().find("operand 'src' reads uninitialised memory: hbm address 0x0"),
+            std::string::npos)
+      << e->what();
   request.inits = {{"x", TensorInit::Kind::kBytes, "", std::vector<std::uint8_t>(12), 0}};
   EXPECT_THROW(run_asm(request), SimError);
   request.inits = {{"x", TensorInit::Kind::kRandom, "", {}, 3}};

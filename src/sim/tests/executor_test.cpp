@@ -26,9 +26,7 @@ struct RoundTrip {
     std::vector<float> host(rows * cols);
     for (std::size_t i = 0; i < host.size(); ++i) host[i] = static_cast<float>(i) / 3.0f;
     device.write(in, to_bytes(host));
-    isa::DmaCopy load;
-    load.src = hbm(DType::kFloat32, in, rows, cols, {{1, cols}});
-    load.dst = sbuf(DType::kFloat32, 0, rows, 0, {{1, cols}});
+    isa::DmaCopy load = dma_load(DType::kFloat32, in, rows, cols, 0);
     isa::TensorCopy copy;
     copy.src = sbuf(DType::kFloat32, 0, rows, 0, {{1, cols}});
     copy.dst = sbuf(DType::kBFloat16, 0, rows, 1024, {{1, cols}});
@@ -96,23 +94,20 @@ TEST(Executor, DeadlockListsEveryBlockedInstruction) {
   program.instructions.push_back(make(scalar_q(), isa::SemaphoreOp{}, {{6, 1}}, {{5, 1}}));
   program.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {}, {{7, 1}}));
   program.instructions.push_back(make(gpsimd_q(), isa::SemaphoreOp{}, {{7, 2}}));
-  try {
-    run(device, program);
-    FAIL() << "expected a deadlock";
-  } catch (const SimError& e) {
-    const std::string what = e.what();
-    EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
-    EXPECT_NE(what.find("instruction 0 (sem) on queue vector waits for semaphore 5 >= 1 (it is 0)"),
-              std::string::npos)
-        << what;
-    EXPECT_NE(what.find("instruction 1 (sem) on queue scalar waits for semaphore 6 >= 1 (it is 0)"),
-              std::string::npos)
-        << what;
-    EXPECT_NE(what.find("instruction 3 (sem) on queue gpsimd waits for semaphore 7 >= 2 (it is 1)"),
-              std::string::npos)
-        << what;
-    EXPECT_EQ(what.find("instruction 2"), std::string::npos) << what;  // it finished
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run(device, program); }, "a deadlock");
+  ASSERT_TRUE(e);
+  const std::string what = e->what();
+  EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
+  EXPECT_NE(what.find("instruction 0 (sem) on queue vector waits for semaphore 5 >= 1 (it is 0)"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("instruction 1 (sem) on queue scalar waits for semaphore 6 >= 1 (it is 0)"),
+            std::string::npos)
+      << what;
+  EXPECT_NE(what.find("instruction 3 (sem) on queue gpsimd waits for semaphore 7 >= 2 (it is 1)"),
+            std::string::npos)
+      << what;
+  EXPECT_EQ(what.find("instruction 2"), std::string::npos) << what;  // it finished
 }
 
 TEST(Executor, InvalidInstructionsAreRejectedBeforeRunning) {
@@ -124,14 +119,12 @@ TEST(Executor, InvalidInstructionsAreRejectedBeforeRunning) {
   isa::Program program;
   program.instructions.push_back(make(tensor_q(), isa::SemaphoreOp{}));
   program.instructions.push_back(make(tensor_q(), mm));
-  try {
-    run(device, program);
-    FAIL() << "expected a validation error";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.index(), 1u);
-    EXPECT_EQ(e.op(), "nc_matmul");
-    EXPECT_NE(e.why().find("ISA rule"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e =
+      sim_error_of([&] { run(device, program); }, "a validation error");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->index(), 1u);
+  EXPECT_EQ(e->op(), "nc_matmul");
+  EXPECT_NE(e->why().find("ISA rule"), std::string::npos) << e->what();
 }
 
 TEST(Executor, UninitialisedReadNamesOperandAndAddress) {
@@ -145,15 +138,13 @@ TEST(Executor, UninitialisedReadNamesOperandAndAddress) {
   copy.dst = sbuf(DType::kFloat32, 0, 4, 64, {{1, 4}});
   isa::Program program;
   program.instructions.push_back(make(vector_q(), copy));
-  try {
-    run(device, program);
-    FAIL() << "expected an uninitialised read";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.index(), 0u);
-    EXPECT_NE(e.why().find("operand 'src' reads uninitialised memory: sbuf partition 2 byte 8"),
-              std::string::npos)
-        << e.what();
-  }
+  const std::optional<SimError> e =
+      sim_error_of([&] { run(device, program); }, "an uninitialised read");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->index(), 0u);
+  EXPECT_NE(e->why().find("operand 'src' reads uninitialised memory: sbuf partition 2 byte 8"),
+            std::string::npos)
+      << e->what();
   // NaN-fill policy: the two missing fp32 elements read as NaN, the rest as written.
   RunOptions options;
   options.uninitialized = UninitializedPolicy::kNanFill;
@@ -387,12 +378,9 @@ TEST(Executor, CoreBarrierNeedsAMultiCoreLaunch) {
   Device device(trn3());
   isa::Program program;
   program.instructions.push_back(make(sync_q(), isa::CoreBarrier{.barrier_id = 0, .num_cores = 2}));
-  try {
-    run(device, program);
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_NE(e.why().find("multi-core launch"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run(device, program); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->why().find("multi-core launch"), std::string::npos) << e->what();
 }
 
 }  // namespace

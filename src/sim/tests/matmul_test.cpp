@@ -241,6 +241,25 @@ TEST(Matmul, SmallIntegerValuedInputsAreExact) {
     }
 }
 
+// An is_transpose matmul of the [k, m] codes `data` of `in` (SBUF byte 0) against the k x k
+// identity whose diagonal holds the code `one` (SBUF byte `identity_offset`), written to a
+// [m, k] PSUM tile of `out` at byte 0.
+template <class Code>
+isa::NcMatmul transpose_matmul(Core& core, DType in, DType out, std::uint32_t k, std::uint32_t m,
+                               const std::vector<Code>& data, Code one,
+                               std::uint64_t identity_offset) {
+  std::vector<Code> identity(std::size_t{k} * k, 0);
+  for (std::uint32_t i = 0; i < k; ++i) identity[i * k + i] = one;
+  fill_onchip(core, isa::Memory::kSbuf, 0, k, 0, to_bytes(data));
+  fill_onchip(core, isa::Memory::kSbuf, 0, k, identity_offset, to_bytes(identity));
+  isa::NcMatmul mm;
+  mm.is_transpose = true;
+  mm.stationary = sbuf(in, 0, k, 0, {{1, m}});
+  mm.moving = sbuf(in, 0, k, identity_offset, {{1, k}});
+  mm.dst = psum(out, 0, m, 0, {{1, k}});
+  return mm;
+}
+
 TEST(Matmul, IsTransposeAndTensorTransposeAreBitExact) {
   Device device(trn3());
   Core& core = device.core(0);
@@ -248,16 +267,8 @@ TEST(Matmul, IsTransposeAndTensorTransposeAreBitExact) {
   std::vector<std::uint16_t> data(k * m);
   for (std::size_t i = 0; i < data.size(); ++i)
     data[i] = static_cast<std::uint16_t>(0x7F81 + i * 977);  // incl. NaN payloads
-  std::vector<std::uint16_t> identity(k * k, 0);
-  for (std::uint32_t i = 0; i < k; ++i) identity[i * k + i] = 0x3F80;
-  fill_onchip(core, isa::Memory::kSbuf, 0, k, 0, to_bytes(data));
-  fill_onchip(core, isa::Memory::kSbuf, 0, k, 4096, to_bytes(identity));
-
-  isa::NcMatmul mm;
-  mm.is_transpose = true;
-  mm.stationary = sbuf(DType::kBFloat16, 0, k, 0, {{1, m}});
-  mm.moving = sbuf(DType::kBFloat16, 0, k, 4096, {{1, k}});
-  mm.dst = psum(DType::kBFloat16, 0, m, 0, {{1, k}});
+  const isa::NcMatmul mm = transpose_matmul(core, DType::kBFloat16, DType::kBFloat16, k, m, data,
+                                            std::uint16_t{0x3F80}, 4096);
   isa::NcTranspose tr;
   tr.data = sbuf(DType::kBFloat16, 0, k, 0, {{1, m}});
   tr.dst = psum(DType::kBFloat16, 0, m, 2048, {{1, k}});
@@ -277,16 +288,10 @@ TEST(Matmul, Fp8IsTransposeZeroExtendsToSixteenBits) {
   Device device(trn3());
   Core& core = device.core(0);
   const std::uint32_t p = 8, f = 4;
-  std::vector<std::uint8_t> data(p * f), identity(p * p, 0);
+  std::vector<std::uint8_t> data(p * f);
   for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(0x81 + 5 * i);
-  for (std::uint32_t i = 0; i < p; ++i) identity[i * p + i] = 0x38;  // 1.0 in E4M3
-  fill_onchip(core, isa::Memory::kSbuf, 0, p, 0, data);
-  fill_onchip(core, isa::Memory::kSbuf, 0, p, 64, identity);
-  isa::NcMatmul mm;
-  mm.is_transpose = true;
-  mm.stationary = sbuf(DType::kFloat8E4M3, 0, p, 0, {{1, f}});
-  mm.moving = sbuf(DType::kFloat8E4M3, 0, p, 64, {{1, p}});
-  mm.dst = psum(DType::kBFloat16, 0, f, 0, {{1, p}});
+  const isa::NcMatmul mm = transpose_matmul(core, DType::kFloat8E4M3, DType::kBFloat16, p, f, data,
+                                            std::uint8_t{0x38}, 64);  // 1.0 in E4M3
   isa::Program program;
   program.instructions.push_back(make(tensor_q(), mm));
   run(device, program);
@@ -306,15 +311,8 @@ TEST(Matmul, Bf16IsTransposeIntoFp32OnTrn1ConvertsExactly) {
   std::vector<std::uint16_t> data(k * m);
   for (std::size_t i = 0; i < data.size(); ++i)
     data[i] = static_cast<std::uint16_t>(0x3F00 + i * 37);  // finite values around 0.5..8
-  std::vector<std::uint16_t> identity(k * k, 0);
-  for (std::uint32_t i = 0; i < k; ++i) identity[i * k + i] = 0x3F80;
-  fill_onchip(core, isa::Memory::kSbuf, 0, k, 0, to_bytes(data));
-  fill_onchip(core, isa::Memory::kSbuf, 0, k, 4096, to_bytes(identity));
-  isa::NcMatmul mm;
-  mm.is_transpose = true;
-  mm.stationary = sbuf(DType::kBFloat16, 0, k, 0, {{1, m}});
-  mm.moving = sbuf(DType::kBFloat16, 0, k, 4096, {{1, k}});
-  mm.dst = psum(DType::kFloat32, 0, m, 0, {{1, k}});
+  const isa::NcMatmul mm = transpose_matmul(core, DType::kBFloat16, DType::kFloat32, k, m, data,
+                                            std::uint16_t{0x3F80}, 4096);
   isa::Program program;
   program.instructions.push_back(make(tensor_q(), mm));
   EXPECT_TRUE(isa::check_instruction(program.instructions[0], 0, chip).empty());

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "sim/tests/test_util.h"
+#include "sim/tests/timing_test_util.h"
 #include "sim/timing_model.h"
 
 namespace trnsim::sim {
@@ -17,83 +18,11 @@ namespace {
 using namespace trnsim::sim::testing;
 using isa::Memory;
 
-constexpr double kCalibrationTolerance = 0.03;
-
-void record(const std::string& key, double value) {
-  ::testing::Test::RecordProperty(key, fmt::format("{:.4g}", value));
-}
-
-TimingOptions no_ramp() {
-  TimingOptions o;
-  o.power_ramp = false;
-  return o;
-}
-
 isa::Instruction barrier(std::uint32_t id, std::uint32_t cores,
                          std::vector<isa::SemWait> waits = {},
                          std::vector<isa::SemSignal> signals = {}) {
   return make(sync_q(), isa::CoreBarrier{.barrier_id = id, .num_cores = cores}, std::move(waits),
               std::move(signals));
-}
-
-// `count` 128x128x512 matmuls alternating two stationaries (the next LoadStationary hides).
-isa::Program bf16_stream(int count) {
-  isa::Program program;
-  for (int i = 0; i < count; ++i) {
-    const std::uint64_t parity = static_cast<std::uint64_t>(i % 2);
-    isa::NcMatmul mm;
-    mm.stationary = sbuf(DType::kBFloat16, 0, 128, parity * 256, {{1, 128}});
-    mm.moving = sbuf(DType::kBFloat16, 0, 128, 4096 + parity * 1024, {{1, 512}});
-    mm.dst = psum(DType::kFloat32, 0, 128, parity * 2048, {{1, 512}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
-}
-
-isa::Program mx_stream(int count) {
-  isa::Program program;
-  for (int i = 0; i < count; ++i) {
-    const std::uint64_t parity = static_cast<std::uint64_t>(i % 2);
-    isa::NcMatmulMx mm;
-    mm.stationary = sbuf(DType::kFloat8E4M3x4, 0, 128, parity * 512, {{1, 128}});
-    mm.moving = sbuf(DType::kFloat8E4M3x4, 0, 128, 4096 + parity * 2048, {{1, 512}});
-    mm.stationary_scale = sbuf(DType::kUInt8, 0, 128, 16384 + parity * 128, {{1, 128}});
-    mm.moving_scale = sbuf(DType::kUInt8, 0, 128, 20480 + parity * 512, {{1, 512}});
-    mm.dst = psum(DType::kFloat32, 0, 128, parity * 2048, {{1, 512}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
-}
-
-// HBM -> SBUF -> HBM streaming over `pairs` load/store queue pairs (double-buffered), tiles
-// of [128, free] bf16 read from and written to the core's own HBM region at `base`.
-isa::Program streaming_copy(int tiles, int pairs, std::uint32_t free, std::uint64_t base,
-                            std::uint64_t slots) {
-  isa::Program program;
-  const std::uint64_t tile_bytes = 128ull * free * 2;
-  std::vector<std::uint32_t> loads(static_cast<std::size_t>(pairs), 0);
-  for (int i = 0; i < tiles; ++i) {
-    const auto pair = static_cast<std::size_t>(i % pairs);
-    const auto load_sem = static_cast<std::uint16_t>(pair);
-    const auto store_sem = static_cast<std::uint16_t>(16 + pair);
-    const std::uint64_t slot = static_cast<std::uint64_t>(i) % slots;
-    const std::uint64_t buffer = (pair * 2 + loads[pair] % 2) * free * 2;
-    isa::DmaCopy load;
-    load.src = hbm(DType::kBFloat16, base + slot * tile_bytes, 128, free, {{1, free}});
-    load.dst = sbuf(DType::kBFloat16, 0, 128, buffer % (192 * 1024), {{1, free}});
-    isa::DmaCopy store;
-    store.src = load.dst;
-    store.dst = hbm(DType::kBFloat16, base + (slots + slot) * tile_bytes, 128, free, {{1, free}});
-    std::vector<isa::SemWait> load_waits;
-    if (loads[pair] >= 2) load_waits.push_back({store_sem, loads[pair] - 1});
-    const auto load_q = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair);
-    const auto store_q = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair + 1);
-    program.instructions.push_back(make(dma_q(load_q), load, load_waits, {{load_sem, 1}}));
-    ++loads[pair];
-    program.instructions.push_back(
-        make(dma_q(store_q), store, {{load_sem, loads[pair]}}, {{store_sem, 1}}));
-  }
-  return program;
 }
 
 // HBM -> HBM copies of `bytes` per transfer on 8 queues (each byte crosses HBM twice).
@@ -138,8 +67,8 @@ ChipRun time_cores(const arch::ChipConfig& chip, const std::vector<isa::Program>
 
 TEST(ChipTiming, EightTrn3CoresReachTheMxfp8ChipPeak) {
   const arch::ChipConfig& chip = trn3();
-  const std::vector<isa::Program> programs(8, mx_stream(256));
-  const ChipRun run = time_cores(chip, programs, no_ramp());
+  const std::vector<isa::Program> programs(8, matmul_mx_stream(256));
+  const ChipRun run = time_cores(chip, programs, ramp(false));
   const ChipTimingReport& r = run.report;
   const double per_core = chip.tensor.published_peak_tflops.at("mx").value * 1e12;
   record("eight_cores_mx_tflops", r.achieved_flops_per_s * 1e-12);
@@ -159,8 +88,8 @@ TEST(ChipTiming, EightTrn3CoresReachEightTimesTheBf16CorePeak) {
   // clock, while the arch guide's 2.4 GHz matches the per-core figure. The preset keeps
   // 2.4 GHz and records the discrepancy (published_chip.bf16), so 8 cores reach 8 x 78.6.
   const arch::ChipConfig& chip = trn3();
-  const std::vector<isa::Program> programs(8, bf16_stream(256));
-  const ChipRun run = time_cores(chip, programs, no_ramp());
+  const std::vector<isa::Program> programs(8, matmul_stream(256, DType::kBFloat16));
+  const ChipRun run = time_cores(chip, programs, ramp(false));
   const ChipTimingReport& r = run.report;
   record("eight_cores_bf16_tflops", r.achieved_flops_per_s * 1e-12);
   EXPECT_EQ(r.tensor_mode, "bf16");
@@ -182,7 +111,7 @@ TEST(ChipTiming, EightCoresStreamingShareTheChipHbm) {
   std::vector<isa::Program> programs;
   for (int c = 0; c < 8; ++c)
     programs.push_back(
-        streaming_copy(64, 8, kFree, static_cast<std::uint64_t>(c) * kCoreRegion, kSlots));
+        streaming_copy(64, 8, 128, kFree, static_cast<std::uint64_t>(c) * kCoreRegion, kSlots));
   const ChipRun run = time_cores(chip, programs, {}, 8 * kCoreRegion);
   const ChipTimingReport& r = run.report;
   const double chip_bw = chip.hbm.bandwidth_gbps * 1e9;
@@ -220,7 +149,7 @@ TEST(ChipTiming, HbmToHbmCopiesOnEightCoresAreLimitedByTheChipHbm) {
 
 TEST(ChipTiming, OneCoreAloneIsLimitedByItsDmaEnginesNotTheChipHbm) {
   const arch::ChipConfig& chip = trn3();
-  const isa::Program program = streaming_copy(64, 8, kFree, 0, kSlots);
+  const isa::Program program = streaming_copy(64, 8, 128, kFree, 0, kSlots);
   // The core runs alone in a chip model sized for 8 cores: the other cores leave HBM idle.
   const ChipRun run = time_cores(chip, {program}, {}, kCoreRegion, 8);
   const TimingReport& r = run.report.cores[0];
@@ -244,7 +173,7 @@ TEST(ChipTiming, OneCoreAloneIsLimitedByItsDmaEnginesNotTheChipHbm) {
 
 TEST(ChipTiming, OneQueueIsLimitedByOneTransferInFlight) {
   const arch::ChipConfig& chip = trn3();
-  const isa::Program program = streaming_copy(32, 1, kFree, 0, kSlots);
+  const isa::Program program = streaming_copy(32, 1, 128, kFree, 0, kSlots);
   const ChipRun run = time_cores(chip, {program}, {}, kCoreRegion, 8);
   const TimingReport& r = run.report.cores[0];
   // Every transfer: the fixed latency, then each engine moves 8 partitions x 32 KiB with
@@ -285,12 +214,8 @@ TEST(HbmBandwidthTimeline, LaterReservationsGetWhatIsLeft) {
 TEST(RunCores, BarrierWaitShowsInSimulatedTime) {
   const arch::ChipConfig& chip = trn3();
   // Core 0: a long vector op, then the barrier. Core 1: the barrier at once, then a small op.
-  isa::TensorScalar longer;
-  longer.data = sbuf(DType::kFloat32, 0, 128, 0, {{1, 16384}});
-  longer.dst = sbuf(DType::kFloat32, 0, 128, 65536, {{1, 16384}});
-  isa::TensorScalar small;
-  small.data = sbuf(DType::kFloat32, 0, 128, 0, {{1, 64}});
-  small.dst = sbuf(DType::kFloat32, 0, 128, 65536, {{1, 64}});
+  const isa::TensorScalar longer = sbuf_tensor_scalar(DType::kFloat32, 128, 16384, 0, 65536);
+  const isa::TensorScalar small = sbuf_tensor_scalar(DType::kFloat32, 128, 64, 0, 65536);
   isa::Program p0, p1;
   p0.instructions.push_back(make(vector_q(), longer, {}, {{0, 1}}));
   p0.instructions.push_back(barrier(7, 2, {{0, 1}}));
@@ -339,18 +264,16 @@ TEST(RunCores, BarrierThatCanNeverCompleteIsADeadlockNamingTheCores) {
   p1.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {{5, 1}}));
   Device device(chip, 4);
   const std::vector<CoreProgram> launches = {{2, &p0, nullptr}, {3, &p1, nullptr}};
-  try {
-    run_cores(device, launches);
-    FAIL() << "expected a deadlock";
-  } catch (const SimError& e) {
-    const std::string what = e.what();
-    EXPECT_TRUE(e.has_core());
-    EXPECT_EQ(e.core(), 2);
-    EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
-    EXPECT_NE(what.find("core 2: instruction 0 (core_barrier"), std::string::npos) << what;
-    EXPECT_NE(what.find("not arrived: core 3"), std::string::npos) << what;
-    EXPECT_NE(what.find("core 3: instruction 0"), std::string::npos) << what;
-  }
+  const std::optional<SimError> e =
+      sim_error_of([&] { run_cores(device, launches); }, "a deadlock");
+  ASSERT_TRUE(e);
+  const std::string what = e->what();
+  EXPECT_TRUE(e->has_core());
+  EXPECT_EQ(e->core(), 2);
+  EXPECT_NE(what.find("deadlock"), std::string::npos) << what;
+  EXPECT_NE(what.find("core 2: instruction 0 (core_barrier"), std::string::npos) << what;
+  EXPECT_NE(what.find("not arrived: core 3"), std::string::npos) << what;
+  EXPECT_NE(what.find("core 3: instruction 0"), std::string::npos) << what;
 }
 
 TEST(RunCores, BarrierAmongMoreCoresThanLaunchedIsAnError) {
@@ -363,14 +286,11 @@ TEST(RunCores, BarrierAmongMoreCoresThanLaunchedIsAnError) {
   p1.instructions.push_back(barrier(0, 2));
   Device device(chip, 2);
   const std::vector<CoreProgram> alone = {{1, &p0, nullptr}};
-  try {
-    run_cores(device, alone);
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(std::string(e.what()).rfind("error: core 1: instruction 1 (core_barrier", 0), 0u)
-        << e.what();
-    EXPECT_NE(e.why().find("only 1 core is launched"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run_cores(device, alone); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(std::string(e->what()).rfind("error: core 1: instruction 1 (core_barrier", 0), 0u)
+      << e->what();
+  EXPECT_NE(e->why().find("only 1 core is launched"), std::string::npos) << e->what();
   // The same core twice is refused too.
   const std::vector<CoreProgram> twice = {{1, &p0, nullptr}, {1, &p1, nullptr}};
   EXPECT_THROW(run_cores(device, twice), SimError);
@@ -380,20 +300,16 @@ TEST(RunCores, ErrorsInsideSemanticsNameTheCore) {
   const arch::ChipConfig& chip = trn3();
   isa::Program ok, bad;
   ok.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}));
-  isa::DmaCopy copy;  // reads HBM that is not allocated
-  copy.src = hbm(DType::kFloat32, 0x100000, 1, 4, {{1, 4}});
-  copy.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 4}});
+  isa::DmaCopy copy =
+      dma_load(DType::kFloat32, 0x100000, 1, 4, 0);  // reads HBM that is not allocated
   bad.instructions.push_back(make(dma_q(0), copy));
   Device device(chip, 8);
   const std::vector<CoreProgram> launches = {{0, &ok, nullptr}, {5, &bad, nullptr}};
-  try {
-    run_cores(device, launches);
-    FAIL() << "expected SimError";
-  } catch (const SimError& e) {
-    EXPECT_EQ(e.core(), 5);
-    EXPECT_EQ(std::string(e.what()).rfind("error: core 5: instruction 0 (dma_copy", 0), 0u)
-        << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run_cores(device, launches); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->core(), 5);
+  EXPECT_EQ(std::string(e->what()).rfind("error: core 5: instruction 0 (dma_copy", 0), 0u)
+      << e->what();
 }
 
 // ---------------------------------------------------------------------------------------
@@ -406,9 +322,7 @@ struct Handoff {
 };
 Handoff handoff(bool ordered) {
   Handoff h;
-  isa::DmaCopy load;
-  load.src = hbm(DType::kFloat32, 0, 1, 16, {{1, 16}});
-  load.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 16}});
+  isa::DmaCopy load = dma_load(DType::kFloat32, 0, 1, 16, 0);
   isa::TensorScalar twice;
   twice.data = load.dst;
   twice.dst = sbuf(DType::kFloat32, 0, 1, 64, {{1, 16}});
@@ -496,7 +410,8 @@ TEST(RunCores, RunsAreDeterministicAndRunIsTheSingleLaunchCase) {
   const arch::ChipConfig& chip = trn3();
   std::vector<isa::Program> programs;
   for (int c = 0; c < 4; ++c)
-    programs.push_back(streaming_copy(16, 4, 1024, static_cast<std::uint64_t>(c) * (1 << 20), 2));
+    programs.push_back(
+        streaming_copy(16, 4, 128, 1024, static_cast<std::uint64_t>(c) * (1 << 20), 2));
   const ChipRun a = time_cores(chip, programs, {}, 4 << 20);
   const ChipRun b = time_cores(chip, programs, {}, 4 << 20);
   for (std::size_t c = 0; c < programs.size(); ++c)
@@ -520,8 +435,8 @@ TEST(RunCores, RunsAreDeterministicAndRunIsTheSingleLaunchCase) {
 
 TEST(ChipTiming, ReportAndJson) {
   const arch::ChipConfig& chip = trn3();
-  const std::vector<isa::Program> programs(2, bf16_stream(8));
-  const ChipRun run = time_cores(chip, programs, no_ramp());
+  const std::vector<isa::Program> programs(2, matmul_stream(8, DType::kBFloat16));
+  const ChipRun run = time_cores(chip, programs, ramp(false));
   const nlohmann::json j = nlohmann::json::parse(chip_timing_report_json(run.report));
   EXPECT_EQ(j["chip"], "trn3");
   ASSERT_EQ(j["cores"].size(), 2u);

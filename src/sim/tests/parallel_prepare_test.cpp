@@ -30,9 +30,7 @@ isa::Program pipeline(std::uint32_t tiles) {
   isa::Program program;
   for (std::uint32_t i = 0; i < tiles; ++i) {
     const std::uint64_t slot = i % 3;
-    isa::DmaCopy load;
-    load.src = hbm(DType::kBFloat16, slot * kTileBytes, 128, 128, {{1, 128}});
-    load.dst = sbuf(DType::kBFloat16, 0, 128, slot * 256, {{1, 128}});
+    isa::DmaCopy load = dma_load(DType::kBFloat16, slot * kTileBytes, 128, 128, slot * 256);
     std::vector<isa::SemWait> load_waits;
     if (i >= 3) load_waits.push_back({3, i - 2});
     program.instructions.push_back(
@@ -264,12 +262,9 @@ TEST(ParallelPreparation, OneCostModelSharedByTwoLaunchesIsAnError) {
   const std::vector<CoreProgram> launches = {{0, &program, &model}, {1, &program, &model}};
   RunOptions options;
   options.functional = false;
-  try {
-    run_cores(device, launches, options);
-    FAIL() << "expected a SimError";
-  } catch (const SimError& e) {
-    EXPECT_NE(std::string(e.what()).find("share one cost model"), std::string::npos) << e.what();
-  }
+  const std::optional<SimError> e = sim_error_of([&] { run_cores(device, launches, options); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(std::string(e->what()).find("share one cost model"), std::string::npos) << e->what();
 }
 
 // The run's large arrays are allocated through util::assign_huge: a hint about pages that

@@ -2,10 +2,14 @@
 // encoders written independently of the numerics layer where the format is simple.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <bit>
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
+#include <utility>
 #include <vector>
 
 #include "arch/arch.h"
@@ -55,6 +59,26 @@ inline AccessPattern psum(DType dtype, std::uint32_t start_partition, std::uint3
 // HBM operand: `rows` rows `row_step` elements apart starting at byte `address`.
 AccessPattern hbm(DType dtype, std::uint64_t address, std::uint32_t rows, std::int64_t row_step,
                   std::initializer_list<Dim> dims);
+
+// HBM -> SBUF copy of [rows, free] `dtype` elements: contiguous HBM rows from byte `address`
+// into partitions 0.. at byte `offset`.
+inline isa::DmaCopy dma_load(DType dtype, std::uint64_t address, std::uint32_t rows,
+                             std::uint32_t free, std::uint64_t offset) {
+  isa::DmaCopy copy;
+  copy.src = hbm(dtype, address, rows, free, {{1, free}});
+  copy.dst = sbuf(dtype, 0, rows, offset, {{1, free}});
+  return copy;
+}
+// A tensor_scalar without operators (a copy on its engine) of [partitions, free] `dtype`
+// elements in SBUF from byte `src_offset` to `dst_offset`.
+inline isa::TensorScalar sbuf_tensor_scalar(DType dtype, std::uint32_t partitions,
+                                            std::uint32_t free, std::uint64_t src_offset,
+                                            std::uint64_t dst_offset) {
+  isa::TensorScalar ts;
+  ts.data = sbuf(dtype, 0, partitions, src_offset, {{1, free}});
+  ts.dst = sbuf(dtype, 0, partitions, dst_offset, {{1, free}});
+  return ts;
+}
 
 // Timing only (no data) without the hazard detector, costed by `model` (nullptr = unit
 // costs): how the timing tests run their instruction streams.
@@ -109,5 +133,18 @@ void fill_onchip(Core& core, isa::Memory memory, std::uint32_t start, std::uint3
 std::vector<std::uint8_t> read_rows(const Core& core, isa::Memory memory, std::uint32_t start,
                                     std::uint32_t rows, std::uint64_t offset,
                                     std::uint64_t row_bytes);
+
+// The SimError that fn() throws; a test failure naming `expected`, and nullopt, when it
+// throws none.
+template <class Fn>
+std::optional<SimError> sim_error_of(Fn&& fn, const char* expected = "a SimError") {
+  try {
+    std::forward<Fn>(fn)();
+  } catch (const SimError& e) {
+    return e;
+  }
+  ADD_FAILURE() << "expected " << expected;
+  return std::nullopt;
+}
 
 }  // namespace trnsim::sim::testing

@@ -13,6 +13,7 @@
 
 #include "sim/asm_runner.h"
 #include "sim/tests/test_util.h"
+#include "sim/tests/timing_test_util.h"
 #include "sim/timing_model.h"
 
 namespace trnsim::sim {
@@ -21,8 +22,6 @@ namespace {
 using namespace trnsim::sim::testing;
 using isa::Engine;
 using isa::Memory;
-
-constexpr double kCalibrationTolerance = 0.03;
 
 struct Timed {
   RunResult result;
@@ -42,49 +41,8 @@ Timed time_program(const arch::ChipConfig& chip, const isa::Program& program,
   return t;
 }
 
-TimingOptions ramp(bool on) {
-  TimingOptions o;
-  o.power_ramp = on;
-  return o;
-}
-
-// `count` full-width [K=128, M] x [K, N] matmuls alternating between two stationary tiles
-// (the next one's LoadStationary hides behind the current MultiplyMoving) into two banks.
-isa::Program matmul_stream(int count, DType dtype, std::uint32_t m = 128, std::uint32_t n = 512) {
-  isa::Program program;
-  const std::uint64_t bytes = numerics::storage_bytes(dtype);
-  for (int i = 0; i < count; ++i) {
-    isa::NcMatmul mm;
-    mm.stationary = sbuf(dtype, 0, 128, (i % 2) * m * bytes, {{1, m}});
-    mm.moving = sbuf(dtype, 0, 128, 4096 + n * bytes * (i % 2), {{1, n}});
-    mm.dst = psum(DType::kFloat32, 0, m, (i % 2) * 2048, {{1, n}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
-}
-
-isa::Program matmul_mx_stream(int count) {
-  isa::Program program;
-  for (int i = 0; i < count; ++i) {
-    const std::uint64_t parity = static_cast<std::uint64_t>(i % 2);
-    isa::NcMatmulMx mm;
-    mm.stationary = sbuf(DType::kFloat8E4M3x4, 0, 128, parity * 512, {{1, 128}});
-    mm.moving = sbuf(DType::kFloat8E4M3x4, 0, 128, 4096 + parity * 2048, {{1, 512}});
-    mm.stationary_scale = sbuf(DType::kUInt8, 0, 128, 16384 + parity * 128, {{1, 128}});
-    mm.moving_scale = sbuf(DType::kUInt8, 0, 128, 20480 + parity * 512, {{1, 512}});
-    mm.dst = psum(DType::kFloat32, 0, 128, parity * 2048, {{1, 512}});
-    program.instructions.push_back(make(tensor_q(), mm));
-  }
-  return program;
-}
-
 double tflops(const TimingReport& r) {
   return r.achieved_flops_per_s * 1e-12;
-}
-
-// The measured figure in the test's XML/JSON output (--gtest_output), for the docs.
-void record(const std::string& key, double value) {
-  ::testing::Test::RecordProperty(key, fmt::format("{:.4g}", value));
 }
 
 TEST(TimingCalibration, Trn3FullTileMatmulStreamsReachThePublishedPeaks) {
@@ -174,9 +132,8 @@ TEST(TimingPowerRamp, ReengagesAfterAnIdleGapLongerThanTheWindow) {
   // Burst 1 (16 matmuls, 3.4 us), then a vector op of ~6.8 us the second burst waits for.
   auto two_bursts = [](bool gap) {
     isa::Program program = matmul_stream(16, DType::kBFloat16);
-    isa::TensorScalar ts;
-    ts.data = sbuf(DType::kBFloat16, 0, 128, 65536, {{1, gap ? 32768u : 64u}});
-    ts.dst = sbuf(DType::kBFloat16, 0, 128, 65536, {{1, gap ? 32768u : 64u}});
+    const isa::TensorScalar ts =
+        sbuf_tensor_scalar(DType::kBFloat16, 128, gap ? 32768u : 64u, 65536, 65536);
     // The vector op starts after burst 1 signals, so the gap is its full latency.
     program.instructions.back().signals.push_back({1, 1});
     program.instructions.push_back(make(vector_q(), ts, {{1, 1}}, {{2, 1}}));
@@ -197,45 +154,6 @@ TEST(TimingPowerRamp, ReengagesAfterAnIdleGapLongerThanTheWindow) {
   EXPECT_LT(no_gap.report.throttled_ns, 1.5 * one.report.throttled_ns);
 }
 
-// A streaming HBM -> SBUF -> HBM copy of `tiles` [partitions, free] bf16 tiles over `pairs`
-// load/store queue pairs; pair k copies tiles k, k + pairs, ... through two SBUF buffers.
-// Semaphore k counts pair k's loads, semaphore 16 + k its stores.
-isa::Program streaming_copy(int tiles, int pairs, std::uint32_t partitions, std::uint32_t free,
-                            std::uint64_t hbm_tile_slots) {
-  isa::Program program;
-  const std::uint64_t tile_bytes = std::uint64_t{partitions} * free * 2;
-  const std::uint64_t out_base = hbm_tile_slots * tile_bytes;
-  std::vector<std::uint32_t> loads(static_cast<std::size_t>(pairs), 0);
-  std::vector<std::uint32_t> stores(static_cast<std::size_t>(pairs), 0);
-  for (int i = 0; i < tiles; ++i) {
-    const auto pair = static_cast<std::size_t>(i % pairs);
-    const auto load_sem = static_cast<std::uint16_t>(pair);
-    const auto store_sem = static_cast<std::uint16_t>(16 + pair);
-    const std::uint64_t slot = static_cast<std::uint64_t>(i) % hbm_tile_slots;
-    // Queue pairs work on disjoint partition ranges when they fit, so they share engines
-    // only as the DMA model dictates.
-    const std::uint32_t first_partition = (static_cast<std::uint32_t>(pair) * partitions) % 128;
-    const std::uint64_t buffer = (loads[pair] % 2) * free * 2;
-    isa::DmaCopy load;
-    load.src = hbm(DType::kBFloat16, slot * tile_bytes, partitions, free, {{1, free}});
-    load.dst = sbuf(DType::kBFloat16, first_partition, partitions, buffer, {{1, free}});
-    isa::DmaCopy store;
-    store.src = load.dst;
-    store.dst = hbm(DType::kBFloat16, out_base + slot * tile_bytes, partitions, free, {{1, free}});
-    // Double buffering: a load reuses the buffer of the store two tiles back.
-    std::vector<isa::SemWait> load_waits;
-    if (loads[pair] >= 2) load_waits.push_back({store_sem, loads[pair] - 1});
-    const auto load_queue = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair);
-    const auto store_queue = static_cast<std::uint8_t>(pairs == 1 ? 0 : 2 * pair + 1);
-    program.instructions.push_back(make(dma_q(load_queue), load, load_waits, {{load_sem, 1}}));
-    ++loads[pair];
-    program.instructions.push_back(
-        make(dma_q(store_queue), store, {{load_sem, loads[pair]}}, {{store_sem, 1}}));
-    ++stores[pair];
-  }
-  return program;
-}
-
 // One core running alone has the chip's HBM to itself (sim::HbmBandwidth): it is limited by
 // its 16 DMA engines (16 x 38.4 GB/s = 614.4 GB/s), no longer by a static 1/8 share of HBM
 // (612.5 GB/s), which applies only when all 8 cores stream (multicore_test.cpp).
@@ -245,7 +163,7 @@ TEST(TimingDma, ManyQueuesStreamNearTheCoresDmaEnginePeak) {
   constexpr std::uint64_t kSlots = 4;
   const std::uint64_t tile_bytes = 128ull * kFree * 2;
   const Timed t =
-      time_program(chip, streaming_copy(64, 8, 128, kFree, kSlots), {}, 2 * kSlots * tile_bytes);
+      time_program(chip, streaming_copy(64, 8, 128, kFree, 0, kSlots), {}, 2 * kSlots * tile_bytes);
   const TimingReport& r = t.report;
   EXPECT_EQ(r.dma_bytes, 2 * 64 * tile_bytes);
   EXPECT_EQ(r.hbm_bytes, r.dma_bytes);
@@ -267,7 +185,8 @@ TEST(TimingDma, OneQueueIsLimitedByTheEnginesItsTransfersUse) {
   // 16-partition tiles use 2 of the 16 engines: at most 1/8 of the core's bandwidth.
   constexpr std::uint32_t kFree = 8192;
   const std::uint64_t tile_bytes = 16ull * kFree * 2;
-  const Timed narrow = time_program(chip, streaming_copy(32, 1, 16, kFree, 4), {}, 8 * tile_bytes);
+  const Timed narrow =
+      time_program(chip, streaming_copy(32, 1, 16, kFree, 0, 4), {}, 8 * tile_bytes);
   record("one_queue_16_partitions_hbm_gbps", narrow.report.achieved_hbm_bytes_per_s * 1e-9);
   EXPECT_LE(narrow.report.achieved_hbm_bytes_per_s, share / 8);
   EXPECT_GT(narrow.report.achieved_hbm_bytes_per_s, 0.5 * share / 8);
@@ -278,8 +197,9 @@ TEST(TimingDma, OneQueueIsLimitedByTheEnginesItsTransfersUse) {
   // Full-width tiles on one queue use every engine, but each transfer's fixed latency is
   // exposed; spread over queues the same tiles overlap it.
   const std::uint64_t wide_bytes = 128ull * kFree * 2;
-  const Timed one = time_program(chip, streaming_copy(32, 1, 128, kFree, 4), {}, 8 * wide_bytes);
-  const Timed many = time_program(chip, streaming_copy(32, 8, 128, kFree, 4), {}, 8 * wide_bytes);
+  const Timed one = time_program(chip, streaming_copy(32, 1, 128, kFree, 0, 4), {}, 8 * wide_bytes);
+  const Timed many =
+      time_program(chip, streaming_copy(32, 8, 128, kFree, 0, 4), {}, 8 * wide_bytes);
   record("one_queue_128_partitions_hbm_gbps", one.report.achieved_hbm_bytes_per_s * 1e-9);
   record("eight_pairs_128_partitions_hbm_gbps", many.report.achieved_hbm_bytes_per_s * 1e-9);
   EXPECT_LT(one.report.achieved_hbm_bytes_per_s, 0.85 * many.report.achieved_hbm_bytes_per_s);
@@ -380,9 +300,7 @@ TEST(TimingDma, EngineScheduleMatchesAPlainPerEngineReplay) {
 
 TEST(TimingDma, TinyTransferCostsTheFixedLatency) {
   const arch::ChipConfig& chip = trn3();
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kFloat32, 0, 1, 1, {{1, 1}});
-  copy.dst = sbuf(DType::kFloat32, 0, 1, 0, {{1, 1}});
+  isa::DmaCopy copy = dma_load(DType::kFloat32, 0, 1, 1, 0);
   isa::Program program;
   program.instructions.push_back(make(dma_q(0), copy));
   const Timed t = time_program(chip, program, {}, 64);
@@ -393,12 +311,8 @@ TEST(TimingDma, TinyTransferCostsTheFixedLatency) {
 
 TEST(TimingStatistics, StallsOnSemaphoresAreSeparatedFromBusyAndIdleTime) {
   const arch::ChipConfig& chip = trn3();
-  isa::DmaCopy copy;
-  copy.src = hbm(DType::kBFloat16, 0, 128, 512, {{1, 512}});
-  copy.dst = sbuf(DType::kBFloat16, 0, 128, 0, {{1, 512}});
-  isa::TensorScalar ts;
-  ts.data = sbuf(DType::kBFloat16, 0, 128, 0, {{1, 512}});
-  ts.dst = sbuf(DType::kBFloat16, 0, 128, 4096, {{1, 512}});
+  isa::DmaCopy copy = dma_load(DType::kBFloat16, 0, 128, 512, 0);
+  const isa::TensorScalar ts = sbuf_tensor_scalar(DType::kBFloat16, 128, 512, 0, 4096);
   isa::Program program;
   program.instructions.push_back(make(dma_q(0), copy, {}, {{3, 1}}));
   program.instructions.push_back(make(vector_q(), ts, {{3, 1}}));
@@ -429,9 +343,8 @@ double elements_per_second(const arch::ChipConfig& chip, Engine engine, DType dt
       act.dst = sbuf(dtype, 0, 128, (2 + parity) * bytes, {{1, kFree}});
       inst = make(scalar_q(), act);
     } else {
-      isa::TensorScalar ts;
-      ts.data = sbuf(dtype, 0, 128, parity * bytes, {{1, kFree}});
-      ts.dst = sbuf(dtype, 0, 128, (2 + parity) * bytes, {{1, kFree}});
+      const isa::TensorScalar ts =
+          sbuf_tensor_scalar(dtype, 128, kFree, parity * bytes, (2 + parity) * bytes);
       inst = make(vector_q(), ts);
     }
     program.instructions.push_back(inst);
