@@ -11,12 +11,15 @@
 // layer stack, usable by every layer.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
+
+#include "util/enum_names.h"
 
 namespace trnsim::util {
 
@@ -44,15 +47,8 @@ inline std::string to_string(const SourceLocation& where) {
 enum class Severity : std::uint8_t { kError, kWarning, kNote };
 
 inline std::string_view severity_name(Severity severity) {
-  switch (severity) {
-    case Severity::kError:
-      return "error";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kNote:
-      return "note";
-  }
-  return "error";
+  static constexpr std::array<std::string_view, 3> kNames = {"error", "warning", "note"};
+  return enum_name(kNames, severity);
 }
 
 struct Note {
