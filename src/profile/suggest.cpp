@@ -37,6 +37,25 @@ double busy(const InstructionProfile& ip) {
   return std::max(0.0, ip.occupied_until - ip.start);
 }
 
+// The instructions `pick` selects: how many, their busy time, and the sum of `value` over them.
+struct Tally {
+  std::size_t count = 0;
+  double ns = 0;
+  double sum = 0;
+};
+
+template <class Pick, class Value>
+Tally tally(const CoreProfile& cp, Pick pick, Value value) {
+  Tally t;
+  for (const auto& ip : cp.instructions) {
+    if (!pick(ip)) continue;
+    ++t.count;
+    t.ns += busy(ip);
+    t.sum += value(ip);
+  }
+  return t;
+}
+
 // The most frequent source among instructions selected by `pick`.
 template <class Pick>
 std::uint32_t common_source(const CoreProfile& cp, Pick pick) {
@@ -114,14 +133,9 @@ void tiny_instructions(const RuleInput& in, std::vector<Suggestion>& out) {
     auto pick = [&](const InstructionProfile& ip) {
       return ip.track == t && ip.bound == timing::Bound::kMinInitiationInterval;
     };
-    std::size_t count = 0;
-    double ns = 0, elems = 0;
-    for (const auto& ip : cp.instructions)
-      if (pick(ip)) {
-        ++count;
-        ns += busy(ip);
-        elems += ip.partitions ? static_cast<double>(ip.elements) / ip.partitions : 0;
-      }
+    const auto [count, ns, elems] = tally(cp, pick, [](const InstructionProfile& ip) {
+      return ip.partitions ? static_cast<double>(ip.elements) / ip.partitions : 0.0;
+    });
     const double pct = 100.0 * ns / tp.busy_ns;
     if (count < kTinyMinCount || pct < kTinyBusyPercent) continue;
     out.push_back(make_suggestion(
@@ -147,14 +161,8 @@ void partitions(const RuleInput& in, std::vector<Suggestion>& out) {
     auto pick = [&](const InstructionProfile& ip) {
       return ip.track == t && ip.partitions > 0 && ip.partitions < kFull && busy(ip) > 0;
     };
-    std::size_t count = 0;
-    double ns = 0, parts = 0;
-    for (const auto& ip : cp.instructions)
-      if (pick(ip)) {
-        ++count;
-        ns += busy(ip);
-        parts += ip.partitions;
-      }
+    const auto [count, ns, parts] = tally(
+        cp, pick, [](const InstructionProfile& ip) { return static_cast<double>(ip.partitions); });
     const double pct = 100.0 * ns / tp.busy_ns;
     if (count == 0 || pct < kPartitionBusyPercent) continue;
     const double average = parts / static_cast<double>(count);
@@ -210,13 +218,7 @@ void vector_exp(const RuleInput& in, std::vector<Suggestion>& out) {
     auto pick = [&](const InstructionProfile& ip) {
       return ip.track == t && in.a.op_names[ip.op] == "exponential";
     };
-    double ns = 0;
-    std::size_t count = 0;
-    for (const auto& ip : cp.instructions)
-      if (pick(ip)) {
-        ns += busy(ip);
-        ++count;
-      }
+    const auto [count, ns, unused] = tally(cp, pick, [](const InstructionProfile&) { return 0.0; });
     const double vec_pct = 100.0 * tp.busy_ns / in.total;
     const double exp_pct = 100.0 * ns / tp.busy_ns;
     if (count == 0 || vec_pct < kVectorBusyPercent || exp_pct < kExpBusyPercent) continue;
