@@ -31,7 +31,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "kernels/registry.h"
 #include "kernels/tiling.h"
@@ -255,37 +254,32 @@ ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, dou
     const auto& qt = in[0];
     const auto& kt = in[1];
     const auto& vv = in[2];
-    std::map<std::int64_t, std::vector<double>> rows;  // query row -> output row
-    std::vector<double> r;
-    r.reserve(idx.size());
-    for (std::int64_t flat : idx) {
-      const std::int64_t i = flat / d, c = flat % d;
-      auto it = rows.find(i);
-      if (it == rows.end()) {
-        const std::int64_t n = causal ? i + 1 : s;
-        std::vector<double> sc(static_cast<std::size_t>(n));
-        double mx = -INFINITY;
-        for (std::int64_t j = 0; j < n; ++j) {
-          double acc = 0;
-          for (std::int64_t k = 0; k < d; ++k)
-            acc += double(qt[static_cast<std::size_t>(k * s + i)]) *
-                   double(kt[static_cast<std::size_t>(k * s + j)]);
-          sc[static_cast<std::size_t>(j)] = acc * scale;
-          mx = std::max(mx, acc * scale);
-        }
-        double l = 0;
-        for (auto& x : sc) l += (x = std::exp(x - mx));
-        std::vector<double> o(static_cast<std::size_t>(d), 0.0);
-        for (std::int64_t j = 0; j < n; ++j)
-          for (std::int64_t k = 0; k < d; ++k)
-            o[static_cast<std::size_t>(k)] +=
-                sc[static_cast<std::size_t>(j)] * double(vv[static_cast<std::size_t>(j * d + k)]);
-        for (auto& x : o) x /= l;
-        it = rows.emplace(i, std::move(o)).first;
+    const auto output_row = [&](std::int64_t i) {  // query row i of the output
+      const std::int64_t n = causal ? i + 1 : s;
+      std::vector<double> sc(static_cast<std::size_t>(n));
+      double mx = -INFINITY;
+      for (std::int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (std::int64_t k = 0; k < d; ++k)
+          acc += double(qt[static_cast<std::size_t>(k * s + i)]) *
+                 double(kt[static_cast<std::size_t>(k * s + j)]);
+        sc[static_cast<std::size_t>(j)] = acc * scale;
+        mx = std::max(mx, acc * scale);
       }
-      r.push_back(it->second[static_cast<std::size_t>(c)]);
-    }
-    return r;
+      double l = 0;
+      for (auto& x : sc) l += (x = std::exp(x - mx));
+      std::vector<double> o(static_cast<std::size_t>(d), 0.0);
+      for (std::int64_t j = 0; j < n; ++j)
+        for (std::int64_t k = 0; k < d; ++k)
+          o[static_cast<std::size_t>(k)] +=
+              sc[static_cast<std::size_t>(j)] * double(vv[static_cast<std::size_t>(j * d + k)]);
+      for (auto& x : o) x /= l;
+      return o;
+    };
+    return sample_by_row(idx, d, output_row,
+                         [](const std::vector<double>& row, std::int64_t, std::int64_t c) {
+                           return row[static_cast<std::size_t>(c)];
+                         });
   };
 }
 

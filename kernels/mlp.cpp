@@ -22,7 +22,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "kernels/registry.h"
 #include "kernels/tiling.h"
@@ -161,36 +160,30 @@ Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::Activ
   p.reference = [t, h, f, act](const std::vector<std::vector<float>>& in, std::size_t,
                                std::span<const std::int64_t> idx) {
     (void)t;
-    std::map<std::int64_t, std::vector<double>> a_rows;  // token -> a[t, :]
-    std::vector<double> r;
-    r.reserve(idx.size());
-    for (std::int64_t flat : idx) {
-      const std::int64_t tok = flat / h, col = flat % h;
-      auto it = a_rows.find(tok);
-      if (it == a_rows.end()) {
-        std::vector<double> g(static_cast<std::size_t>(f), 0.0),
-            u(static_cast<std::size_t>(f), 0.0);
-        for (std::int64_t k = 0; k < h; ++k) {
-          const double xv = in[0][static_cast<std::size_t>(tok * h + k)];
-          const float* wgr = in[1].data() + k * f;
-          const float* wur = in[2].data() + k * f;
-          for (std::int64_t j = 0; j < f; ++j) {
-            g[static_cast<std::size_t>(j)] += xv * double(wgr[j]);
-            u[static_cast<std::size_t>(j)] += xv * double(wur[j]);
-          }
+    const auto hidden_row = [&](std::int64_t tok) {  // a[tok, :] = act(g) u
+      std::vector<double> g(static_cast<std::size_t>(f), 0.0), u(static_cast<std::size_t>(f), 0.0);
+      for (std::int64_t k = 0; k < h; ++k) {
+        const double xv = in[0][static_cast<std::size_t>(tok * h + k)];
+        const float* wgr = in[1].data() + k * f;
+        const float* wur = in[2].data() + k * f;
+        for (std::int64_t j = 0; j < f; ++j) {
+          g[static_cast<std::size_t>(j)] += xv * double(wgr[j]);
+          u[static_cast<std::size_t>(j)] += xv * double(wur[j]);
         }
-        for (std::int64_t j = 0; j < f; ++j)
-          g[static_cast<std::size_t>(j)] =
-              act_ref(act, g[static_cast<std::size_t>(j)]) * u[static_cast<std::size_t>(j)];
-        it = a_rows.emplace(tok, std::move(g)).first;
       }
-      double s = 0;
       for (std::int64_t j = 0; j < f; ++j)
-        s += it->second[static_cast<std::size_t>(j)] *
-             double(in[3][static_cast<std::size_t>(j * h + col)]);
-      r.push_back(s);
-    }
-    return r;
+        g[static_cast<std::size_t>(j)] =
+            act_ref(act, g[static_cast<std::size_t>(j)]) * u[static_cast<std::size_t>(j)];
+      return g;
+    };
+    return sample_by_row(idx, h, hidden_row,
+                         [&](const std::vector<double>& a, std::int64_t, std::int64_t col) {
+                           double s = 0;
+                           for (std::int64_t j = 0; j < f; ++j)
+                             s += a[static_cast<std::size_t>(j)] *
+                                  double(in[3][static_cast<std::size_t>(j * h + col)]);
+                           return s;
+                         });
   };
   // a = act(g) u is rounded to BF16 for the down matmul: independent errors of at most
   // 2^-8 |a_f| (std 2^-8 |a_f| / sqrt(3)). With these weights E[a^2] <= E[g^2] E[u^2] <= 1/9

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -35,6 +36,24 @@ struct Tolerance {
 using ReferenceFn =
     std::function<std::vector<double>(const std::vector<std::vector<float>>& inputs,
                                       std::size_t output, std::span<const std::int64_t> indices)>;
+
+// Reference values at the sampled flat indices of a [rows, width] output whose rows are costly
+// (a softmax row's statistics, an MLP hidden row): `row(i)` is computed once per sampled row
+// i, then `value(row_data, i, column)` gives each sampled element of it.
+template <class RowFn, class ValueFn>
+std::vector<double> sample_by_row(std::span<const std::int64_t> indices, std::int64_t width,
+                                  RowFn row, ValueFn value) {
+  std::map<std::int64_t, std::vector<double>> rows;
+  std::vector<double> out;
+  out.reserve(indices.size());
+  for (std::int64_t flat : indices) {
+    const std::int64_t i = flat / width;
+    auto it = rows.find(i);
+    if (it == rows.end()) it = rows.emplace(i, row(i)).first;
+    out.push_back(value(it->second, i, flat % width));
+  }
+  return out;
+}
 
 struct Problem {
   std::string label;  // e.g. "matmul 4096x4096x4096 bf16"

@@ -15,7 +15,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 
 #include "kernels/registry.h"
 
@@ -96,23 +95,19 @@ Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const 
   p.inputs.push_back(runtime::random_tensor("x", dtype, {rows, cols}, 21, -4.0f, 4.0f));
   p.reference = [cols](const std::vector<std::vector<float>>& in, std::size_t,
                        std::span<const std::int64_t> idx) {
-    std::map<std::int64_t, std::pair<double, double>> row_stats;  // row -> (max, sum)
-    std::vector<double> r;
-    r.reserve(idx.size());
-    for (std::int64_t flat : idx) {
-      const std::int64_t i = flat / cols;
-      auto it = row_stats.find(i);
-      if (it == row_stats.end()) {
-        const float* row = in[0].data() + i * cols;
-        double mx = -INFINITY, sum = 0;
-        for (std::int64_t c = 0; c < cols; ++c) mx = std::max(mx, double(row[c]));
-        for (std::int64_t c = 0; c < cols; ++c) sum += std::exp(double(row[c]) - mx);
-        it = row_stats.emplace(i, std::make_pair(mx, sum)).first;
-      }
-      r.push_back(std::exp(double(in[0][static_cast<std::size_t>(flat)]) - it->second.first) /
-                  it->second.second);
-    }
-    return r;
+    const auto row_stats = [&](std::int64_t i) {  // {max, sum of exp(x - max)} of row i
+      const float* row = in[0].data() + i * cols;
+      double mx = -INFINITY, sum = 0;
+      for (std::int64_t c = 0; c < cols; ++c) mx = std::max(mx, double(row[c]));
+      for (std::int64_t c = 0; c < cols; ++c) sum += std::exp(double(row[c]) - mx);
+      return std::vector<double>{mx, sum};
+    };
+    return sample_by_row(
+        idx, cols, row_stats,
+        [&](const std::vector<double>& stats, std::int64_t i, std::int64_t c) {
+          return std::exp(double(in[0][static_cast<std::size_t>(i * cols + c)]) - stats[0]) /
+                 stats[1];
+        });
   };
   // exp(x - max) with |x - max| <= 8: argument and result rounding (<= 9 x 2^-24), a
   // sequential fp32 sum of C positive terms (<= C x 2^-24), reciprocal and multiply
