@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
@@ -55,10 +56,7 @@ std::vector<Tensor> rope(std::span<const Tensor> in, const RopeOptions& o) {
     nisa::tensor_tensor(ot(nl::all, nl::all, nl::ds(h, h)), c, e, AluOp::kAdd);
     nisa::dma_copy(out(nl::ds(r0, n), nl::all).reshape({parts, g, d}), ot);
   };
-  const std::int64_t big = pmax * g_max;
-  const std::int64_t main_rows = g_max > 1 ? s / big * big : 0;
-  for (std::int64_t r0 = 0; r0 < main_rows; r0 += big) tile(r0, pmax, g_max);
-  for (std::int64_t r0 = main_rows; r0 < s; r0 += pmax) tile(r0, std::min(pmax, s - r0), 1);
+  for_each_row_tile(s, pmax, g_max, tile);
   return {out};
 }
 

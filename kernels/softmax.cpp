@@ -17,6 +17,7 @@
 #include <cmath>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
@@ -72,10 +73,7 @@ std::vector<Tensor> softmax(std::span<const Tensor> in, const SoftmaxOptions& o)
     nisa::dma_copy(out(nl::ds(r0, n), nl::all).reshape({parts, g, cols}), e);
   };
 
-  const std::int64_t big = pmax * g_max;
-  const std::int64_t main_rows = g_max > 1 ? rows / big * big : 0;
-  for (std::int64_t r0 = 0; r0 < main_rows; r0 += big) tile(r0, pmax, g_max);
-  for (std::int64_t r0 = main_rows; r0 < rows; r0 += pmax) tile(r0, std::min(pmax, rows - r0), 1);
+  for_each_row_tile(rows, pmax, g_max, tile);
   return {out};
 }
 

@@ -3,6 +3,7 @@
 // profiles point at the kernel line that called them, as for the kernel API's own calls.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -14,6 +15,19 @@ namespace trnsim::kernels {
 
 inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
+}
+
+// Visits `rows` rows in tiles of `partitions` x `groups` rows (partition p holding `groups`
+// consecutive rows) while whole such tiles fit, then the rest `partitions` rows at a time, one
+// group each: tile(first_row, partitions_used, groups). Row-wise kernels (softmax, rope) use it.
+template <class TileFn>
+void for_each_row_tile(std::int64_t rows, std::int64_t partitions, std::int64_t groups,
+                       TileFn tile) {
+  const std::int64_t big = partitions * groups;
+  const std::int64_t grouped_rows = groups > 1 ? rows / big * big : 0;
+  for (std::int64_t r0 = 0; r0 < grouped_rows; r0 += big) tile(r0, partitions, groups);
+  for (std::int64_t r0 = grouped_rows; r0 < rows; r0 += partitions)
+    tile(r0, std::min(partitions, rows - r0), std::int64_t{1});
 }
 
 // Throws a KernelError unless block_m x block_n accumulators, one PSUM bank each, fit the
