@@ -19,9 +19,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include "arch/arch.h"
 #include "isa/asm.h"
@@ -72,17 +73,97 @@ struct Section {
   std::set<std::string> mnemonics_expected;  // mnemonics of lines that expect an error
 };
 
-const std::regex kExpectation(
-    R"(expected-(error|note)(@([+-]\d+))?(\s+col\s+(\d+))?\s*\{\{(.*?)\}\})");
-const std::regex kChip(R"(^\s*#\s*chip:\s*(\S+))");
-const std::regex kMnemonic(R"(^\s*(\[[^\]]*\]\s*)?([a-z_0-9]+))");
+// A small cursor over one line. (No std::regex: GCC 12 warns inside <regex> in the
+// sanitizer build, and these patterns are simple.)
+class Cursor {
+ public:
+  explicit Cursor(std::string_view text, std::size_t at = 0) : text_(text), at_(at) {}
+  void skip_spaces() {
+    while (at_ < text_.size() && (text_[at_] == ' ' || text_[at_] == '\t')) ++at_;
+  }
+  bool take(std::string_view word) {
+    if (text_.substr(at_, word.size()) != word) return false;
+    at_ += word.size();
+    return true;
+  }
+  // A run of characters `keep` accepts (possibly empty).
+  template <class Keep>
+  std::string_view run(Keep keep) {
+    const std::size_t start = at_;
+    while (at_ < text_.size() && keep(text_[at_])) ++at_;
+    return text_.substr(start, at_ - start);
+  }
+  std::size_t at() const { return at_; }
 
-// The mnemonic of an instruction line, "" for comments and blank lines.
-std::string mnemonic_of(const std::string& line) {
-  std::smatch m;
-  if (line.find_first_not_of(" \t") == std::string::npos) return "";
-  if (line.find_first_not_of(" \t") == line.find('#')) return "";
-  return std::regex_search(line, m, kMnemonic) ? m[2].str() : "";
+ private:
+  std::string_view text_;
+  std::size_t at_;
+};
+
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+bool is_name_char(char c) {
+  return (c >= 'a' && c <= 'z') || is_digit(c) || c == '_';
+}
+
+// `expected-(error|note)[@(+|-)N][ col N] {{text}}` starting at `at` (just after
+// "expected-"); nullopt when the rest does not have that shape.
+std::optional<Expectation> parse_expectation(std::string_view line, std::size_t at,
+                                             std::uint32_t line_number) {
+  Cursor c(line, at);
+  Expectation x;
+  if (c.take("note")) {
+    x.severity = util::Severity::kNote;
+  } else if (!c.take("error")) {
+    return std::nullopt;
+  }
+  int offset = 0;
+  if (c.take("@")) {
+    const bool minus = c.take("-");
+    if (!minus && !c.take("+")) return std::nullopt;
+    const std::string_view digits = c.run(is_digit);
+    if (digits.empty()) return std::nullopt;
+    offset = std::stoi(std::string(digits)) * (minus ? -1 : 1);
+  }
+  c.skip_spaces();
+  if (c.take("col")) {
+    c.skip_spaces();
+    const std::string_view digits = c.run(is_digit);
+    if (digits.empty()) return std::nullopt;
+    x.column = static_cast<std::uint32_t>(std::stoul(std::string(digits)));
+    c.skip_spaces();
+  }
+  if (!c.take("{{")) return std::nullopt;
+  const std::size_t close = line.find("}}", c.at());
+  if (close == std::string_view::npos) return std::nullopt;
+  x.text = std::string(line.substr(c.at(), close - c.at()));
+  x.line = static_cast<std::uint32_t>(static_cast<int>(line_number) + offset);
+  return x;
+}
+
+// The preset named by a `# chip: NAME` comment line, or "".
+std::string chip_of(std::string_view line) {
+  Cursor c(line);
+  c.skip_spaces();
+  if (!c.take("#")) return "";
+  c.skip_spaces();
+  if (!c.take("chip:")) return "";
+  c.skip_spaces();
+  return std::string(c.run([](char ch) { return ch != ' ' && ch != '\t'; }));
+}
+
+// The mnemonic of an instruction line ("[queue] mnemonic ..."), "" for comments and blank
+// lines.
+std::string mnemonic_of(std::string_view line) {
+  Cursor c(line);
+  c.skip_spaces();
+  if (c.take("[")) {
+    c.run([](char ch) { return ch != ']'; });
+    if (!c.take("]")) return "";
+    c.skip_spaces();
+  }
+  return std::string(c.run(is_name_char));
 }
 
 std::vector<Section> split_sections(const std::string& text, const std::string& default_chip) {
@@ -98,17 +179,14 @@ std::vector<Section> split_sections(const std::string& text, const std::string& 
     }
     Section& s = sections.back();
     s.lines.push_back(line);
-    std::smatch m;
-    if (std::regex_search(line, m, kChip)) s.chip = m[1].str();
-    for (auto it = std::sregex_iterator(line.begin(), line.end(), kExpectation);
-         it != std::sregex_iterator(); ++it) {
-      const std::smatch& e = *it;
-      Expectation x;
-      x.severity = e[1].str() == "note" ? util::Severity::kNote : util::Severity::kError;
-      const int offset = e[3].matched ? std::stoi(e[3].str()) : 0;
-      x.line = static_cast<std::uint32_t>(static_cast<int>(number) + offset);
-      x.column = e[5].matched ? static_cast<std::uint32_t>(std::stoul(e[5].str())) : 0;
-      x.text = e[6].str();
+    if (const std::string chip = chip_of(line); !chip.empty()) s.chip = chip;
+    constexpr std::string_view kMarker = "expected-";
+    for (std::size_t at = line.find(kMarker); at != std::string::npos;
+         at = line.find(kMarker, at + 1)) {
+      std::optional<Expectation> parsed = parse_expectation(line, at + kMarker.size(), number);
+      EXPECT_TRUE(parsed.has_value()) << "line " << number << ": malformed expectation: " << line;
+      if (!parsed) continue;
+      Expectation x = std::move(*parsed);
       if (x.severity == util::Severity::kError) {
         const std::size_t target = x.line - 1;
         if (target < lines.size() && !mnemonic_of(lines[target]).empty())
@@ -204,12 +282,18 @@ std::vector<std::string> documented_operations() {
   const auto end = doc.find("\n### ", begin + 1);
   std::vector<std::string> ops;
   std::istringstream rows(doc.substr(begin, end - begin));
-  const std::regex kRow(R"(^\| ([a-z_0-9 /]+) \| (.*)\|$)");
   for (std::string row; std::getline(rows, row);) {
-    std::smatch m;
-    if (!std::regex_match(row, m, kRow) || m[1].str() == "Operation") continue;
-    if (m[2].str().find("generic rules only") != std::string::npos) continue;
-    std::istringstream names(m[1].str());
+    // "| name[ / name] | rules |"
+    if (row.rfind("| ", 0) != 0) continue;
+    const std::size_t bar = row.find(" | ", 2);
+    if (bar == std::string::npos) continue;
+    const std::string first = row.substr(2, bar - 2);
+    const bool op_names = !first.empty() && std::all_of(first.begin(), first.end(), [](char ch) {
+      return is_name_char(ch) || ch == ' ' || ch == '/';
+    });
+    if (!op_names || first == "Operation") continue;
+    if (row.find("generic rules only", bar) != std::string::npos) continue;
+    std::istringstream names(first);
     for (std::string name; std::getline(names, name, '/');) {
       name.erase(0, name.find_first_not_of(' '));
       name.erase(name.find_last_not_of(' ') + 1);
