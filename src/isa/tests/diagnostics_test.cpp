@@ -189,8 +189,8 @@ std::vector<Section> split_sections(const std::string& text, const std::string& 
       Expectation x = std::move(*parsed);
       if (x.severity == util::Severity::kError) {
         const std::size_t target = x.line - 1;
-        if (target < lines.size() && !mnemonic_of(lines[target]).empty())
-          s.mnemonics_expected.insert(mnemonic_of(lines[target]));
+        const std::string mnemonic = target < lines.size() ? mnemonic_of(lines[target]) : "";
+        if (!mnemonic.empty()) s.mnemonics_expected.insert(mnemonic);
       }
       s.expected.push_back(std::move(x));
     }
