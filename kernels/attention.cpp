@@ -132,13 +132,11 @@ std::vector<Tensor> transpose_probabilities(const Tensor& p, std::int64_t r, std
 }  // namespace
 
 std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions& o) {
-  if (in.size() != 3)
-    throw KernelError({}, "attention takes three inputs: q_t [D, S], k_t [D, S], v [S, D]");
+  require_inputs(in, {2, 2, 2}, "attention", "q_t [D, S], k_t [D, S] and v [S, D]");
   const Tensor& q_t = in[0];
   const Tensor& k_t = in[1];
   const Tensor& v = in[2];
-  if (q_t.ndim() != 2 || k_t.ndim() != 2 || v.ndim() != 2 || q_t.shape() != k_t.shape() ||
-      v.dim(0) != q_t.dim(1) || v.dim(1) != q_t.dim(0))
+  if (q_t.shape() != k_t.shape() || v.dim(0) != q_t.dim(1) || v.dim(1) != q_t.dim(0))
     throw KernelError({}, "attention: expected q_t [D, S], k_t [D, S] and v [S, D]");
   const std::int64_t d = q_t.dim(0), s = q_t.dim(1);
   const std::int64_t pmax = nl::tile_size::pmax();

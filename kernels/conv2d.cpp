@@ -26,8 +26,7 @@
 namespace trnsim::kernels {
 
 std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
-  if (in.size() != 2 || in[0].ndim() != 4 || in[1].ndim() != 4)
-    throw kernel::KernelError({}, "conv2d takes x [N, C, H, W] and w [K, C, R, S]");
+  require_inputs(in, {4, 4}, "conv2d", "x [N, C, H, W] and w [K, C, R, S]");
   const Tensor& x = in[0];
   const Tensor& w = in[1];
   const std::int64_t n_total = x.dim(0), c_total = x.dim(1), h = x.dim(2), wd = x.dim(3);

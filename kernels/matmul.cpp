@@ -19,15 +19,13 @@ namespace trnsim::kernels {
 
 std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
   using namespace trnsim;
-  if (in.size() != 2)
-    throw kernel::KernelError({}, "matmul takes two inputs: a_t [K, M] and b [K, N]");
+  require_inputs(in, {2, 2}, "matmul", "a_t [K, M] and b [K, N]");
   const Tensor& a_t = in[0];
   const Tensor& b = in[1];
-  if (a_t.ndim() != 2 || b.ndim() != 2 || a_t.shape()[0] != b.shape()[0])
+  if (a_t.dim(0) != b.dim(0))
     throw kernel::KernelError({}, fmt::format("matmul: a_t [K, M] and b [K, N] must share K; got "
                                               "[{}, {}] and [{}, {}]",
-                                              a_t.dim(0), a_t.ndim() > 1 ? a_t.dim(1) : 0, b.dim(0),
-                                              b.ndim() > 1 ? b.dim(1) : 0));
+                                              a_t.dim(0), a_t.dim(1), b.dim(0), b.dim(1)));
   const std::int64_t k_total = a_t.shape()[0], m_total = a_t.shape()[1], n_total = b.shape()[1];
   const std::int64_t tile_k = nl::tile_size::pmax();
   const std::int64_t tile_m = nl::tile_size::gemm_stationary_fmax();

@@ -32,15 +32,13 @@ using kernel::KernelError;
 using kernel::Tensor;
 
 std::vector<Tensor> mlp(std::span<const Tensor> in, const MlpOptions& o) {
-  if (in.size() != 4)
-    throw KernelError({},
-                      "mlp takes four inputs: x [T, H], w_gate [H, F], w_up [H, F], w_down [F, H]");
+  require_inputs(in, {2, 2, 2, 2}, "mlp", "x [T, H], w_gate [H, F], w_up [H, F] and w_down [F, H]");
   const Tensor& x = in[0];
   const Tensor& wg = in[1];
   const Tensor& wu = in[2];
   const Tensor& wd = in[3];
-  if (x.ndim() != 2 || wg.ndim() != 2 || wu.shape() != wg.shape() || wd.ndim() != 2 ||
-      wg.dim(0) != x.dim(1) || wd.dim(0) != wg.dim(1) || wd.dim(1) != x.dim(1))
+  if (wu.shape() != wg.shape() || wg.dim(0) != x.dim(1) || wd.dim(0) != wg.dim(1) ||
+      wd.dim(1) != x.dim(1))
     throw KernelError({}, "mlp: expected x [T, H], w_gate and w_up [H, F], w_down [F, H]");
   if (o.act != isa::ActivationFunc::kSilu && o.act != isa::ActivationFunc::kGelu)
     throw KernelError({}, "mlp: the activation is silu or gelu");

@@ -51,8 +51,7 @@ bool is_fp8_x4(DType t) {
 // mx_quantize
 
 std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOptions& o) {
-  if (in.size() != 1 || in[0].ndim() != 2)
-    throw kernel::KernelError({}, "mx_quantize takes one input x [R, C]");
+  require_inputs(in, {2}, "mx_quantize", "x [R, C]");
   if (!is_fp8_x4(o.packed))
     throw kernel::KernelError(
         {}, fmt::format("mx_quantize produces float8_e4m3fn_x4 or float8_e5m2_x4, "
@@ -151,8 +150,7 @@ void dequantize_groups(const Tensor& data8, const Tensor& scales, const Tensor& 
 }  // namespace
 
 std::vector<Tensor> mx_dequantize(std::span<const Tensor> in) {
-  if (in.size() != 2 || in[0].ndim() != 2 || in[1].ndim() != 2)
-    throw kernel::KernelError({}, "mx_dequantize takes data [R, C/4] and scales [ceil(R/8), C/4]");
+  require_inputs(in, {2, 2}, "mx_dequantize", "data [R, C/4] and scales [ceil(R/8), C/4]");
   const Tensor& data = in[0];
   const Tensor& scales = in[1];
   if (!is_fp8_x4(data.dtype()))
@@ -190,17 +188,12 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
         fmt::format("matmul_mx needs the MX tensor engine (nc_matmul_mx, x4-packed "
                     "types), which NeuronCore-v4 (trn3) has; {} is {}",
                     chip.name, arch::core_name(chip.generation)));
-  if (in.size() != 4)
-    throw kernel::KernelError(
-        {},
-        "matmul_mx takes a data [K/4, M], a scales [K/32, M], b data [K/4, N], "
-        "b scales [K/32, N]");
+  require_inputs(in, {2, 2, 2, 2}, "matmul_mx",
+                 "a data [K/4, M], a scales [K/32, M], b data [K/4, N] and b scales [K/32, N]");
   const Tensor& a = in[0];
   const Tensor& as = in[1];
   const Tensor& b = in[2];
   const Tensor& bs = in[3];
-  for (const Tensor* t : {&a, &as, &b, &bs})
-    if (t->ndim() != 2) throw kernel::KernelError({}, "matmul_mx: every input is 2-D");
   if (!numerics::is_mx_packed(a.dtype()) || a.dtype() != b.dtype())
     throw kernel::KernelError(
         {}, fmt::format("matmul_mx: a and b must have the same x4-packed MX type; got {} "
@@ -371,12 +364,25 @@ std::vector<float> mx_values(std::int64_t rows, std::int64_t cols, std::uint32_t
   return v;
 }
 
-Problem make_mx_quantize(const std::vector<std::int64_t>& shape, DType packed) {
+// The R x C shape of an mx_quantize or mx_dequantize problem (`what` says what `kernel` does
+// with the packed type, for the error).
+struct MxShape {
+  std::int64_t rows, cols, scale_bytes;
+};
+MxShape mx_problem_shape(const std::vector<std::int64_t>& shape, DType packed,
+                         std::string_view kernel, std::string_view what) {
   require_dims(shape, 2, "RxC");
   if (!is_fp8_x4(packed))
-    throw std::invalid_argument("mx_quantize produces float8_e4m3fn_x4 or float8_e5m2_x4");
+    throw std::invalid_argument(
+        fmt::format("{} {} float8_e4m3fn_x4 or float8_e5m2_x4", kernel, what));
   const std::int64_t r = shape[0], c = shape[1];
-  if (c % 4 != 0) throw std::invalid_argument("mx_quantize: C must be a multiple of 4");
+  if (c % 4 != 0) throw std::invalid_argument(fmt::format("{}: C must be a multiple of 4", kernel));
+  return {r, c, ceil_div(r, 8) * c / 4};  // one E8M0 scale byte per 32 values
+}
+
+Problem make_mx_quantize(const std::vector<std::int64_t>& shape, DType packed) {
+  const MxShape shape_rc = mx_problem_shape(shape, packed, "mx_quantize", "produces");
+  const std::int64_t r = shape_rc.rows, c = shape_rc.cols;  // named: lambdas capture them
   Problem p;
   p.label = fmt::format("mx_quantize {}x{} bfloat16 -> {}", r, c, numerics::name(packed));
   p.fn = [packed](std::span<const Tensor> in) { return mx_quantize(in, {.packed = packed}); };
@@ -402,17 +408,13 @@ Problem make_mx_quantize(const std::vector<std::int64_t>& shape, DType packed) {
       0, 0,
       "quantize_mx with the Trainium scale rule is exact: the same element codes and E8M0 "
       "scales as numerics::quantize_mx_packed"};
-  const std::int64_t scale_bytes = ceil_div(r, 8) * c / 4;  // one E8M0 per 32 values
-  p.hbm_bytes = 2.0 * double(r * c) + double(r * c) + double(scale_bytes);
+  p.hbm_bytes = 2.0 * double(r * c) + double(r * c) + double(shape_rc.scale_bytes);
   return p;
 }
 
 Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed) {
-  require_dims(shape, 2, "RxC");
-  if (!is_fp8_x4(packed))
-    throw std::invalid_argument("mx_dequantize decodes float8_e4m3fn_x4 or float8_e5m2_x4");
-  const std::int64_t r = shape[0], c = shape[1];
-  if (c % 4 != 0) throw std::invalid_argument("mx_dequantize: C must be a multiple of 4");
+  const MxShape shape_rc = mx_problem_shape(shape, packed, "mx_dequantize", "decodes");
+  const std::int64_t r = shape_rc.rows, c = shape_rc.cols;  // named: lambdas capture them
   Problem p;
   p.label = fmt::format("mx_dequantize {}x{} {} -> float32", r, c, numerics::name(packed));
   p.fn = [](std::span<const Tensor> in) { return mx_dequantize(in); };
@@ -428,8 +430,7 @@ Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed)
     return out;
   };
   p.tolerance = {0, 0, "an MX value (<= 4 significant bits times a power of two) is exact in fp32"};
-  const std::int64_t scale_bytes = ceil_div(r, 8) * c / 4;  // one E8M0 per 32 values
-  p.hbm_bytes = double(r * c) + double(scale_bytes) + 4.0 * double(r * c);
+  p.hbm_bytes = double(r * c) + double(shape_rc.scale_bytes) + 4.0 * double(r * c);
   return p;
 }
 

@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
@@ -21,8 +22,9 @@ struct Sizes {
 
 Sizes sizes_of(std::span<const Tensor> in, std::int64_t block_m = 1, std::int64_t block_n = 1,
                std::int64_t block_k = 1) {
-  if (in.size() != 2 || in[0].ndim() != 2 || in[1].ndim() != 2 || in[0].dim(0) != in[1].dim(0))
-    throw kernel::KernelError({}, "tutorial matmul takes a_t [K, M] and b [K, N]");
+  require_inputs(in, {2, 2}, "tutorial matmul", "a_t [K, M] and b [K, N]");
+  if (in[0].dim(0) != in[1].dim(0))
+    throw kernel::KernelError({}, "tutorial matmul: a_t [K, M] and b [K, N] must share K");
   Sizes s{in[0].dim(0),
           in[0].dim(1),
           in[1].dim(1),
@@ -35,6 +37,19 @@ Sizes sizes_of(std::span<const Tensor> in, std::int64_t block_m = 1, std::int64_
         {}, fmt::format("tutorial matmul needs M a multiple of {}, N of {} and K of {}",
                         s.tile_m * block_m, s.tile_n * block_n, s.tile_k * block_k));
   return s;
+}
+
+// Loads the K tiles [tile_k, cols] of src from row tile k_first * tile_k and column col0, each
+// into its own SBUF tile `name`. The instructions carry the caller's line, as if written there.
+std::vector<Tensor> load_k_tiles(const Tensor& src, std::int64_t k_first, std::int64_t count,
+                                 std::int64_t tile_k, std::int64_t col0, std::int64_t cols,
+                                 const char* name, kernel::Loc loc = kernel::Loc::current()) {
+  std::vector<Tensor> tiles;
+  for (std::int64_t k = k_first; k < k_first + count; ++k) {
+    tiles.push_back(nl::ndarray({tile_k, cols}, src.dtype(), nl::sbuf, name, loc));
+    nisa::dma_copy(tiles.back(), src(nl::ds(k * tile_k, tile_k), nl::ds(col0, cols)), {}, loc);
+  }
+  return tiles;
 }
 
 // Step 1: one PSUM tile per output tile; both input tiles loaded inside the K loop.
@@ -67,19 +82,11 @@ std::vector<Tensor> hoisted(std::span<const Tensor> in) {
   Tensor c = nl::ndarray({s.m, s.n}, a_t.dtype(), nl::shared_hbm, "c");
   const std::int64_t kt = s.k / s.tile_k;
   for (std::int64_t m = 0; m < s.m / s.tile_m; ++m) {
-    std::vector<Tensor> a_tiles;
-    for (std::int64_t k = 0; k < kt; ++k) {
-      a_tiles.push_back(nl::ndarray({s.tile_k, s.tile_m}, a_t.dtype(), nl::sbuf, "a_tile"));
-      nisa::dma_copy(a_tiles.back(),
-                     a_t(nl::ds(k * s.tile_k, s.tile_k), nl::ds(m * s.tile_m, s.tile_m)));
-    }
+    const std::vector<Tensor> a_tiles =
+        load_k_tiles(a_t, 0, kt, s.tile_k, m * s.tile_m, s.tile_m, "a_tile");
     for (std::int64_t n = 0; n < s.n / s.tile_n; ++n) {
-      std::vector<Tensor> b_tiles;
-      for (std::int64_t k = 0; k < kt; ++k) {
-        b_tiles.push_back(nl::ndarray({s.tile_k, s.tile_n}, b.dtype(), nl::sbuf, "b_tile"));
-        nisa::dma_copy(b_tiles.back(),
-                       b(nl::ds(k * s.tile_k, s.tile_k), nl::ds(n * s.tile_n, s.tile_n)));
-      }
+      const std::vector<Tensor> b_tiles =
+          load_k_tiles(b, 0, kt, s.tile_k, n * s.tile_n, s.tile_n, "b_tile");
       Tensor acc = nl::ndarray({s.tile_m, s.tile_n}, DType::kFloat32, nl::psum, "acc");
       for (std::int64_t k = 0; k < kt; ++k)
         nisa::nc_matmul(acc, a_tiles[static_cast<std::size_t>(k)],
@@ -100,21 +107,15 @@ std::vector<Tensor> blocked(std::span<const Tensor> in) {
   Tensor c = nl::ndarray({s.m, s.n}, a_t.dtype(), nl::shared_hbm, "c");
   const std::int64_t kt = s.k / s.tile_k;
   for (std::int64_t m = 0; m < s.m / (s.tile_m * kBlockM); ++m) {
-    std::vector<std::vector<Tensor>> a_tiles(kBlockM);
+    std::vector<std::vector<Tensor>> a_tiles;
     for (std::int64_t bm = 0; bm < kBlockM; ++bm)
-      for (std::int64_t k = 0; k < kt; ++k) {
-        a_tiles[bm].push_back(nl::ndarray({s.tile_k, s.tile_m}, a_t.dtype(), nl::sbuf, "a_tile"));
-        nisa::dma_copy(a_tiles[bm].back(), a_t(nl::ds(k * s.tile_k, s.tile_k),
-                                               nl::ds((m * kBlockM + bm) * s.tile_m, s.tile_m)));
-      }
+      a_tiles.push_back(
+          load_k_tiles(a_t, 0, kt, s.tile_k, (m * kBlockM + bm) * s.tile_m, s.tile_m, "a_tile"));
     for (std::int64_t n = 0; n < s.n / (s.tile_n * kBlockN); ++n) {
-      std::vector<std::vector<Tensor>> b_tiles(kBlockN);
+      std::vector<std::vector<Tensor>> b_tiles;
       for (std::int64_t bn = 0; bn < kBlockN; ++bn)
-        for (std::int64_t k = 0; k < kt; ++k) {
-          b_tiles[bn].push_back(nl::ndarray({s.tile_k, s.tile_n}, b.dtype(), nl::sbuf, "b_tile"));
-          nisa::dma_copy(b_tiles[bn].back(), b(nl::ds(k * s.tile_k, s.tile_k),
-                                               nl::ds((n * kBlockN + bn) * s.tile_n, s.tile_n)));
-        }
+        b_tiles.push_back(
+            load_k_tiles(b, 0, kt, s.tile_k, (n * kBlockN + bn) * s.tile_n, s.tile_n, "b_tile"));
       for (std::int64_t bm = 0; bm < kBlockM; ++bm)
         for (std::int64_t bn = 0; bn < kBlockN; ++bn) {
           Tensor acc = nl::ndarray({s.tile_m, s.tile_n}, DType::kFloat32, nl::psum, "acc");
@@ -153,19 +154,11 @@ std::vector<Tensor> optimized(std::span<const Tensor> in) {
       return result[static_cast<std::size_t>((m * kOptBlockM + bm) * kOptBlockN + bn)];
     };
     for (std::int64_t k = 0; k < num_k; ++k) {
-      std::vector<Tensor> b_tiles;
-      for (std::int64_t bk = 0; bk < kOptBlockK; ++bk) {
-        b_tiles.push_back(nl::ndarray({s.tile_k, block_n}, b.dtype(), nl::sbuf, "b_tile"));
-        nisa::dma_copy(b_tiles.back(), b(nl::ds((kOptBlockK * k + bk) * s.tile_k, s.tile_k),
-                                         nl::ds(block_n * n, block_n)));
-      }
+      const std::vector<Tensor> b_tiles =
+          load_k_tiles(b, kOptBlockK * k, kOptBlockK, s.tile_k, block_n * n, block_n, "b_tile");
       for (std::int64_t m = 0; m < num_m; ++m) {
-        std::vector<Tensor> a_tiles;
-        for (std::int64_t bk = 0; bk < kOptBlockK; ++bk) {
-          a_tiles.push_back(nl::ndarray({s.tile_k, block_m}, a_t.dtype(), nl::sbuf, "a_tile"));
-          nisa::dma_copy(a_tiles.back(), a_t(nl::ds((kOptBlockK * k + bk) * s.tile_k, s.tile_k),
-                                             nl::ds(block_m * m, block_m)));
-        }
+        const std::vector<Tensor> a_tiles =
+            load_k_tiles(a_t, kOptBlockK * k, kOptBlockK, s.tile_k, block_m * m, block_m, "a_tile");
         for (std::int64_t bn = 0; bn < kOptBlockN; ++bn)
           for (std::int64_t bm = 0; bm < kOptBlockM; ++bm) {
             Tensor acc = nl::ndarray({s.tile_m, s.tile_n}, DType::kFloat32, nl::psum, "acc");

@@ -6,6 +6,8 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "numerics/numerics.h"
+
 namespace trnsim::kernels {
 
 namespace {
@@ -86,22 +88,8 @@ void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_
 }
 
 double half_ulp(DType t) {
-  switch (t) {
-    case DType::kFloat32:
-      return 0x1p-24;
-    case DType::kTFloat32:
-      return 0x1p-11;
-    case DType::kBFloat16:
-      return 0x1p-8;
-    case DType::kFloat16:
-      return 0x1p-11;
-    case DType::kFloat8E4M3:
-      return 0x1p-4;
-    case DType::kFloat8E5M2:
-      return 0x1p-3;
-    default:
-      return 0x1p-8;
-  }
+  // Types without a mantissa (integers, E8M0) are checked as if they were bf16.
+  return std::ldexp(1.0, -(numerics::mantissa_bits(t).value_or(7) + 1));
 }
 
 const KernelInfo* find_kernel(std::string_view name) {

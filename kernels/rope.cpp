@@ -18,13 +18,12 @@ using kernel::KernelError;
 using kernel::Tensor;
 
 std::vector<Tensor> rope(std::span<const Tensor> in, const RopeOptions& o) {
-  if (in.size() != 3)
-    throw KernelError({}, "rope takes three inputs: x [S, D], cos [S, D/2], sin [S, D/2]");
+  require_inputs(in, {2, 2, 2}, "rope", "x [S, D], cos [S, D/2] and sin [S, D/2]");
   const Tensor& x = in[0];
   const Tensor& cs = in[1];
   const Tensor& sn = in[2];
-  if (x.ndim() != 2 || x.dim(1) % 2 != 0 || cs.ndim() != 2 || sn.ndim() != 2 ||
-      cs.shape() != sn.shape() || cs.dim(0) != x.dim(0) || cs.dim(1) * 2 != x.dim(1))
+  if (x.dim(1) % 2 != 0 || cs.shape() != sn.shape() || cs.dim(0) != x.dim(0) ||
+      cs.dim(1) * 2 != x.dim(1))
     throw KernelError({}, "rope: expected x [S, D] with D even and cos, sin [S, D/2]");
   const std::int64_t s = x.dim(0), d = x.dim(1), h = d / 2;
   const DType dt = x.dtype();

@@ -25,7 +25,7 @@ using kernel::KernelError;
 using kernel::Tensor;
 
 std::vector<Tensor> softmax(std::span<const Tensor> in, const SoftmaxOptions& o) {
-  if (in.size() != 1 || in[0].ndim() != 2) throw KernelError({}, "softmax takes one [R, C] input");
+  require_inputs(in, {2}, "softmax", "x [R, C]");
   const Tensor& x = in[0];
   const std::int64_t rows = x.dim(0), cols = x.dim(1);
   const DType dt = x.dtype();

@@ -9,6 +9,17 @@ namespace trnsim::kernels {
 using kernel::Index;
 using kernel::Tensor;
 
+void require_inputs(std::span<const Tensor> in, std::initializer_list<int> ranks,
+                    std::string_view kernel, std::string_view signature) {
+  if (in.size() != ranks.size())
+    throw kernel::KernelError({}, fmt::format("{} takes {} inputs, {}; got {}", kernel,
+                                              ranks.size(), signature, in.size()));
+  for (std::size_t i = 0; i < in.size(); ++i)
+    if (in[i].ndim() != ranks.begin()[i])
+      throw kernel::KernelError({}, fmt::format("{} takes {}; input {} has {} dims, not {}", kernel,
+                                                signature, i, in[i].ndim(), ranks.begin()[i]));
+}
+
 void check_block_fits_psum(std::string_view kernel, int block_m, int block_n) {
   if (block_m < 1 || block_n < 1 || block_m * block_n > nl::tile_size::psum_num_banks())
     throw kernel::KernelError(

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,6 +31,12 @@ void for_each_row_tile(std::int64_t rows, std::int64_t partitions, std::int64_t 
   for (std::int64_t r0 = grouped_rows; r0 < rows; r0 += partitions)
     tile(r0, std::min(partitions, rows - r0), std::int64_t{1});
 }
+
+// Throws a KernelError unless `in` holds one tensor per entry of `ranks`, each with that many
+// dims. The message says what `kernel` takes (`signature`, e.g. "a_t [K, M] and b [K, N]") and
+// what it got; each kernel checks the sizes themselves after this.
+void require_inputs(std::span<const kernel::Tensor> in, std::initializer_list<int> ranks,
+                    std::string_view kernel, std::string_view signature);
 
 // Throws a KernelError unless block_m x block_n accumulators, one PSUM bank each, fit the
 // PSUM banks of the chip being traced (the kernel-side twin of check_psum_block in

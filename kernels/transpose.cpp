@@ -20,14 +20,14 @@
 #include <algorithm>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
 namespace {
 
 const Tensor& check_input(std::span<const Tensor> in, const char* name) {
-  if (in.size() != 1 || in[0].ndim() != 2)
-    throw kernel::KernelError({}, fmt::format("{} takes one input x [R, C]", name));
+  require_inputs(in, {2}, name, "x [R, C]");
   return in[0];
 }
 

@@ -31,6 +31,15 @@ ProblemReport run_kernel(std::string_view kernel, std::string_view chip,
   return run_problem(problem, config);
 }
 
+const arch::ChipConfig& trn3() {
+  static const arch::ChipConfig chip = arch::load_preset("trn3");
+  return chip;
+}
+
+Problem trn3_problem(std::string_view kernel, const std::vector<std::int64_t>& shape, DType dtype) {
+  return library_kernel(kernel).make(shape, dtype, trn3());
+}
+
 ProblemReport run_kernel_with_fn(std::string_view kernel, std::string_view chip,
                                  const std::vector<std::int64_t>& shape, DType dtype,
                                  kernel::KernelFn fn) {

@@ -20,6 +20,12 @@ ProblemReport run_kernel(std::string_view kernel, std::string_view chip,
                          const std::vector<std::int64_t>& shape, DType dtype,
                          const OptionValues& set = {}, int lnc = 1);
 
+// The preset trn3, loaded once.
+const arch::ChipConfig& trn3();
+// The library kernel `kernel`'s problem of `shape` and `dtype` for trn3 with default options,
+// for tests that change the problem or compare its inputs with the outputs.
+Problem trn3_problem(std::string_view kernel, const std::vector<std::int64_t>& shape, DType dtype);
+
 // The same problem computed by `fn` instead of the kernel: a variant of the kernel, or a
 // deliberately wrong one that the problem's check must catch.
 ProblemReport run_kernel_with_fn(std::string_view kernel, std::string_view chip,

@@ -16,7 +16,7 @@ TEST(MatmulKernel, DmaOverlapsComputeSoTheTensorEngineBounds) {
   // while the tensor engine works, so a 2048^3 BF16 matmul is tensor bound (issue #5 asks
   // for >= 85% of peak at 4096^3; BENCHMARKS.md has that figure).
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  const Problem p = find_kernel("matmul")->make({2048, 2048, 2048}, DType::kBFloat16, chip);
+  const Problem p = trn3_problem("matmul", {2048, 2048, 2048}, DType::kBFloat16);
   RunProblemOptions timing_only;
   timing_only.functional = false;
   const ProblemReport r = run_problem(p, chip, timing_only);
@@ -30,7 +30,7 @@ TEST(MatmulKernel, ListScheduleIsNoSlowerThanProgramOrder) {
   // while later prefetches took the DMA engines first, 2.8 us slower than program order at
   // 1024^3 on trn3 (36.6 vs 33.8 us).
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  const Problem p = find_kernel("matmul")->make({1024, 1024, 1024}, DType::kBFloat16, chip);
+  const Problem p = trn3_problem("matmul", {1024, 1024, 1024}, DType::kBFloat16);
   RunProblemOptions scheduled, in_order;
   scheduled.functional = in_order.functional = false;
   in_order.compile.schedule = false;
@@ -52,7 +52,7 @@ TEST(MatmulKernel, TimingOnlyLaunchTrustsTheCompilersValidationOnlyOnItsChip) {
   // launch on that chip skips the check, on any other chip (or once the record is dropped
   // after editing a program) it validates again.
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  const Problem p = find_kernel("matmul")->make({256, 512, 256}, DType::kBFloat16, chip);
+  const Problem p = trn3_problem("matmul", {256, 512, 256}, DType::kBFloat16);
   RunProblemOptions timing_only;
   timing_only.functional = false;
   ProblemReport r = build_problem(p, chip, timing_only);

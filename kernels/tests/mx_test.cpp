@@ -34,21 +34,21 @@ void expect_quantize_bit_exact(const Problem& p, DType packed, std::int64_t r, s
 TEST(MxQuantize, BitExactBothFp8Types) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   for (DType t : {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4})
-    expect_quantize_bit_exact(find_kernel("mx_quantize")->make({256, 512}, t, chip), t, 256, 512);
+    expect_quantize_bit_exact(trn3_problem("mx_quantize", {256, 512}, t), t, 256, 512);
 }
 
 TEST(MxQuantize, RaggedRowsPadToBlocks) {
   // 100 rows: a partial quadrant and a last block of 4 rows (zero-padded on chip).
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  expect_quantize_bit_exact(find_kernel("mx_quantize")->make({100, 36}, DType::kFloat8E4M3x4, chip),
+  expect_quantize_bit_exact(trn3_problem("mx_quantize", {100, 36}, DType::kFloat8E4M3x4),
                             DType::kFloat8E4M3x4, 100, 36);
-  expect_quantize_bit_exact(find_kernel("mx_quantize")->make({8, 4}, DType::kFloat8E5M2x4, chip),
+  expect_quantize_bit_exact(trn3_problem("mx_quantize", {8, 4}, DType::kFloat8E5M2x4),
                             DType::kFloat8E5M2x4, 8, 4);
 }
 
 TEST(MxQuantize, ZeroTinyAndHugeBlocks) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  Problem p = find_kernel("mx_quantize")->make({64, 64}, DType::kFloat8E4M3x4, chip);
+  Problem p = trn3_problem("mx_quantize", {64, 64}, DType::kFloat8E4M3x4);
   std::vector<float> v = p.inputs[0].to_floats();
   for (int r = 0; r < 8; ++r)
     for (int c = 0; c < 4; ++c) {
@@ -67,7 +67,7 @@ TEST(MxDequantize, SpecialScaleCodes) {
   // Scale code 0 is 2^-127 (a subnormal factor), 254 is 2^127 (overflows to Inf for
   // elements >= 2), 255 is NaN. Checked element by element (check() compares in double).
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  Problem p = find_kernel("mx_dequantize")->make({16, 8}, DType::kFloat8E4M3x4, chip);
+  Problem p = trn3_problem("mx_dequantize", {16, 8}, DType::kFloat8E4M3x4);
   p.inputs[1].mutable_bytes()[0] = 0;    // rows 0..7, columns 0..3
   p.inputs[1].mutable_bytes()[1] = 254;  // rows 0..7, columns 4..7
   p.inputs[1].mutable_bytes()[2] = 255;  // rows 8..15, columns 0..3
@@ -122,7 +122,7 @@ TEST(MxMatmul, PerStepLoadsAndSmallBlocks) {
 
 TEST(MxMatmul, RegistryProblemAndCheckCanFail) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
-  const Problem p = find_kernel("matmul_mx")->make({256, 512, 1536}, DType::kFloat8E4M3x4, chip);
+  const Problem p = trn3_problem("matmul_mx", {256, 512, 1536}, DType::kFloat8E4M3x4);
   ProblemReport r = run_problem(p, chip);
   expect_kernel_correct(r);
   // A scale off by one (a factor of 2 on a block of 32 k) must fail the check.
@@ -152,7 +152,7 @@ TEST(MxMatmul, ConsumesWhatMxQuantizeProduces) {
           y[i] = std::ldexp(e[i],
                             static_cast<int>(sc[static_cast<std::size_t>((p / 8) * f + c)]) - 127);
         }
-    Problem q = find_kernel("mx_quantize")->make({k / 4, 4 * f}, DType::kFloat8E4M3x4, chip);
+    Problem q = trn3_problem("mx_quantize", {k / 4, 4 * f}, DType::kFloat8E4M3x4);
     q.inputs[0] = runtime::HostTensor::from_floats("x", DType::kBFloat16, {k / 4, 4 * f}, y);
     const ProblemReport qr = run_problem(q, chip);
     expect_kernel_correct(qr);

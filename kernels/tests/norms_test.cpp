@@ -2,7 +2,6 @@
 // tolerance and the inputs they refuse.
 #include <gtest/gtest.h>
 
-#include "arch/arch.h"
 #include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
@@ -12,9 +11,8 @@ using numerics::DType;
 
 TEST(NormRmsnorm, CheckCatchesAWrongElement) {
   // The tolerance is tight enough that one element off by 1% fails.
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  const Problem p = find_kernel("rmsnorm")->make({128, 256}, DType::kFloat32, chip);
-  ProblemReport r = run_problem(p, chip);
+  const Problem p = trn3_problem("rmsnorm", {128, 256}, DType::kFloat32);
+  ProblemReport r = run_problem(p, trn3());
   ASSERT_TRUE(r.check && r.check->ok) << format_report(r);
   std::vector<runtime::HostTensor> outs = r.launch.outputs;
   std::vector<float> v = outs[0].to_floats();

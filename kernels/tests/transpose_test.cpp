@@ -2,7 +2,6 @@
 // shapes of both transposes are in correctness_test.cpp).
 #include <gtest/gtest.h>
 
-#include "arch/arch.h"
 #include "kernels/tests/kernel_test_util.h"
 
 namespace trnsim::kernels {
@@ -11,9 +10,8 @@ namespace {
 using numerics::DType;
 
 TEST(TransposePe, OutputIsTheTransposeBitForBit) {
-  const arch::ChipConfig chip = arch::load_preset("trn3");
-  const Problem p = find_kernel("transpose")->make({130, 260}, DType::kBFloat16, chip);
-  const ProblemReport r = run_problem(p, chip);
+  const Problem p = trn3_problem("transpose", {130, 260}, DType::kBFloat16);
+  const ProblemReport r = run_problem(p, trn3());
   ASSERT_EQ(r.launch.outputs.size(), 1u);
   const auto& in = p.inputs[0].bytes();
   const auto& out = r.launch.outputs[0].bytes();

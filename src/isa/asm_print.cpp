@@ -116,31 +116,30 @@ void print_value(std::string& out, const AffinePattern& pattern) {
   print_dims(out, pattern.num_dims, pattern.dims);
 }
 
-void print_value(std::string& out, const std::array<std::uint8_t, 32>& mask) {
+// [a,b,...]: the items of a list, each printed by print_item, between `separator`s.
+template <class Range, class PrintItem>
+void print_list(std::string& out, const Range& items, std::string_view separator,
+                PrintItem print_item) {
   out += '[';
-  for (std::size_t i = 0; i < mask.size(); ++i) {
-    if (i > 0) out += ',';
-    out += fmt::format("{}", mask[i]);
+  bool first = true;
+  for (const auto& item : items) {
+    if (!first) out += separator;
+    first = false;
+    print_item(item);
   }
   out += ']';
+}
+
+void print_value(std::string& out, const std::array<std::uint8_t, 32>& mask) {
+  print_list(out, mask, ",", [&](std::uint8_t bit) { out += fmt::format("{}", bit); });
 }
 
 void print_value(std::string& out, const std::vector<AccessPattern>& aps) {
-  out += '[';
-  for (std::size_t i = 0; i < aps.size(); ++i) {
-    if (i > 0) out += ", ";
-    print_value(out, aps[i]);
-  }
-  out += ']';
+  print_list(out, aps, ", ", [&](const AccessPattern& ap) { print_value(out, ap); });
 }
 
 void print_value(std::string& out, const std::vector<float>& values) {
-  out += '[';
-  for (std::size_t i = 0; i < values.size(); ++i) {
-    if (i > 0) out += ',';
-    print_float(out, values[i]);
-  }
-  out += ']';
+  print_list(out, values, ",", [&](float v) { print_float(out, v); });
 }
 
 void print_value(std::string& out, const std::string& text) {

@@ -92,8 +92,6 @@ struct AccessPattern {
   friend bool operator==(const AccessPattern& a, const AccessPattern& b);
 };
 
-// An operand that is either an fp32 immediate or a per-partition [P, 1] tensor broadcast
-// along the free dims (NKI tensor_scalar / activation scale and bias).
 // An access pattern from its parts: `dims` major to minor as {step, count} (at most
 // kMaxFreeDims; extra dims throw std::invalid_argument). For users and tests that build
 // programs in C++; the kernel API builds them from tensor views.
@@ -121,6 +119,8 @@ inline AccessPattern access_pattern(Memory memory, DType dtype, std::uint32_t st
                         std::span<const Dim>(dims.begin(), dims.size()), partition_step);
 }
 
+// An operand that is either an fp32 immediate or a per-partition [P, 1] tensor broadcast
+// along the free dims (NKI tensor_scalar / activation scale and bias).
 using ScalarOperand = std::variant<float, AccessPattern>;
 
 // ---------------------------------------------------------------------------------------

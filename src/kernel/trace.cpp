@@ -60,16 +60,16 @@ Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name
     if (d <= 0)
       throw KernelError(where, fmt::format("tensor shape [{}] has a dim that is not positive",
                                            fmt::join(shape, ", ")));
-  Storage s;
-  s.id = static_cast<StorageId>(ir_.storages.size());
-  s.buffer = buffer;
-  s.dtype = dtype;
-  s.shape = shape;
-  s.origin = where;
-  s.role = role;
-  s.fixed_offset = fixed_offset;
-  s.name =
-      name.empty() ? fmt::format("{}{}", is_on_chip(buffer) ? "t" : "hbm", s.id) : std::move(name);
+  const auto id = static_cast<StorageId>(ir_.storages.size());
+  if (name.empty()) name = fmt::format("{}{}", is_on_chip(buffer) ? "t" : "hbm", id);
+  Storage s{.id = id,
+            .buffer = buffer,
+            .dtype = dtype,
+            .shape = shape,
+            .name = std::move(name),
+            .origin = where,
+            .role = role,
+            .fixed_offset = fixed_offset};
   const std::uint64_t elem = numerics::storage_bytes(dtype);
   if (is_on_chip(buffer)) {
     const bool sbuf = buffer == Buffer::kSbuf;

@@ -213,6 +213,13 @@ float max_finite(DType type) {
   throw_unsupported(type, "max_finite");
 }
 
+std::optional<int> mantissa_bits(DType type) {
+  return visit_type(unpacked_element(type), []<class Tag>(Tag) -> std::optional<int> {
+    if constexpr (requires { Tag::kMantissaBits; }) return Tag::kMantissaBits;
+    return std::nullopt;
+  });
+}
+
 void encode_array(DType type, std::span<const float> in, std::span<std::uint8_t> out,
                   const ConvertOptions& options) {
   encode_array_impl(type, in, out, options);

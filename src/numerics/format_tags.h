@@ -18,6 +18,7 @@ namespace trnsim::numerics::detail {
 template <FloatFormat F, int kCodeShift = 0>
 struct FloatTag {
   static constexpr bool kUsesOptions = true;
+  static constexpr int kMantissaBits = F.man_bits;
   template <RoundingMode R, OverflowMode O>
   static std::uint32_t encode(std::uint32_t bits, std::uint32_t random) {
     return encode_float<F, R, O>(bits, random) << kCodeShift;
@@ -27,6 +28,7 @@ struct FloatTag {
 
 struct Fp32Tag {
   static constexpr bool kUsesOptions = false;  // fp32 -> fp32 is the identity
+  static constexpr int kMantissaBits = 23;
   template <RoundingMode, OverflowMode>
   static std::uint32_t encode(std::uint32_t bits, std::uint32_t) {
     return bits;

@@ -151,6 +151,14 @@ void with_packed_word(DType packed, Fn&& fn) {
 // Blocks per step of the packed paths (a multiple of 32 elements, so blocks never straddle).
 constexpr std::size_t kPackedChunk = 64 * kMxBlockSize;
 
+// Calls chunk(start, n) for consecutive pieces [start, start + n) of `count` elements, each
+// at most kPackedChunk long.
+template <class Chunk>
+void for_each_chunk(std::size_t count, Chunk chunk) {
+  for (std::size_t start = 0; start < count; start += kPackedChunk)
+    chunk(start, std::min(kPackedChunk, count - start));
+}
+
 }  // namespace
 
 int mx_element_emax(DType element) {
@@ -199,11 +207,10 @@ void pack_x4(DType packed, std::span<const std::uint8_t> codes, std::span<std::b
     check(codes.size() % 4 == 0 && words.size() == codes.size() / 4 * sizeof(Word),
           "pack_x4: words must hold codes.size() / 4 words");
     std::array<Word, kPackedChunk / 4> buffer;
-    for (std::size_t start = 0; start < codes.size(); start += kPackedChunk) {
-      const std::size_t n_words = std::min(kPackedChunk, codes.size() - start) / 4;
-      pack_x4_words(packed, codes.data() + start, buffer.data(), n_words);
-      std::memcpy(words.data() + start / 4 * sizeof(Word), buffer.data(), n_words * sizeof(Word));
-    }
+    for_each_chunk(codes.size(), [&](std::size_t start, std::size_t n) {
+      pack_x4_words(packed, codes.data() + start, buffer.data(), n / 4);
+      std::memcpy(words.data() + start / 4 * sizeof(Word), buffer.data(), n / 4 * sizeof(Word));
+    });
   });
 }
 
@@ -213,11 +220,10 @@ void unpack_x4(DType packed, std::span<const std::byte> words, std::span<std::ui
     check(codes.size() % 4 == 0 && words.size() == codes.size() / 4 * sizeof(Word),
           "unpack_x4: words must hold codes.size() / 4 words");
     std::array<Word, kPackedChunk / 4> buffer;
-    for (std::size_t start = 0; start < codes.size(); start += kPackedChunk) {
-      const std::size_t n_words = std::min(kPackedChunk, codes.size() - start) / 4;
-      std::memcpy(buffer.data(), words.data() + start / 4 * sizeof(Word), n_words * sizeof(Word));
-      unpack_x4_words(packed, buffer.data(), codes.data() + start, n_words);
-    }
+    for_each_chunk(codes.size(), [&](std::size_t start, std::size_t n) {
+      std::memcpy(buffer.data(), words.data() + start / 4 * sizeof(Word), n / 4 * sizeof(Word));
+      unpack_x4_words(packed, buffer.data(), codes.data() + start, n / 4);
+    });
   });
 }
 
@@ -231,14 +237,13 @@ void quantize_mx_packed(DType packed, std::span<const float> in, std::span<std::
   MxOptions piece = options;
   piece.element = unpacked_element(packed);
   std::array<std::uint8_t, kPackedChunk> codes;
-  for (std::size_t start = 0; start < in.size(); start += kPackedChunk) {
-    const std::size_t n = std::min(kPackedChunk, in.size() - start);
+  for_each_chunk(in.size(), [&](std::size_t start, std::size_t n) {
     piece.first_index = options.first_index + start;
     quantize_codes(in.subspan(start, n), codes.data(), scales.data() + start / kMxBlockSize, piece);
     const std::size_t word_offset = start / 4 * storage_bytes(packed);
     pack_x4(packed, std::span<const std::uint8_t>(codes.data(), n),
             words.subspan(word_offset, n / 4 * storage_bytes(packed)));
-  }
+  });
 }
 
 void dequantize_mx_packed(DType packed, std::span<const std::byte> words,
@@ -248,14 +253,13 @@ void dequantize_mx_packed(DType packed, std::span<const std::byte> words,
         "dequantize_mx_packed: words.size() does not match out.size()");
   check(scales.size() == block_count(out.size()), "dequantize_mx_packed: scales.size() != blocks");
   std::array<std::uint8_t, kPackedChunk> codes;
-  for (std::size_t start = 0; start < out.size(); start += kPackedChunk) {
-    const std::size_t n = std::min(kPackedChunk, out.size() - start);
+  for_each_chunk(out.size(), [&](std::size_t start, std::size_t n) {
     const std::size_t word_offset = start / 4 * storage_bytes(packed);
     unpack_x4(packed, words.subspan(word_offset, n / 4 * storage_bytes(packed)),
               std::span<std::uint8_t>(codes.data(), n));
     dequantize_codes(unpacked_element(packed), codes.data(), n,
                      scales.data() + start / kMxBlockSize, out.data() + start);
-  }
+  });
 }
 
 }  // namespace trnsim::numerics

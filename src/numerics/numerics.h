@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "numerics/dtype.h"
@@ -47,6 +48,10 @@ float decode(DType type, std::uint32_t code);
 
 // Largest finite value of a float type (for E8M0: 2^127); the maximum for integer types.
 float max_finite(DType type);
+
+// Stored mantissa bits of a float type (23 for fp32, 7 for bf16; an x4-packed type's element's);
+// nullopt for the integer types and E8M0, which have none.
+std::optional<int> mantissa_bits(DType type);
 
 // ---- Bulk conversions -------------------------------------------------------------------
 // `out` holds storage words of `type` and the span's element size must equal

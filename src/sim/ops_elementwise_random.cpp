@@ -4,6 +4,7 @@
 // Random numbers: the state belongs to the engine's lane, so it is addressed by absolute
 // partition. A lane may hold several XORWOW generators (6 words each: 1 on GpSimd, 4 on the
 // gen4 Vector engine); element i of a row draws from generator i mod count.
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <span>
@@ -106,20 +107,19 @@ bool run(const isa::RandSetState& op, OperandIO& io) {
   for (std::uint32_t p = 0; p < seeds.partitions; ++p) {
     const std::span<std::uint32_t> state = lane_state(io, op.src_seeds, p);
     require(seeds.free == state.size(), "rand_set_state needs exactly one state per partition");
-    for (std::size_t w = 0; w < state.size(); ++w)
-      state[w] = static_cast<std::uint32_t>(seeds.words[p * seeds.free + w]);
+    const auto row = seeds.words.begin() + static_cast<std::ptrdiff_t>(p * seeds.free);
+    std::transform(row, row + static_cast<std::ptrdiff_t>(state.size()), state.begin(),
+                   [](auto word) { return static_cast<std::uint32_t>(word); });
   }
   return true;
 }
 
 bool run(const isa::RandGetState& op, OperandIO& io) {
-  const std::uint32_t partitions = op.dst.partitions;
-  const std::uint64_t free = free_count(op.dst);
-  WordTile out = make_word_tile(partitions, free);
-  for (std::uint32_t p = 0; p < partitions; ++p) {
+  WordTile out = make_word_tile(op.dst.partitions, free_count(op.dst));
+  for (std::uint32_t p = 0; p < out.partitions; ++p) {
     const std::span<std::uint32_t> state = lane_state(io, op.dst, p);
-    require(free == state.size(), "rand_get_state needs exactly one state per partition");
-    for (std::size_t w = 0; w < state.size(); ++w) out.words[p * free + w] = state[w];
+    require(out.free == state.size(), "rand_get_state needs exactly one state per partition");
+    std::ranges::copy(state, out.words.begin() + static_cast<std::ptrdiff_t>(p * out.free));
   }
   io.store_words(op.dst, out);
   return true;

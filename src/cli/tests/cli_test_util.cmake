@@ -28,16 +28,22 @@ function(cli_expect_failure expect what)
   message("failed as expected: ${err}")
 endfunction()
 
-# Runs `trnsim ${args} ARGN` (`args` from the caller), which must exit 0 with a result line
-# matching `expect_result`, and sets <prefix>_ns (simulated us), <prefix>_instructions
-# (compiled) and <prefix>_label (the first line of its report) in the caller.
-function(cli_run_report prefix expect_result)
-  execute_process(COMMAND "${TRNSIM}" ${args} ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out
+# Runs `trnsim ARGN`, which must exit 0; echoes its stdout and sets <out_var> to it.
+function(cli_run out_var)
+  execute_process(COMMAND "${TRNSIM}" ${ARGN} RESULT_VARIABLE code OUTPUT_VARIABLE out
                   ERROR_VARIABLE err)
   message("${out}")
   if(NOT code EQUAL 0)
     message(FATAL_ERROR "trnsim ${ARGN} exited with ${code}:\n${err}")
   endif()
+  set(${out_var} "${out}" PARENT_SCOPE)
+endfunction()
+
+# Runs `trnsim ${args} ARGN` (`args` from the caller), which must exit 0 with a result line
+# matching `expect_result`, and sets <prefix>_ns (simulated us), <prefix>_instructions
+# (compiled) and <prefix>_label (the first line of its report) in the caller.
+function(cli_run_report prefix expect_result)
+  cli_run(out ${args} ${ARGN})
   if(NOT out MATCHES "result: +${expect_result}")
     message(FATAL_ERROR "trnsim ${ARGN}: the result line does not say '${expect_result}'")
   endif()

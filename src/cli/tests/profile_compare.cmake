@@ -22,12 +22,7 @@ if(DEFINED EXPECT_ERROR)
   return()
 endif()
 
-execute_process(COMMAND "${TRNSIM}" ${args} RESULT_VARIABLE code OUTPUT_VARIABLE out
-                ERROR_VARIABLE err)
-message("${out}")
-if(NOT code EQUAL 0)
-  message(FATAL_ERROR "trnsim exited with ${code}:\n${err}")
-endif()
+cli_run(out ${args})
 if(NOT out MATCHES "comparison: " OR NOT out MATCHES "explorer comparison")
   message(FATAL_ERROR "stdout has no comparison summary")
 endif()

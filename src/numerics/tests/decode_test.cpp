@@ -102,15 +102,30 @@ TEST(DecodeTest, IntegersSignExtend) {
 }
 
 TEST(DecodeTest, MaxFiniteValues) {
-  EXPECT_EQ(max_finite(DType::kFloat8E4M3), 448.0f);
-  EXPECT_EQ(max_finite(DType::kFloat8E5M2), 57344.0f);
-  EXPECT_EQ(max_finite(DType::kFloat6E3M2), 28.0f);
-  EXPECT_EQ(max_finite(DType::kFloat6E2M3), 7.5f);
-  EXPECT_EQ(max_finite(DType::kFloat4E2M1), 6.0f);
-  EXPECT_EQ(max_finite(DType::kFloat16), 65504.0f);
-  EXPECT_EQ(max_finite(DType::kBFloat16), std::bit_cast<float>(0x7F7F0000u));
-  EXPECT_EQ(max_finite(DType::kTFloat32), std::bit_cast<float>(0x7F7FE000u));
-  EXPECT_EQ(max_finite(DType::kFloat8E8M0), std::ldexp(1.0f, 127));
+  const std::pair<DType, float> cases[] = {{DType::kFloat8E4M3, 448.0f},
+                                           {DType::kFloat8E5M2, 57344.0f},
+                                           {DType::kFloat6E3M2, 28.0f},
+                                           {DType::kFloat6E2M3, 7.5f},
+                                           {DType::kFloat4E2M1, 6.0f},
+                                           {DType::kFloat16, 65504.0f},
+                                           {DType::kBFloat16, std::bit_cast<float>(0x7F7F0000u)},
+                                           {DType::kTFloat32, std::bit_cast<float>(0x7F7FE000u)},
+                                           {DType::kFloat8E8M0, std::ldexp(1.0f, 127)}};
+  for (const auto& [type, max] : cases) EXPECT_EQ(max_finite(type), max) << name(type);
+}
+
+TEST(DecodeTest, MantissaBits) {
+  const std::pair<DType, std::optional<int>> cases[] = {
+      {DType::kFloat32, 23},
+      {DType::kTFloat32, 10},
+      {DType::kBFloat16, 7},
+      {DType::kFloat16, 10},
+      {DType::kFloat8E4M3, 3},
+      {DType::kFloat4E2M1, 1},
+      {DType::kFloat8E5M2x4, 2},  // an x4-packed type: its element's
+      {DType::kFloat8E8M0, std::nullopt},
+      {DType::kInt8, std::nullopt}};
+  for (const auto& [type, bits] : cases) EXPECT_EQ(mantissa_bits(type), bits) << name(type);
 }
 
 }  // namespace

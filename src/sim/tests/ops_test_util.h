@@ -17,6 +17,7 @@
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <string>
 #include <variant>
 #include <vector>
 
@@ -127,12 +128,19 @@ class HostIO final : public OperandIO {
     ++loads;
     return t;
   }
-  void store(const AccessPattern& ap, const Tile& values) override {
-    if (values.partitions != ap.partitions || values.free != count(ap))
-      throw std::logic_error("store shape mismatch");
+  // Writes code_at(p, f) to every element of ap, a tile of `partitions` x `free` values.
+  template <class CodeAt>
+  void put_each(const AccessPattern& ap, std::uint32_t partitions, std::uint64_t free,
+                const char* what, CodeAt code_at) {
+    if (partitions != ap.partitions || free != count(ap))
+      throw std::logic_error(std::string(what) + " shape mismatch");
     for (std::uint32_t p = 0; p < ap.partitions; ++p)
-      for (std::uint64_t f = 0; f < values.free; ++f)
-        put_raw(ap, p, f, numerics::encode(ap.dtype, values.at(p, f)));
+      for (std::uint64_t f = 0; f < free; ++f) put_raw(ap, p, f, code_at(p, f));
+  }
+  void store(const AccessPattern& ap, const Tile& values) override {
+    put_each(ap, values.partitions, values.free, "store", [&](std::uint32_t p, std::uint64_t f) {
+      return numerics::encode(ap.dtype, values.at(p, f));
+    });
   }
   WordTile load_words(const AccessPattern& ap) override {
     WordTile t{ap.partitions, count(ap), {}};
@@ -146,11 +154,10 @@ class HostIO final : public OperandIO {
     return t;
   }
   void store_words(const AccessPattern& ap, const WordTile& words) override {
-    if (words.partitions != ap.partitions || words.free != count(ap))
-      throw std::logic_error("store_words shape mismatch");
-    for (std::uint32_t p = 0; p < ap.partitions; ++p)
-      for (std::uint64_t f = 0; f < words.free; ++f)
-        put_raw(ap, p, f, static_cast<std::uint32_t>(words.words[p * words.free + f]));
+    put_each(ap, words.partitions, words.free, "store_words",
+             [&](std::uint32_t p, std::uint64_t f) {
+               return static_cast<std::uint32_t>(words.words[p * words.free + f]);
+             });
   }
   float scalar(const isa::ScalarOperand& operand, std::uint32_t p) override {
     if (const float* immediate = std::get_if<float>(&operand)) return *immediate;
