@@ -497,7 +497,8 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
                   "Write the --emit output to FILE instead of stdout");
   cmd->add_option("--json", args->json, "Write the timing reports as JSON to FILE");
   cmd->add_option("--lnc", args->lnc,
-                  "Logical core size: run the kernel on this many physical cores (NKI kernel[n])");
+                  "Logical core size: run the kernel on this many physical cores (NKI kernel[n])")
+      ->check(CLI::Range(1, 4096));
   cmd->add_option("--trace", args->trace,
                   "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");
   cmd->add_flag("--timing-only", args->timing_only,

@@ -27,6 +27,9 @@ std::string print_program(const Program& program);
 // `file` names the text in errors and becomes each instruction's Origin (file:line:col of
 // its mnemonic) unless the line carries an explicit origin annotation.
 Program parse_program(std::string_view text, const std::string& file = "<asm>");
-Program parse_program_file(const std::string& path);  // throws AsmError also for I/O errors
+// Throws AsmError also for I/O errors: a directory, a file that cannot be opened or one larger
+// than kMaxProgramFileBytes (a /dev/zero given by mistake must not exhaust host memory).
+inline constexpr std::uint64_t kMaxProgramFileBytes = std::uint64_t{256} << 20;
+Program parse_program_file(const std::string& path);
 
 }  // namespace trnsim::isa

@@ -6,17 +6,14 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <limits>
-#include <sstream>
 #include <type_traits>
 
 #include "isa/asm.h"
 #include "isa/asm_detail.h"
 #include "isa/asm_line_parser.h"
 #include "util/edit_distance.h"
+#include "util/read_file.h"
 
 namespace trnsim::isa {
 
@@ -456,6 +453,20 @@ void parse_line(LineParser& p, ParseState& state) {
   state.program.instructions.push_back(std::move(inst));
 }
 
+// Assembly is text: a NUL or another control byte (a binary file, a terminal escape) would
+// otherwise end a line early or reach the terminal in an error message. Tabs are blanks.
+void reject_control_characters(std::string_view line, std::uint32_t line_number,
+                               const std::string& file) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(line[i]);
+    if ((byte < 0x20 && byte != '\t') || byte == 0x7F)
+      throw AsmError(file, line_number, static_cast<std::uint32_t>(i + 1),
+                     fmt::format("control character {:#04x} in the line (assembly is text; "
+                                 "write it in a string as an escape such as \\t or \\x00)",
+                                 byte));
+  }
+}
+
 }  // namespace
 
 Program parse_program(std::string_view text, const std::string& file) {
@@ -474,6 +485,7 @@ Program parse_program(std::string_view text, const std::string& file) {
     if (line.size() > kMaxLineBytes) {
       throw AsmError(file, line_number, 1, fmt::format("line longer than {} bytes", kMaxLineBytes));
     }
+    reject_control_characters(line, line_number, file);
     LineParser parser(line, line_number, file);
     parse_line(parser, state);
     line_start = line_end + 1;
@@ -482,12 +494,13 @@ Program parse_program(std::string_view text, const std::string& file) {
 }
 
 Program parse_program_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw AsmError(path, 0, 0, fmt::format("cannot open file: {}", std::strerror(errno)));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) throw AsmError(path, 0, 0, "error while reading the file");
-  return parse_program(content.str(), path);
+  std::string text;
+  try {
+    text = util::read_file(path, kMaxProgramFileBytes, "assembly file");
+  } catch (const util::Error& e) {
+    throw AsmError(path, 0, 0, e.diagnostics().front().message);
+  }
+  return parse_program(text, path);
 }
 
 }  // namespace trnsim::isa

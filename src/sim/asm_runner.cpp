@@ -3,12 +3,11 @@
 #include <fmt/core.h>
 
 #include <charconv>
-#include <fstream>
-#include <iterator>
 #include <sstream>
 
 #include "isa/asm.h"
 #include "numerics/numerics.h"
+#include "util/read_file.h"
 
 namespace trnsim::sim {
 
@@ -35,10 +34,12 @@ std::uint64_t parse_number(std::string_view text, std::string_view spec, const c
   return value;
 }
 
-std::vector<std::uint8_t> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw SimError(fmt::format("cannot open '{}'", path));
-  return std::vector<std::uint8_t>(std::istreambuf_iterator<char>(in), {});
+std::string read_file(const std::string& path, std::uint64_t max_bytes, std::string_view what) {
+  try {
+    return util::read_file(path, max_bytes, what);
+  } catch (const util::Error& e) {
+    throw SimError(e.diagnostics().front());
+  }
 }
 
 // Deterministic values in [-1, 1), encoded RNE into the tensor's dtype.
@@ -100,14 +101,23 @@ HbmTensor parse_hbm_tensor(std::string_view spec) {
     dims = comma == std::string_view::npos ? std::string_view{} : dims.substr(comma + 1);
   }
   if (t.shape.empty()) throw SimError(fmt::format("hbm tensor '{}': no dimensions", spec));
+  // The size and the end address must not wrap: a wrapped size would allocate a few bytes
+  // for a huge tensor (the device's capacity check does the rest).
+  std::uint64_t bytes = numerics::storage_bytes(t.dtype);
+  for (const std::uint64_t d : t.shape)
+    if (__builtin_mul_overflow(bytes, d, &bytes) || t.address + bytes < t.address)
+      throw SimError(
+          fmt::format("hbm tensor '{}': its size does not fit in 64-bit addresses", spec));
   return t;
 }
 
-std::vector<HbmTensor> find_hbm_directives(std::string_view text) {
+std::vector<HbmTensor> find_hbm_directives(std::string_view text, const std::string& file) {
   std::vector<HbmTensor> tensors;
   std::istringstream lines{std::string(text)};
   std::string line;
+  std::uint32_t line_number = 0;
   while (std::getline(lines, line)) {
+    ++line_number;
     std::string_view rest = trim(line);
     if (rest.starts_with("//")) {
       rest.remove_prefix(2);
@@ -118,7 +128,14 @@ std::vector<HbmTensor> find_hbm_directives(std::string_view text) {
     }
     rest = trim(rest);
     if (!rest.starts_with("@hbm ") && !rest.starts_with("@hbm\t")) continue;
-    tensors.push_back(parse_hbm_tensor(rest.substr(5)));
+    try {
+      tensors.push_back(parse_hbm_tensor(rest.substr(5)));
+    } catch (const SimError& e) {
+      util::Diagnostic located = e.diagnostics().front();
+      const auto column = static_cast<std::uint32_t>(rest.data() - line.data()) + 1;
+      located.where = {file, line_number, column};
+      throw SimError(std::move(located));
+    }
   }
   return tensors;
 }
@@ -127,12 +144,9 @@ AsmRunOutcome run_asm(const AsmRunRequest& request) {
   AsmRunOutcome outcome;
   std::string text = request.asm_text;
   const std::string file = request.asm_path.empty() ? "<asm>" : request.asm_path;
-  if (text.empty()) {
-    const auto bytes = read_file(request.asm_path);
-    text.assign(bytes.begin(), bytes.end());
-  }
+  if (text.empty()) text = read_file(request.asm_path, isa::kMaxProgramFileBytes, "assembly file");
   outcome.program = isa::parse_program(text, file);
-  outcome.tensors = find_hbm_directives(text);
+  outcome.tensors = find_hbm_directives(text, file);
   outcome.tensors.insert(outcome.tensors.end(), request.extra_tensors.begin(),
                          request.extra_tensors.end());
 
@@ -154,9 +168,12 @@ AsmRunOutcome run_asm(const AsmRunRequest& request) {
     const HbmTensor& t = *it->second;
     std::vector<std::uint8_t> bytes;
     switch (init.kind) {
-      case TensorInit::Kind::kFile:
-        bytes = read_file(init.path);
+      case TensorInit::Kind::kFile: {
+        const std::string data =
+            read_file(init.path, t.bytes(), fmt::format("input for tensor '{}'", t.name));
+        bytes.assign(data.begin(), data.end());
         break;
+      }
       case TensorInit::Kind::kBytes:
         bytes = init.bytes;
         break;

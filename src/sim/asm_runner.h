@@ -36,8 +36,10 @@ struct HbmTensor {
 // "NAME@ADDRESS:DTYPE[D0,D1,...]"; ADDRESS decimal or 0x-hex; DTYPE any name
 // numerics::parse_dtype accepts. Throws SimError naming what is wrong.
 HbmTensor parse_hbm_tensor(std::string_view spec);
-// Every "@hbm SPEC" directive in comment lines (starting with '#', ';' or "//") of the text.
-std::vector<HbmTensor> find_hbm_directives(std::string_view asm_text);
+// Every "@hbm SPEC" directive in comment lines (starting with '#', ';' or "//") of the text;
+// a bad one is an error located at its line of `file`.
+std::vector<HbmTensor> find_hbm_directives(std::string_view asm_text,
+                                           const std::string& file = "<asm>");
 
 struct TensorInit {
   enum class Kind : std::uint8_t { kFile, kBytes, kRandom };

@@ -444,6 +444,11 @@ class Executor {
     const isa::SemSignal* signal = c.chunk_of(index).signals.data() + info.first_signal;
     for (std::uint32_t k = 0; k < info.signals; ++k) {
       const isa::SemSignal& s = signal[k];
+      if (s.increment > std::numeric_limits<std::uint32_t>::max() - sems[s.sem])
+        fail(c, index,
+             fmt::format("semaphore {} overflows: {} + {} is above 2^32 - 1 (a counter that "
+                         "wrapped would make later waits wrong)",
+                         s.sem, sems[s.sem], s.increment));
       sems[s.sem] += s.increment;
       if (!hazards_) continue;
       auto& history = c.signals[s.sem];

@@ -32,8 +32,39 @@ TEST(AsmErrorsFile, MissingFileIsAnAsmError) {
     FAIL();
   } catch (const AsmError& e) {
     EXPECT_EQ(e.file(), "/nonexistent/dir/program.asm");
-    EXPECT_NE(e.message().find("cannot open file"), std::string::npos) << e.what();
+    EXPECT_NE(e.message().find("assembly file: cannot open"), std::string::npos) << e.what();
   }
+}
+
+// A directory or an endless device is a located error, not a stream message or bad_alloc.
+TEST(AsmErrorsFile, DirectoryAndEndlessDeviceAreAsmErrors) {
+  for (const auto& [path, why] :
+       {std::pair<std::string, std::string>{"/tmp", "cannot read a directory"},
+        {"/dev/zero", "more than 268435456 bytes"}}) {
+    try {
+      parse_program_file(path);
+      FAIL() << path;
+    } catch (const AsmError& e) {
+      EXPECT_EQ(e.file(), path);
+      EXPECT_NE(e.message().find(why), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A NUL used to end the line silently, dropping what followed (here the wait).
+TEST(AsmErrorsFile, ControlCharactersAreRejectedWhereTheyStand) {
+  const std::string nul_line = std::string("[sync] sem signal s1+=1") + '\0' + " wait s2>=1";
+  for (const auto& [text, column] :
+       {std::pair<std::string, std::uint32_t>{nul_line, 24}, {"[sync] sem\x1b[31m", 11}}) {
+    try {
+      parse_program("# ok\n" + text);
+      FAIL() << "parsed";
+    } catch (const AsmError& e) {
+      EXPECT_EQ(e.where(), (util::SourceLocation{"<asm>", 2, column}));
+      EXPECT_NE(e.message().find("control character"), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_NO_THROW(parse_program("[sync]\tsem\t# tabs are blanks"));
 }
 
 TEST(AsmErrorsFile, OverlongLineIsRejected) {

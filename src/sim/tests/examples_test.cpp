@@ -98,6 +98,21 @@ TEST(AsmRunner, HbmDirectivesAndSpecs) {
   EXPECT_THROW(parse_hbm_tensor("a@0x0:float32[0]"), SimError);
 }
 
+// Sizes that wrap 64 bits used to become tiny allocations (2^62 + 1 fp32 elements: 4 bytes).
+TEST(AsmRunner, HbmSizesThatWrapAreLocatedErrors) {
+  for (const char* spec :
+       {"a@0x0:float32[4611686018427387905]", "a@0x0:float32[4294967296,4294967296]",
+        "a@0xFFFFFFFFFFFFFFF0:float32[8]"}) {
+    try {
+      find_hbm_directives(std::string("[sync] sem\n  # @hbm ") + spec + "\n", "k.s");
+      ADD_FAILURE() << spec;
+    } catch (const SimError& e) {
+      EXPECT_EQ(e.diagnostics().front().where, (util::SourceLocation{"k.s", 2, 5})) << e.what();
+      EXPECT_NE(e.why().find("does not fit in 64-bit addresses"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(AsmRunner, UnfilledInputIsAnUninitialisedReadAndWrongSizeIsRejected) {
   AsmRunRequest request;
   request.asm_path = example_path("softmax_row.s");

@@ -62,6 +62,18 @@ TEST(Executor, SemaphoresOrderQueuesAndTimesFollow) {
   EXPECT_TRUE(result.hazards.empty());
 }
 
+// A counter that wrapped (2^32 - 1 + 2 = 1) would later show as a misleading deadlock.
+TEST(Executor, SemaphoreOverflowIsAnErrorAtTheSignal) {
+  Device device(trn3());
+  isa::Program program;
+  program.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {}, {{1, 0xFFFFFFFFu}}));
+  program.instructions.push_back(make(sync_q(), isa::SemaphoreOp{}, {}, {{1, 2}}));
+  const std::optional<SimError> e = sim_error_of([&] { run(device, program); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->index(), 1u);
+  EXPECT_NE(e->why().find("semaphore 1 overflows: 4294967295 + 2"), std::string::npos) << e->what();
+}
+
 TEST(Executor, WaitNeedsTheFullValue) {
   // Two producers each add 1 to sem 3; the consumer waits for 2, so it starts only after both.
   Device device(trn3());
