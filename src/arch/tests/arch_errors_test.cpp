@@ -1,5 +1,9 @@
 // Every kind of bad file gives a ConfigError naming the JSON path and the reason.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "arch/arch.h"
 #include "test_util.h"
@@ -29,6 +33,79 @@ TEST(BadJson, ReportsLineAndColumn) {
 TEST(BadJson, DuplicateKey) {
   EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"partitions":128,"partitions":64}})",
                          "sbuf.partitions", "duplicate key"));
+}
+
+// `levels` nested arrays ([[...]]) or objects ({"a":{"a":...1}}).
+std::string nested(std::size_t levels, bool arrays) {
+  std::string text;
+  text.reserve(levels * 6);
+  for (std::size_t i = 0; i < levels; ++i) text += arrays ? "[" : "{\"a\":";
+  if (!arrays) text += "1";
+  text.append(levels, arrays ? ']' : '}');
+  return text;
+}
+
+// A file nested 100k levels deep (~200-500 KB) is refused where it passes the limit, before
+// anything recurses over it: copying, merging or printing such a value overflowed the stack.
+TEST(BadJson, DeepNestingIsRefusedWhereItPassesTheLimit) {
+  constexpr std::size_t kLevels = 100000;
+  for (const bool arrays : {true, false}) {
+    const std::string deep = nested(kLevels, arrays);
+    for (const std::string& prefix :
+         {std::string(R"({"base":"trn3","x":)"), std::string(R"({"base":"trn3","name":)"),
+          std::string(R"({"base":"trn3","published_chip":{"bf16":)"),
+          std::string(R"({"tensor":{"clock_ghz":)")}) {
+      const std::size_t open = std::count(prefix.begin(), prefix.end(), '{');
+      const std::string text = prefix + deep + std::string(open, '}');
+      const std::size_t levels = open + kLevels;
+      SCOPED_TRACE(text.substr(0, prefix.size() + 12));
+      EXPECT_TRUE(fails_with(
+          text, "", fmt::format("nested {} levels deep; a chip config nests at most 64", levels)));
+      try {
+        load_json_text(text, "deep.json");
+      } catch (const ConfigError& e) {
+        // The bracket that opens level 65.
+        std::size_t at = 0;
+        for (std::size_t depth = 0; depth < 65; ++at) {
+          if (text[at] == '[' || text[at] == '{') ++depth;
+        }
+        EXPECT_EQ(e.where(),
+                  (util::SourceLocation{"deep.json", 1, static_cast<std::uint32_t>(at)}));
+      }
+    }
+  }
+  // The limit itself: 64 levels pass the nesting check (and fail for what they are), 65 do not.
+  const auto at_depth = [](std::size_t levels) {
+    return R"({"base":"trn3","x":)" + nested(levels - 1, true) + "}";
+  };
+  EXPECT_TRUE(fails_with(at_depth(64), "x", "unknown field"));
+  EXPECT_TRUE(fails_with(at_depth(65), "", "nested 65 levels deep"));
+  // Brackets inside strings (escaped quotes included) and comments do not count.
+  const std::string brackets(100, '[');
+  EXPECT_NO_THROW(load_json_text(R"({"base":"trn3", /* )" + brackets + R"( */ "name":"\")" +
+                                     brackets + "\"}\n// " + brackets + "\n",
+                                 "strings.json"));
+}
+
+// The same bound on a value built in memory and given to load_json.
+TEST(BadJson, DeepNestingInMemoryIsRefused) {
+  for (const bool arrays : {true, false}) {
+    nlohmann::json root = {{"base", "trn3"}};
+    nlohmann::json* node = &root["name"];
+    for (int i = 0; i < 100000; ++i) {
+      *node = arrays ? nlohmann::json::array({nullptr}) : nlohmann::json::object({{"a", nullptr}});
+      node = arrays ? &(*node)[0] : &(*node)["a"];
+    }
+    try {
+      load_json(root, "memory");
+      ADD_FAILURE() << "loaded";
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.field(), "name");
+      EXPECT_NE(e.why().find("nested 100001 levels deep; a chip config nests at most 64"),
+                std::string::npos)
+          << e.what();
+    }
+  }
 }
 
 TEST(UnknownField, SuggestsTheCloseName) {
