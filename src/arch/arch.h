@@ -217,9 +217,10 @@ void validate(const ChipConfig& c);
 
 // One field of the format, for documentation and tools (`trnsim config` and the doc test).
 struct FieldInfo {
-  std::string path;  // "tensor.clock_ghz"
-  std::string kind;  // "positive number", "positive integer", "flag", ...
-  std::string unit;  // "GHz", "bytes", "" when dimensionless
+  std::string path;   // "tensor.clock_ghz"
+  std::string kind;   // "number", "integer", "true or false", "string", ...
+  std::string range;  // the values accepted: "0.01..100", "0 or 0.001..64", "128"; "" if none
+  std::string unit;   // "GHz", "bytes", "" when dimensionless
   std::string meaning;
 };
 std::vector<FieldInfo> describe_fields();

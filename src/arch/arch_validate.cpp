@@ -1,4 +1,4 @@
-// Validation of a chip config (validate()): per-field ranges driven by each field's Kind, then
+// Validation of a chip config (validate()): per-field ranges from the schema, then
 // the consistency of the fields with each other and with the published peak figures.
 #include <fmt/core.h>
 
@@ -10,44 +10,41 @@
 
 namespace trnsim::arch {
 
-using detail::Kind;
+using detail::Range;
 using namespace config_detail;
 
 namespace {
 
-// The ISA's partition rules (start partitions 0/32/64/96, quadrants) assume 128 partitions.
-constexpr double kIsaPartitions = 128;
 constexpr double kFp32Bytes = 4;
 constexpr double kBf16Bytes = 2;
 
 // ---- validation -------------------------------------------------------------------------
 
-// Per-field range and integrality checks, driven by each field's Kind.
+// Per-field range and integrality checks, from each field's schema range.
 class RangeChecker {
  public:
   void text(const std::string& path, const std::string& s, const char*) const {
     if (path == "name" && s.empty()) throw ConfigError(path, "must not be empty");
   }
   void generation(const std::string&, Generation, const char*) const {}
-  void count(const std::string& path, int n, const char*) const {
-    if (n < 1) throw ConfigError(path, fmt::format("must be a positive integer, got {}", n));
+  void count(const std::string& path, int n, const Range& range, const char*) const {
+    detail::check_range(path, n, range, "");
   }
-  void count_list(const std::string& path, const std::vector<int>& list, const char*) const {
+  void count_list(const std::string& path, const std::vector<int>& list, const Range& range,
+                  const char*) const {
     if (list.empty()) throw ConfigError(path, "must list at least one value");
     for (std::size_t i = 0; i < list.size(); ++i) {
-      if (list[i] < 1) {
-        throw ConfigError(fmt::format("{}[{}]", path, i),
-                          fmt::format("must be a positive integer, got {}", list[i]));
-      }
+      detail::check_range(fmt::format("{}[{}]", path, i), list[i], range, "");
     }
   }
   void flag(const std::string&, bool, const char*) const {}
-  void param(const std::string& path, const Param& p, Kind kind, const char*, const char*) const {
-    check(path, p.value, kind);
+  void param(const std::string& path, const Param& p, const Range& range, const char* unit,
+             const char*) const {
+    detail::check_range(path, p.value, range, unit);
   }
-  void optional_param(const std::string& path, const std::optional<Param>& p, Kind kind,
-                      const char*, const char*) const {
-    if (p) check(path, p->value, kind);
+  void optional_param(const std::string& path, const std::optional<Param>& p, const Range& range,
+                      const char* unit, const char*) const {
+    if (p) detail::check_range(path, p->value, range, unit);
   }
   void figures(const std::string& path, const std::map<std::string, PublishedFigure>& figures,
                const char*) const {
@@ -57,7 +54,7 @@ class RangeChecker {
       if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
         throw ConfigError(figure_path, "unknown mode; the modes are " + join(modes));
       }
-      check(figure_path, figure.value, Kind::kPositive);
+      detail::check_range(figure_path, figure.value, detail::kPublishedTflops, "TFLOPS");
       if (!(figure.tolerance >= 0 && figure.tolerance < 1)) {
         throw ConfigError(figure_path + ".tolerance",
                           "must be a fraction in [0, 1), got " + format_number(figure.tolerance));
@@ -70,42 +67,7 @@ class RangeChecker {
       }
     }
   }
-
- private:
-  static void check(const std::string& path, double v, Kind kind) {
-    const std::string got = format_number(v);
-    if (!std::isfinite(v)) throw ConfigError(path, "must be a finite number, got " + got);
-    if (detail::kind_is_integral(kind)) {
-      if (std::floor(v) != v) throw ConfigError(path, "must be an integer, got " + got);
-      if (std::fabs(v) > kMaxExactInteger) throw ConfigError(path, "integer too large: " + got);
-    }
-    switch (kind) {
-      case Kind::kPositiveInteger:
-        if (v < 1) throw ConfigError(path, "must be a positive integer, got " + got);
-        break;
-      case Kind::kNonNegativeInteger:
-        if (v < 0) throw ConfigError(path, "must be an integer >= 0, got " + got);
-        break;
-      case Kind::kPositive:
-        if (v <= 0) throw ConfigError(path, "must be > 0, got " + got);
-        break;
-      case Kind::kNonNegative:
-        if (v < 0) throw ConfigError(path, "must be >= 0, got " + got);
-        break;
-      case Kind::kFraction:
-        if (v <= 0 || v > 1) throw ConfigError(path, "must be in (0, 1], got " + got);
-        break;
-    }
-  }
 };
-
-void require_isa_partitions(const std::string& path, const Param& p) {
-  if (p.value != kIsaPartitions) {
-    throw ConfigError(path, fmt::format("must be 128, got {}: the ISA's partition rules (start "
-                                        "partitions 0/32/64/96, 32-partition quadrants) assume 128",
-                                        format_number(p.value)));
-  }
-}
 
 std::string core_peak_formula(const ChipConfig& c, const std::string& mode) {
   const Param* rate = rate_for_mode(c, mode);
@@ -152,11 +114,6 @@ void check_consistency(const ChipConfig& c) {
     throw ConfigError("default_lnc", fmt::format("{} is not one of lnc_options", c.default_lnc));
   }
 
-  require_isa_partitions("sbuf.partitions", c.sbuf.partitions);
-  require_isa_partitions("psum.partitions", c.psum.partitions);
-  require_isa_partitions("tensor.rows", c.tensor.rows);
-  require_isa_partitions("vector.lanes", c.vector.lanes);
-  require_isa_partitions("scalar.lanes", c.scalar.lanes);
   if (c.tensor.cols > c.psum.partitions || std::fmod(c.tensor.cols, 32) != 0) {
     throw ConfigError("tensor.cols",
                       fmt::format("must be a multiple of 32 up to psum.partitions = {} (columns "

@@ -144,27 +144,109 @@ TEST(WrongType, NamesExpectedAndActual) {
 
 TEST(BadValue, NegativeZeroAndNonInteger) {
   EXPECT_TRUE(fails_with(R"({"base":"trn3","dma":{"engines_per_core":-1}})", "dma.engines_per_core",
-                         "must be a positive integer, got -1"));
+                         "must be an integer in 1..1024 engines, got -1"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","hbm":{"bandwidth_gbps":0}})", "hbm.bandwidth_gbps",
-                         "must be > 0, got 0"));
+                         "must be in 0.001..1e9 GB/s, got 0"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","psum":{"banks":7.5}})", "psum.banks",
                          "must be an integer, got 7.5"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","cores_per_chip":2.5})", "cores_per_chip",
                          "must be an integer"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","cores_per_chip":0})", "cores_per_chip",
-                         "must be a positive integer"));
-  EXPECT_TRUE(
-      fails_with(R"({"base":"trn3","cores_per_chip":1e12})", "cores_per_chip", "out of range"));
+                         "must be an integer in 1..1024, got 0"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","cores_per_chip":1e12})", "cores_per_chip",
+                         "must be an integer in 1..1024, got 1000000000000"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"power_ramp_start_fraction":1.5}})",
-                         "tensor.power_ramp_start_fraction", "must be in (0, 1]"));
+                         "tensor.power_ramp_start_fraction", "must be in 0.01..1, got 1.5"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","lnc_options":[1,-2]})", "lnc_options[1]",
-                         "must be a positive integer"));
+                         "must be an integer in 1..1024, got -2"));
   EXPECT_TRUE(
       fails_with(R"({"base":"trn3","tensor":{"clock_ghz":null}})", "tensor.clock_ghz", "missing"));
 }
 
+// The values of issue #18 that validated and then broke a run, each refused with its field,
+// the value and the range.
+TEST(BadValue, OutOfRangeNamesTheRange) {
+  // An out-of-range double -> uint64 cast (undefined), reported at run time as "capacity 0x0".
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","hbm":{"capacity_gib":1e30}})", "hbm.capacity_gib",
+                         "must be in 0.001..1048576 GiB, got 1e+30"));
+  // inf/NaN instruction costs.
+  EXPECT_TRUE(fails_with(
+      R"({"base":"trn3","tensor":{"clock_ghz":1e-320,"published_peak_tflops":null},
+          "published_chip":null})",
+      "tensor.clock_ghz", "must be in 0.01..100 GHz, got 1e-320"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","vector":{"clock_ghz":1000}})", "vector.clock_ghz",
+                         "must be in 0.01..100 GHz, got 1000"));
+  // A "successful" run of 4e300 us.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","dma":{"fixed_latency_ns":1e300}})",
+                         "dma.fixed_latency_ns", "must be in 0..1e9 ns, got 1e+300"));
+  // The simulator said "not a positive whole number".
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"bytes_per_partition":4294967296}})",
+                         "sbuf.bytes_per_partition",
+                         "must be an integer in 1024..16777216 bytes, got 4294967296"));
+  // The description said 8 cores and the HBM share was a millionth.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","cores_per_chip":1000000,"published_chip":null})",
+                         "cores_per_chip", "must be an integer in 1..1024, got 1000000"));
+  // Reals that are positive but so small that what divides by them overflows.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"power_ramp_start_fraction":1e-300}})",
+                         "tensor.power_ramp_start_fraction", "must be in 0.01..1, got 1e-300"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"rate_mx":1e-300,"published_peak_tflops":
+                             null},"published_chip":null})",
+                         "tensor.rate_mx", "must be 0 or in 0.001..64 rows/cycle, got 1e-300"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"load_stationary_speedup":1e-300}})",
+                         "tensor.load_stationary_speedup", "must be in 0.01..100 x, got 1e-300"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","published_chip":{"bf16":1e300}})",
+                         "published_chip.bf16", "must be in 0.001..1e9 TFLOPS, got 1e+300"));
+  // The ends of a range are accepted.
+  EXPECT_NO_THROW(load_json_text(
+      R"({"base":"trn3","hbm":{"capacity_gib":1048576},"dma":{"fixed_latency_ns":1e9},
+          "sbuf":{"bytes_per_partition":16777216},"cores_per_chip":1024,"published_chip":null})",
+      "ends.json"));
+}
+
+// Every numeric field refuses a value just outside each end of its documented range (the
+// ranges of describe_fields(), which the docs test compares with docs/arch-config.md).
+TEST(BadValue, EveryRangeIsEnforcedAtBothEnds) {
+  int checked = 0;
+  for (const FieldInfo& field : describe_fields()) {
+    if (field.range.empty()) continue;
+    std::string span = field.range;
+    const bool or_zero = span.rfind("0 or ", 0) == 0;
+    if (or_zero) span = span.substr(5);
+    const auto dots = span.find("..");
+    const double min = std::stod(span.substr(0, dots));
+    const double max = dots == std::string::npos ? min : std::stod(span.substr(dots + 2));
+    const bool integral = field.kind != "number" && field.kind.find("figure") == std::string::npos;
+    const double below = min > 0 ? (integral ? min - 1 : min / 2) : -1;
+    const double above = integral ? max + 1 : max * 2;
+    const bool is_list = field.kind == "list of integers";
+    const bool is_figures = field.kind.find("figure") != std::string::npos;
+    for (const double value : {below, above}) {
+      if (or_zero && value == 0) continue;
+      nlohmann::json patch = {{"base", "trn3"}};
+      std::string path = field.path;
+      nlohmann::json json_value = value;
+      if (is_list) {
+        json_value = nlohmann::json::array({1, value});
+        path += "[1]";
+      } else if (is_figures) {
+        path += ".bf16";
+      }
+      std::string pointer = "/" + path;
+      std::replace(pointer.begin(), pointer.end(), '.', '/');
+      if (is_list) pointer = "/" + field.path;
+      patch[nlohmann::json::json_pointer(pointer)] = json_value;
+      const std::string needle = min == max ? "must be " + field.range
+                                 : or_zero  ? "must be 0 or in " + span
+                                            : "in " + span;
+      EXPECT_TRUE(fails_with(patch.dump(), path, needle)) << patch.dump();
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 120);
+}
+
 TEST(Inconsistent, SizesAndPartitions) {
-  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"total_bytes":1000}})", "sbuf.total_bytes",
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"total_bytes":1048576}})", "sbuf.total_bytes",
                          "partitions x bytes_per_partition = 128 x 262144 = 33554432"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","psum":{"banks":6}})", "psum.bytes_per_partition",
                          "not divisible into psum.banks = 6"));
