@@ -95,7 +95,7 @@ void check_published(const std::string& path, const PublishedFigure& figure, dou
   }
 }
 
-void check_consistency(const ChipConfig& c) {
+void check_logical_cores(const ChipConfig& c) {
   for (std::size_t i = 1; i < c.lnc_options.size(); ++i) {
     if (c.lnc_options[i] <= c.lnc_options[i - 1]) {
       throw ConfigError("lnc_options", "must be strictly increasing, without repeats");
@@ -113,13 +113,50 @@ void check_consistency(const ChipConfig& c) {
   if (!lnc_allowed(c, c.default_lnc)) {
     throw ConfigError("default_lnc", fmt::format("{} is not one of lnc_options", c.default_lnc));
   }
+}
 
-  if (c.tensor.cols > c.psum.partitions || std::fmod(c.tensor.cols, 32) != 0) {
-    throw ConfigError("tensor.cols",
-                      fmt::format("must be a multiple of 32 up to psum.partitions = {} (columns "
-                                  "become output partitions), got {}",
-                                  format_number(c.psum.partitions), format_number(c.tensor.cols)));
+// A PSUM bank holds one accumulation group. Kernels size their PSUM tiles by it
+// (nl.tile_size.psum_bank_fmax = bank bytes / 4 fp32), the compiler places PSUM tiles within
+// banks, and before gen4 a matmul's output must lie within one bank.
+void check_psum_banks(const ChipConfig& c) {
+  const auto& p = c.psum;
+  if (std::fmod(p.bytes_per_partition, p.banks) != 0) {
+    throw ConfigError("psum.bytes_per_partition",
+                      fmt::format("{} is not divisible into psum.banks = {} equal banks",
+                                  format_number(p.bytes_per_partition), format_number(p.banks)));
   }
+  const double bank = psum_bank_bytes(c);
+  const double least = c.tensor.rows * kFp32Bytes;
+  if (bank < least) {
+    throw ConfigError(
+        "psum.banks",
+        fmt::format("{} banks of the {} bytes of PSUM per partition are {} byte{} each; a bank "
+                    "must hold tensor.rows = {} fp32 accumulators ({} bytes): the {} x {} fp32 "
+                    "result of one TensorE transpose or matmul tile accumulates in one bank, and "
+                    "kernels size their PSUM tiles by the bank",
+                    format_number(p.banks), format_number(p.bytes_per_partition),
+                    format_number(bank), bank == 1 ? "" : "s", format_number(c.tensor.rows),
+                    format_number(least), format_number(c.tensor.rows),
+                    format_number(c.tensor.rows)));
+  }
+  if (std::fmod(bank, kFp32Bytes) != 0) {
+    throw ConfigError("psum.banks",
+                      fmt::format("{} banks of {} bytes each: a bank must hold whole 4-byte fp32 "
+                                  "accumulators",
+                                  format_number(p.banks), format_number(bank)));
+  }
+  const double largest_output = c.tensor.moving_free_max * kFp32Bytes;
+  if (c.generation < Generation::kGen4 && largest_output > bank) {
+    throw ConfigError(
+        "tensor.moving_free_max",
+        fmt::format("{} fp32 results per partition need {} bytes, more than one {}-byte PSUM "
+                    "bank; before gen4 a matmul output must lie within one bank",
+                    format_number(c.tensor.moving_free_max), format_number(largest_output),
+                    format_number(bank)));
+  }
+}
+
+void check_memories(const ChipConfig& c) {
   if (c.gpsimd.cores * c.gpsimd.partitions_per_core != c.sbuf.partitions) {
     throw ConfigError(
         "gpsimd.partitions_per_core",
@@ -128,7 +165,6 @@ void check_consistency(const ChipConfig& c) {
                     format_number(c.gpsimd.cores), format_number(c.gpsimd.partitions_per_core),
                     format_number(c.sbuf.partitions)));
   }
-
   if (c.sbuf.total_bytes && c.sbuf.total_bytes->value != sbuf_bytes_per_core(c)) {
     throw ConfigError(
         "sbuf.total_bytes",
@@ -143,14 +179,17 @@ void check_consistency(const ChipConfig& c) {
                                   format_number(c.sbuf.bytes_per_partition),
                                   format_number(c.sbuf.min_alignment_bytes)));
   }
-  if (std::fmod(c.psum.bytes_per_partition, c.psum.banks) != 0) {
-    throw ConfigError(
-        "psum.bytes_per_partition",
-        fmt::format("{} is not divisible into psum.banks = {} equal banks",
-                    format_number(c.psum.bytes_per_partition), format_number(c.psum.banks)));
-  }
+  check_psum_banks(c);
+}
 
+void check_tensor(const ChipConfig& c) {
   const auto& t = c.tensor;
+  if (t.cols > c.psum.partitions || std::fmod(t.cols, 32) != 0) {
+    throw ConfigError("tensor.cols",
+                      fmt::format("must be a multiple of 32 up to psum.partitions = {} (columns "
+                                  "become output partitions), got {}",
+                                  format_number(c.psum.partitions), format_number(t.cols)));
+  }
   if (t.moving_free_max * kFp32Bytes > c.psum.bytes_per_partition) {
     throw ConfigError(
         "tensor.moving_free_max",
@@ -179,7 +218,9 @@ void check_consistency(const ChipConfig& c) {
   if (t.power_ramp && t.power_ramp_us <= 0) {
     throw ConfigError("tensor.power_ramp_us", "must be > 0 when tensor.power_ramp is true");
   }
+}
 
+void check_dma(const ChipConfig& c) {
   if (c.dma.engine_peak_bytes_per_ns > c.dma.engine_bandwidth_gbps) {
     throw ConfigError("dma.engine_peak_bytes_per_ns",
                       fmt::format("achievable {} bytes/ns exceeds the theoretical {} GB/s of "
@@ -190,8 +231,10 @@ void check_consistency(const ChipConfig& c) {
   if (c.dma.small_transfer_bytes > c.dma.saturating_transfer_bytes) {
     throw ConfigError("dma.small_transfer_bytes", "must not exceed dma.saturating_transfer_bytes");
   }
+}
 
-  for (const auto& [mode, figure] : t.published_peak_tflops) {
+void check_published_figures(const ChipConfig& c) {
+  for (const auto& [mode, figure] : c.tensor.published_peak_tflops) {
     check_published("tensor.published_peak_tflops." + mode, figure, core_peak_tflops(c, mode),
                     core_peak_formula(c, mode), mode);
   }
@@ -207,7 +250,11 @@ void check_consistency(const ChipConfig& c) {
 void validate(const ChipConfig& c) {
   RangeChecker ranges;
   detail::visit_fields(c, ranges);
-  check_consistency(c);
+  check_logical_cores(c);
+  check_tensor(c);
+  check_memories(c);
+  check_dma(c);
+  check_published_figures(c);
 }
 
 }  // namespace trnsim::arch

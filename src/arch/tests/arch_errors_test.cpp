@@ -274,6 +274,31 @@ TEST(Inconsistent, SizesAndPartitions) {
                          "dma.engine_peak_bytes_per_ns", "exceeds the theoretical"));
 }
 
+// A PSUM bank smaller than one fp32 validated, then the kernels divided by zero (SIGFPE)
+// sizing their tiles: bank bytes = psum.bytes_per_partition / psum.banks.
+TEST(Inconsistent, PsumBanksTheModelCanUse) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","psum":{"banks":16384}})", "psum.banks",
+                         "16384 banks of the 16384 bytes of PSUM per partition are 1 byte each; "
+                         "a bank must hold tensor.rows = 128 fp32 accumulators (512 bytes)"));
+  // 256 bytes: kernels whose 128 x 128 tiles no longer fit a bank failed ISA validation.
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","psum":{"banks":64}})", "psum.banks", "are 256 bytes each"));
+  EXPECT_NO_THROW(load_json_text(R"({"base":"trn3","psum":{"banks":32}})", "x"));
+  // Whole fp32 accumulators: 8 banks of 1502 bytes.
+  EXPECT_TRUE(fails_with(
+      R"({"base":"trn3","psum":{"bytes_per_partition":12016},"tensor":{"moving_free_max":2048,
+          "moving_free_max_bf16":4096}})",
+      "psum.banks", "8 banks of 1502 bytes each: a bank must hold whole 4-byte fp32"));
+  // Before gen4 a matmul output lies within one bank: the largest one must fit.
+  EXPECT_TRUE(fails_with(R"({"base":"trn2","psum":{"banks":16}})", "tensor.moving_free_max",
+                         "512 fp32 results per partition need 2048 bytes, more than one 1024-byte "
+                         "PSUM bank; before gen4"));
+  EXPECT_NO_THROW(load_json_text(
+      R"({"base":"trn2","psum":{"banks":16},"tensor":{"moving_free_max":256}})", "x"));
+  // gen4 may spread one matmul over several banks.
+  EXPECT_NO_THROW(load_json_text(R"({"base":"trn3","psum":{"banks":16}})", "x"));
+}
+
 TEST(PublishedPeaks, ContradictionNamesTheFigure) {
   // 2 x 128 x 128 x 2.4 GHz x 1 = 78.6; 100 is 27% off.
   EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"published_peak_tflops":{"bf16":100}}})",
