@@ -16,10 +16,15 @@
 
 namespace trnsim::arch {
 
-ConfigError::ConfigError(std::string field, std::string why, util::SourceLocation where)
-    : util::Error(util::Diagnostic{std::move(where), field.empty() ? why : field + ": " + why}),
-      field_(std::move(field)),
-      why_(std::move(why)) {}
+// A message quotes what a file says (keys, names, JSON text): its control characters are
+// escaped so that none reaches a terminal.
+ConfigError::ConfigError(const std::string& field, const std::string& why,
+                         util::SourceLocation where)
+    : util::Error(util::Diagnostic{
+          std::move(where),
+          config_detail::escape_control(field.empty() ? why : field + ": " + why)}),
+      field_(config_detail::escape_control(field)),
+      why_(config_detail::escape_control(why)) {}
 
 std::string generation_name(Generation g) {
   return fmt::format("gen{}", static_cast<int>(g));
@@ -44,6 +49,37 @@ std::string format_number(double v) {
     return std::to_string(static_cast<std::int64_t>(v));
   }
   return json(v).dump();
+}
+
+std::optional<char32_t> first_control_character(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7f) return byte;
+    // U+0080..U+009F (C1, e.g. U+009B, a one-character CSI) are 0xC2 0x80..0x9F in UTF-8.
+    if (byte == 0xc2 && i + 1 < text.size()) {
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9f) return next;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string escape_control(std::string_view text) {
+  if (!first_control_character(text)) return std::string(text);
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\u{:04x}", byte);
+    } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      out += fmt::format("\\u{:04x}", next);
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
 }
 
 using util::edit_distance;

@@ -258,7 +258,9 @@ ChipConfig load_json(const json& j, const std::string& origin) {
   if (!j.is_object()) {
     throw ConfigError("", "a chip config must be a JSON object, got " + describe_value(j));
   }
-  const std::string default_source = "set in " + origin;
+  // The origin (a path) becomes text of the config: name, description, sources.
+  const std::string printable_origin = escape_control(origin);
+  const std::string default_source = "set in " + printable_origin;
   const auto base = j.find("base");
   if (base == j.end()) return decode(j, default_source, false);
 
@@ -274,10 +276,10 @@ ChipConfig load_json(const json& j, const std::string& origin) {
   patch.erase("base");
   const std::string base_description = merged.value("description", base_name);
   merge_patch(merged, patch);
-  if (!patch.contains("name")) merged["name"] = origin;
+  if (!patch.contains("name")) merged["name"] = printable_origin;
   if (!patch.contains("description")) {
-    merged["description"] =
-        fmt::format("{} (preset {} with overrides from {})", base_description, base_name, origin);
+    merged["description"] = fmt::format("{} (preset {} with overrides from {})", base_description,
+                                        base_name, printable_origin);
   }
   return decode(merged, default_source, false);
 }

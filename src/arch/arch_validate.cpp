@@ -20,11 +20,22 @@ constexpr double kBf16Bytes = 2;
 
 // ---- validation -------------------------------------------------------------------------
 
-// Per-field range and integrality checks, from each field's schema range.
+// Text from a config (names, descriptions, sources) is printed as it is: a control character
+// (NUL, an escape sequence, U+009B) would act on the terminal.
+void check_printable(const std::string& path, const std::string& text) {
+  if (const auto c = first_control_character(text)) {
+    throw ConfigError(path, fmt::format("contains control character U+{:04X} (text is printed as "
+                                        "written; control characters are not allowed)",
+                                        static_cast<std::uint32_t>(*c)));
+  }
+}
+
+// Per-field range and integrality checks, from each field's schema range; text is printable.
 class RangeChecker {
  public:
   void text(const std::string& path, const std::string& s, const char*) const {
     if (path == "name" && s.empty()) throw ConfigError(path, "must not be empty");
+    check_printable(path, s);
   }
   void generation(const std::string&, Generation, const char*) const {}
   void count(const std::string& path, int n, const Range& range, const char*) const {
@@ -41,10 +52,11 @@ class RangeChecker {
   void param(const std::string& path, const Param& p, const Range& range, const char* unit,
              const char*) const {
     detail::check_range(path, p.value, range, unit);
+    check_printable(path + ".source", p.source);
   }
   void optional_param(const std::string& path, const std::optional<Param>& p, const Range& range,
-                      const char* unit, const char*) const {
-    if (p) detail::check_range(path, p->value, range, unit);
+                      const char* unit, const char* meaning) const {
+    if (p) param(path, *p, range, unit, meaning);
   }
   void figures(const std::string& path, const std::map<std::string, PublishedFigure>& figures,
                const char*) const {
@@ -55,6 +67,8 @@ class RangeChecker {
         throw ConfigError(figure_path, "unknown mode; the modes are " + join(modes));
       }
       detail::check_range(figure_path, figure.value, detail::kPublishedTflops, "TFLOPS");
+      check_printable(figure_path + ".source", figure.source);
+      check_printable(figure_path + ".discrepancy", figure.discrepancy);
       if (!(figure.tolerance >= 0 && figure.tolerance < 1)) {
         throw ConfigError(figure_path + ".tolerance",
                           "must be a fraction in [0, 1), got " + format_number(figure.tolerance));
@@ -250,6 +264,9 @@ void check_published_figures(const ChipConfig& c) {
 void validate(const ChipConfig& c) {
   RangeChecker ranges;
   detail::visit_fields(c, ranges);
+  for (const auto& [path, provenance] : c.provenance) {
+    check_printable(path + ".source", provenance.source);
+  }
   check_logical_cores(c);
   check_tensor(c);
   check_memories(c);

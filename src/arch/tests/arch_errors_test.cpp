@@ -330,6 +330,64 @@ TEST(PublishedPeaks, ChipFigureNeedsItsRecordedTolerance) {
       "x"));
 }
 
+// Text from a config reached the terminal as written: a NUL or an escape sequence in a name.
+TEST(BadValue, ControlCharactersInTextAreRefused) {
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","name":"\u001b[31mred"})", "name",
+                         "contains control character U+001B"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","name":"a\u0000b"})", "name",
+                         "contains control character U+0000"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","name":"a\u007fb"})", "name",
+                         "contains control character U+007F"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","description":"two\nlines"})", "description",
+                         "contains control character U+000A"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","description":"csi \u009b2J"})", "description",
+                         "contains control character U+009B"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","tensor":{"clock_ghz":{"value":2.4,"source":"\u0007"}}})",
+                 "tensor.clock_ghz.source", "contains control character U+0007"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","cores_per_chip":{"value":8,"source":"\u001b]0;x"}})",
+                         "cores_per_chip.source", "contains control character U+001B"));
+  EXPECT_TRUE(fails_with(
+      R"({"base":"trn3","published_chip":{"bf16":{"value":671,"tolerance":0.07,
+          "discrepancy":"\u001b[2J"}}})",
+      "published_chip.bf16.discrepancy", "contains control character U+001B"));
+  // Other characters are text.
+  const ChipConfig c = load_json_text(
+      R"({"base":"trn3","name":"Trainium \u00fc \u2713 \u00a0","description":"tab-free"})", "x");
+  EXPECT_EQ(c.name, "Trainium \u00fc \u2713 \u00a0");
+}
+
+// No error message carries a control character from the file: keys, preset names and JSON
+// text are quoted with their control characters escaped.
+TEST(BadValue, MessagesEscapeControlCharacters) {
+  const auto message_of = [](const std::string& text, const std::string& origin) {
+    try {
+      load_json_text(text, origin);
+    } catch (const ConfigError& e) {
+      return std::string(e.what());
+    }
+    return std::string("loaded");
+  };
+  for (const std::string& text :
+       {std::string(R"({"base":"trn3","\u001b[2J":1})"), std::string(R"({"base":"\u001b[31m"})"),
+        std::string(R"({"base":"trn3","sbuf":{"\u009b1m":1}})"),
+        std::string(R"({"base":"trn3","published_chip":{"\u0007":1}})"),
+        std::string("{\"base\":\"trn3\",\"name\":\"\x7f\x7f\"} \x7f"),
+        std::string(R"({"base":"trn3","generation":"gen\u001b"})")}) {
+    const std::string what = message_of(text, "test.json");
+    EXPECT_NE(what, "loaded") << text;
+    EXPECT_FALSE(what.find_first_of(std::string("\x00\x07\x1b\x7f", 4)) != std::string::npos ||
+                 what.find("\xc2\x9b") != std::string::npos)
+        << what;
+    EXPECT_NE(what.find("\\u00"), std::string::npos) << what;
+  }
+  // A file named with a control character gives its escaped name to the config.
+  const ChipConfig c = load_json_text(R"({"base":"trn3"})", "evil\x1b[31m.json");
+  EXPECT_EQ(c.name, "evil\\u001b[31m.json");
+  EXPECT_EQ(c.sbuf.bytes_per_partition.source, load_preset("trn3").sbuf.bytes_per_partition.source);
+  EXPECT_NE(c.description.find("overrides from evil\\u001b[31m.json"), std::string::npos);
+}
+
 TEST(Base, UnknownOrMalformed) {
   EXPECT_TRUE(fails_with(R"({"base":"trn4"})", "base",
                          "unknown preset \"trn4\"; the presets are trn1, trn2, trn3"));
