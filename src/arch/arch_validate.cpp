@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 
 #include "arch/arch_detail.h"
 #include "arch/schema.h"
@@ -186,6 +187,15 @@ void check_memories(const ChipConfig& c) {
                     format_number(c.sbuf.total_bytes->value), format_number(c.sbuf.partitions),
                     format_number(c.sbuf.bytes_per_partition),
                     format_number(sbuf_bytes_per_core(c))));
+  }
+  // In range (1..4096) by now, so the cast is exact.
+  const auto alignment = static_cast<std::uint64_t>(c.sbuf.min_alignment_bytes.value);
+  if ((alignment & (alignment - 1)) != 0) {
+    throw ConfigError("sbuf.min_alignment_bytes",
+                      fmt::format("must be a power of two, got {} (the compiler places tiles at "
+                                  "multiples of it, and every access must start at a multiple of "
+                                  "its element size)",
+                                  alignment));
   }
   if (std::fmod(c.sbuf.bytes_per_partition, c.sbuf.min_alignment_bytes) != 0) {
     throw ConfigError("sbuf.bytes_per_partition",

@@ -256,6 +256,12 @@ TEST(Inconsistent, SizesAndPartitions) {
       fails_with(R"({"base":"trn3","vector":{"lanes":96}})", "vector.lanes", "must be 128"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{"bytes_per_partition":262146}})",
                          "sbuf.bytes_per_partition", "not a multiple of sbuf.min_alignment_bytes"));
+  // An alignment of 6 validated, then the compiler placed fp32 tiles at offsets like 1026
+  // and failed its own ISA validation ("trnsim compiler bug").
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","sbuf":{"min_alignment_bytes":6,"bytes_per_partition":262140}})",
+                 "sbuf.min_alignment_bytes", "must be a power of two, got 6"));
+  EXPECT_NO_THROW(load_json_text(R"({"base":"trn3","sbuf":{"min_alignment_bytes":64}})", "x"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","gpsimd":{"cores":4}})", "gpsimd.partitions_per_core",
                          "must cover the 128 SBUF partitions"));
   EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"moving_free_max":8192}})",
