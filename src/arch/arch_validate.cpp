@@ -17,6 +17,9 @@ using namespace config_detail;
 namespace {
 
 constexpr double kFp32Bytes = 4;
+// Most SBUF + PSUM of one logical core: a run simulates each of its physical cores with all of
+// its SBUF and PSUM in host memory (plus an eighth more for the initialisation map).
+constexpr double kMaxSimulatedOnChipBytes = 8 * detail::kGiB;
 constexpr double kBf16Bytes = 2;
 
 // ---- validation -------------------------------------------------------------------------
@@ -204,6 +207,19 @@ void check_memories(const ChipConfig& c) {
                                   format_number(c.sbuf.min_alignment_bytes)));
   }
   check_psum_banks(c);
+
+  const double per_core = sbuf_bytes_per_core(c) + psum_bytes_per_core(c);
+  const int largest_lnc = c.lnc_options.back();  // strictly increasing
+  if (largest_lnc * per_core > kMaxSimulatedOnChipBytes) {
+    throw ConfigError(
+        "lnc_options",
+        fmt::format("a logical core of {} cores holds {} x {:g} MiB = {:g} GiB of SBUF and PSUM, "
+                    "more than the {:g} GiB a run can simulate (every core's SBUF and PSUM are "
+                    "held in host memory); lower the largest LNC or the memory sizes",
+                    largest_lnc, largest_lnc, per_core / detail::kMiB,
+                    largest_lnc * per_core / detail::kGiB,
+                    kMaxSimulatedOnChipBytes / detail::kGiB));
+  }
 }
 
 void check_tensor(const ChipConfig& c) {

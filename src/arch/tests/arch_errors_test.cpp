@@ -280,6 +280,25 @@ TEST(Inconsistent, SizesAndPartitions) {
                          "dma.engine_peak_bytes_per_ns", "exceeds the theoretical"));
 }
 
+// A run holds the SBUF and PSUM of every core of a logical core in host memory: a logical
+// core of 1024 trn3 cores (34 GiB) validated, then the run exhausted the host.
+TEST(Inconsistent, LogicalCoreFitsTheSimulator) {
+  EXPECT_TRUE(fails_with(
+      R"({"base":"trn3","cores_per_chip":1024,"lnc_options":[1,2,1024],"published_chip":null})",
+      "lnc_options",
+      "a logical core of 1024 cores holds 1024 x 34 MiB = 34 GiB of SBUF and PSUM, "
+      "more than the 8 GiB a run can simulate"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","lnc_options":[1,2,4],"sbuf":{"bytes_per_partition":16777216}})",
+                 "lnc_options", "a logical core of 4 cores holds 4 x 2050 MiB"));
+  EXPECT_NO_THROW(load_json_text(
+      R"({"base":"trn3","cores_per_chip":1024,"lnc_options":[1,2,4,8,16,32,64,128],
+          "published_chip":null})",
+      "x"));
+  EXPECT_NO_THROW(
+      load_json_text(R"({"base":"trn3","sbuf":{"bytes_per_partition":16777216}})", "x"));
+}
+
 // A PSUM bank smaller than one fp32 validated, then the kernels divided by zero (SIGFPE)
 // sizing their tiles: bank bytes = psum.bytes_per_partition / psum.banks.
 TEST(Inconsistent, PsumBanksTheModelCanUse) {
