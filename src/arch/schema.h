@@ -213,7 +213,8 @@ void visit_fields(Config& c, Visitor& v) {
   visit_dma(c.dma, v);
 
   auto& h = c.hbm;
-  v.param("hbm.capacity_gib", h.capacity_gib, reals(1e-3, 1024 * 1024), "GiB",
+  // From 10 MiB (tensors are placed from 1 MiB on) to 1 PiB.
+  v.param("hbm.capacity_gib", h.capacity_gib, reals(0.01, 1024 * 1024), "GiB",
           "HBM capacity per chip");
   v.param("hbm.bandwidth_gbps", h.bandwidth_gbps, kBandwidthGbps, "GB/s", "HBM bandwidth per chip");
   v.param("hbm.stacks", h.stacks, kUnits, "stacks", "HBM stacks per chip");

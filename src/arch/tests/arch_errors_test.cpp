@@ -168,7 +168,10 @@ TEST(BadValue, NegativeZeroAndNonInteger) {
 TEST(BadValue, OutOfRangeNamesTheRange) {
   // An out-of-range double -> uint64 cast (undefined), reported at run time as "capacity 0x0".
   EXPECT_TRUE(fails_with(R"({"base":"trn3","hbm":{"capacity_gib":1e30}})", "hbm.capacity_gib",
-                         "must be in 0.001..1048576 GiB, got 1e+30"));
+                         "must be in 0.01..1048576 GiB, got 1e+30"));
+  // Tensors are placed from 1 MiB on: 1 MB of HBM held none.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","hbm":{"capacity_gib":0.001}})", "hbm.capacity_gib",
+                         "must be in 0.01..1048576 GiB, got 0.001"));
   // inf/NaN instruction costs.
   EXPECT_TRUE(fails_with(
       R"({"base":"trn3","tensor":{"clock_ghz":1e-320,"published_peak_tflops":null},
