@@ -231,6 +231,41 @@ void merge_patch(json& target, const json& patch) {
   }
 }
 
+// The fields a patch sets or deletes, as JSON paths; a parameter object or a figure counts as
+// one field. The structure check has run: the patch nests only as deep as the format.
+void overridden_fields(const json& patch, const std::string& prefix,
+                       std::vector<std::string>& out) {
+  for (const auto& [key, value] : patch.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (prefix.empty() && (key == "name" || key == "description")) continue;
+    if (value.is_object() && !value.empty() && !value.contains("value")) {
+      overridden_fields(value, path, out);
+    } else {
+      out.push_back(path);
+    }
+  }
+}
+
+// The preset's description says what the file changed: "8 NeuronCore-v4" stays in it, so a
+// file with 16 cores must say so.
+std::string overridden_description(const std::string& base_description,
+                                   const std::string& base_name, const std::string& origin,
+                                   const json& patch) {
+  std::vector<std::string> fields;
+  overridden_fields(patch, "", fields);
+  if (fields.empty()) {
+    return fmt::format("{} (preset {}, from {} without overrides)", base_description, base_name,
+                       origin);
+  }
+  constexpr std::size_t kListed = 4;
+  std::string listed = join(std::vector<std::string>(
+      fields.begin(),
+      fields.begin() + static_cast<std::ptrdiff_t>(std::min(kListed, fields.size()))));
+  if (fields.size() > kListed) listed += fmt::format(" and {} more", fields.size() - kListed);
+  return fmt::format("{} (preset {} with overrides from {}: {})", base_description, base_name,
+                     origin, listed);
+}
+
 }  // namespace
 
 std::vector<std::string> preset_names() {
@@ -278,8 +313,8 @@ ChipConfig load_json(const json& j, const std::string& origin) {
   merge_patch(merged, patch);
   if (!patch.contains("name")) merged["name"] = printable_origin;
   if (!patch.contains("description")) {
-    merged["description"] = fmt::format("{} (preset {} with overrides from {})", base_description,
-                                        base_name, printable_origin);
+    merged["description"] =
+        overridden_description(base_description, base_name, printable_origin, patch);
   }
   return decode(merged, default_source, false);
 }
