@@ -82,23 +82,38 @@ std::string escape_control(std::string_view text) {
   return out;
 }
 
+std::string shorten(std::string_view name) {
+  constexpr std::size_t kMax = 64;
+  constexpr std::size_t kKept = 48;
+  if (name.size() <= kMax) return std::string(name);
+  std::size_t cut = kKept;
+  // Not inside a UTF-8 sequence: back up over continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xc0) == 0x80) --cut;
+  return fmt::format("{}...({} bytes)", name.substr(0, cut), name.size());
+}
+
 using util::edit_distance;
 
 std::string closest(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& candidate : candidates) {
-    std::size_t distance = edit_distance(name, candidate);
+    std::size_t distance = 0;
     // A prefix ("clock" for "clock_ghz") counts as close whatever its length.
     if (!name.empty() && (candidate.rfind(name, 0) == 0 || name.rfind(candidate, 0) == 0)) {
-      distance = std::min<std::size_t>(distance, 1);
+      distance = 1;
+    } else if (std::max(name.size(), candidate.size()) - std::min(name.size(), candidate.size()) >
+               limit) {
+      continue;  // too far apart in length to be close (and a long name is costly to compare)
+    } else {
+      distance = edit_distance(name, candidate);
     }
     if (distance < best_distance) {
       best_distance = distance;
       best = candidate;
     }
   }
-  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
   return best_distance <= limit ? best : std::string();
 }
 

@@ -143,7 +143,9 @@ namespace config_detail {
 void check_structure(const json& object, const std::string& prefix, bool is_patch) {
   const Shape& s = shape();
   for (const auto& [key, value] : object.items()) {
-    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    // No field name is long: a shortened key (for the messages) is as unknown as the key.
+    const std::string name = shorten(key);
+    const std::string path = prefix.empty() ? name : prefix + "." + name;
     if (prefix.empty() && key == "base" && is_patch) continue;
     if (key.find('.') != std::string::npos) {
       throw ConfigError(path, "unknown field (nest sections as objects instead of dotted keys)");
@@ -205,8 +207,8 @@ class Decoder {
     } else {
       const auto near = closest(name, names);
       throw ConfigError(
-          path, fmt::format("unknown generation \"{}\"; expected gen2, gen3 or gen4{}", name,
-                            near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+          path, fmt::format("unknown generation \"{}\"; expected gen2, gen3 or gen4{}",
+                            shorten(name), near.empty() ? "" : "; did you mean \"" + near + "\"?"));
     }
   }
 
@@ -253,7 +255,7 @@ class Decoder {
     const json* v = find_path(root_, path);
     if (v == nullptr) return;  // published figures are optional
     for (const auto& [mode, figure_json] : v->items()) {
-      const std::string figure_path = path + "." + mode;
+      const std::string figure_path = path + "." + shorten(mode);
       const auto& modes = peak_modes();
       if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
         const auto near = closest(mode, modes);
@@ -303,7 +305,7 @@ class Decoder {
       for (const auto& [key, item] : v.items()) {
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
           const auto near = closest(key, allowed);
-          throw ConfigError(path + "." + key,
+          throw ConfigError(path + "." + shorten(key),
                             fmt::format("unknown key; a parameter object has {}{}", join(allowed),
                                         near.empty() ? "" : "; did you mean \"" + near + "\"?"));
         }

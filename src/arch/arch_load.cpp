@@ -165,9 +165,9 @@ json parse_json_text(const std::string& text) {
           for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
             if (frames[i].is_object) path += frames[i].current_key + ".";
           }
-          throw ConfigError(path + key, "duplicate key");
+          throw ConfigError(path + shorten(key), "duplicate key");
         }
-        frames.back().current_key = key;
+        frames.back().current_key = shorten(key);  // for messages only
         break;
       }
       case json::parse_event_t::value:
@@ -207,9 +207,9 @@ const PresetStore& presets() {
 
 [[noreturn]] void throw_unknown_preset(const std::string& field, const std::string& name) {
   const auto near = closest(name, presets().names);
-  throw ConfigError(
-      field, fmt::format("unknown preset \"{}\"; the presets are {}{}", name, join(presets().names),
-                         near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  throw ConfigError(field, fmt::format("unknown preset \"{}\"; the presets are {}{}", shorten(name),
+                                       join(presets().names),
+                                       near.empty() ? "" : "; did you mean \"" + near + "\"?"));
 }
 
 // RFC 7386 merge patch, except that a parameter object ({"value": ...}) is replaced as a

@@ -416,6 +416,35 @@ TEST(BadValue, MessagesEscapeControlCharacters) {
   EXPECT_NE(c.description.find("from evil\\u001b[31m.json"), std::string::npos);
 }
 
+// A message quotes a long name from the file (a key, a preset name) cut to 48 bytes with
+// its length: a 1 MB key made a 1 MB error line.
+TEST(BadValue, MessagesShortenLongNames) {
+  const std::string long_name(1000000, 'k');
+  const std::string cut = std::string(48, 'k') + "...(1000000 bytes)";
+  EXPECT_TRUE(fails_with(R"({"base":"trn3",")" + long_name + R"(":1})", cut, "unknown field"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","sbuf":{")" + long_name + R"(":1}})", "sbuf." + cut,
+                         "unknown field"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":")" + long_name + R"("})", "base", "unknown preset \"" + cut + "\""));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","generation":")" + long_name + R"("})", "generation",
+                         "unknown generation \"" + cut + "\""));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","published_chip":{")" + long_name + R"(":1}})",
+                         "published_chip." + cut, "unknown mode"));
+  EXPECT_TRUE(
+      fails_with(R"({"base":"trn3","tensor":{"rows":{"value":128,")" + long_name + R"(":1}}})",
+                 "tensor.rows." + cut, "unknown key"));
+  EXPECT_TRUE(fails_with(R"({"base":"trn3",")" + long_name + R"(":{"a":1,"a":2}})", cut + ".a",
+                         "duplicate key"));
+  // Cut between UTF-8 sequences: 47 ASCII bytes, then two-byte characters.
+  std::string utf8(47, 'u');
+  for (int i = 0; i < 20; ++i) utf8 += "\u00fc";
+  EXPECT_TRUE(fails_with(R"({"base":"trn3",")" + utf8 + R"(":1})",
+                         std::string(47, 'u') + "..." + "(87 bytes)", "unknown field"));
+  // A close name is still suggested.
+  EXPECT_TRUE(fails_with(R"({"base":"trn3","tensor":{"clock_ghzz":1}})", "tensor.clock_ghzz",
+                         "did you mean \"tensor.clock_ghz\""));
+}
+
 TEST(Base, UnknownOrMalformed) {
   EXPECT_TRUE(fails_with(R"({"base":"trn4"})", "base",
                          "unknown preset \"trn4\"; the presets are trn1, trn2, trn3"));
