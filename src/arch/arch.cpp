@@ -16,10 +16,15 @@
 
 namespace trnsim::arch {
 
-ConfigError::ConfigError(std::string field, std::string why, util::SourceLocation where)
-    : util::Error(util::Diagnostic{std::move(where), field.empty() ? why : field + ": " + why}),
-      field_(std::move(field)),
-      why_(std::move(why)) {}
+// A message quotes what a file says (keys, names, JSON text): its control characters are
+// escaped so that none reaches a terminal.
+ConfigError::ConfigError(const std::string& field, const std::string& why,
+                         util::SourceLocation where)
+    : util::Error(util::Diagnostic{
+          std::move(where),
+          config_detail::escape_control(field.empty() ? why : field + ": " + why)}),
+      field_(config_detail::escape_control(field)),
+      why_(config_detail::escape_control(why)) {}
 
 std::string generation_name(Generation g) {
   return fmt::format("gen{}", static_cast<int>(g));
@@ -46,23 +51,69 @@ std::string format_number(double v) {
   return json(v).dump();
 }
 
+std::optional<char32_t> first_control_character(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    if (byte < 0x20 || byte == 0x7f) return byte;
+    // U+0080..U+009F (C1, e.g. U+009B, a one-character CSI) are 0xC2 0x80..0x9F in UTF-8.
+    if (byte == 0xc2 && i + 1 < text.size()) {
+      const auto next = static_cast<unsigned char>(text[i + 1]);
+      if (next >= 0x80 && next <= 0x9f) return next;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string escape_control(std::string_view text) {
+  if (!first_control_character(text)) return std::string(text);
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(text[i]);
+    const auto next = i + 1 < text.size() ? static_cast<unsigned char>(text[i + 1]) : 0;
+    if (byte < 0x20 || byte == 0x7f) {
+      out += fmt::format("\\u{:04x}", byte);
+    } else if (byte == 0xc2 && next >= 0x80 && next <= 0x9f) {
+      out += fmt::format("\\u{:04x}", next);
+      ++i;
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
+
+std::string shorten(std::string_view name) {
+  constexpr std::size_t kMax = 64;
+  constexpr std::size_t kKept = 48;
+  if (name.size() <= kMax) return std::string(name);
+  std::size_t cut = kKept;
+  // Not inside a UTF-8 sequence: back up over continuation bytes.
+  while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xc0) == 0x80) --cut;
+  return fmt::format("{}...({} bytes)", name.substr(0, cut), name.size());
+}
+
 using util::edit_distance;
 
 std::string closest(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
   std::string best;
   std::size_t best_distance = std::numeric_limits<std::size_t>::max();
   for (const auto& candidate : candidates) {
-    std::size_t distance = edit_distance(name, candidate);
+    std::size_t distance = 0;
     // A prefix ("clock" for "clock_ghz") counts as close whatever its length.
     if (!name.empty() && (candidate.rfind(name, 0) == 0 || name.rfind(candidate, 0) == 0)) {
-      distance = std::min<std::size_t>(distance, 1);
+      distance = 1;
+    } else if (std::max(name.size(), candidate.size()) - std::min(name.size(), candidate.size()) >
+               limit) {
+      continue;  // too far apart in length to be close (and a long name is costly to compare)
+    } else {
+      distance = edit_distance(name, candidate);
     }
     if (distance < best_distance) {
       best_distance = distance;
       best = candidate;
     }
   }
-  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
   return best_distance <= limit ? best : std::string();
 }
 

@@ -182,10 +182,11 @@ struct ChipConfig {
 
 // Raised for any bad configuration: `field` is the JSON path ("sbuf.bytes_per_partition"),
 // empty when the problem is the file as a whole; `where` the file (and the line and column of
-// a JSON syntax error) when known. what() is "file:line:col: error: field: why".
+// a JSON syntax error) when known. what() is "file:line:col: error: field: why". Control
+// characters in field and why (quoted from a file) are escaped as \uXXXX.
 class ConfigError : public util::Error {
  public:
-  ConfigError(std::string field, std::string why, util::SourceLocation where = {});
+  ConfigError(const std::string& field, const std::string& why, util::SourceLocation where = {});
   const std::string& field() const { return field_; }
   const std::string& why() const { return why_; }
   const util::SourceLocation& where() const { return diagnostics().front().where; }
@@ -217,9 +218,10 @@ void validate(const ChipConfig& c);
 
 // One field of the format, for documentation and tools (`trnsim config` and the doc test).
 struct FieldInfo {
-  std::string path;  // "tensor.clock_ghz"
-  std::string kind;  // "positive number", "positive integer", "flag", ...
-  std::string unit;  // "GHz", "bytes", "" when dimensionless
+  std::string path;   // "tensor.clock_ghz"
+  std::string kind;   // "number", "integer", "true or false", "string", ...
+  std::string range;  // the values accepted: "0.01..100", "0 or 0.001..64", "128"; "" if none
+  std::string unit;   // "GHz", "bytes", "" when dimensionless
   std::string meaning;
 };
 std::vector<FieldInfo> describe_fields();

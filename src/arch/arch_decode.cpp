@@ -3,7 +3,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cmath>
 #include <limits>
 #include <set>
 
@@ -12,7 +11,7 @@
 
 namespace trnsim::arch {
 
-using detail::Kind;
+using detail::Range;
 using namespace config_detail;
 
 namespace {
@@ -68,11 +67,11 @@ struct Shape {
     add_leaf(path, x);
   }
   template <class T>
-  void count(const std::string& path, T& x, const char*) {
+  void count(const std::string& path, T& x, const Range&, const char*) {
     add_leaf(path, x);
   }
   template <class T>
-  void count_list(const std::string& path, T& x, const char*) {
+  void count_list(const std::string& path, T& x, const Range&, const char*) {
     add_leaf(path, x);
   }
   template <class T>
@@ -80,11 +79,11 @@ struct Shape {
     add_leaf(path, x);
   }
   template <class T>
-  void param(const std::string& path, T& x, Kind, const char*, const char*) {
+  void param(const std::string& path, T& x, const Range&, const char*, const char*) {
     add_leaf(path, x);
   }
   template <class T>
-  void optional_param(const std::string& path, T& x, Kind, const char*, const char*) {
+  void optional_param(const std::string& path, T& x, const Range&, const char*, const char*) {
     add_leaf(path, x);
   }
   template <class T>
@@ -144,7 +143,9 @@ namespace config_detail {
 void check_structure(const json& object, const std::string& prefix, bool is_patch) {
   const Shape& s = shape();
   for (const auto& [key, value] : object.items()) {
-    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    // No field name is long: a shortened key (for the messages) is as unknown as the key.
+    const std::string name = shorten(key);
+    const std::string path = prefix.empty() ? name : prefix + "." + name;
     if (prefix.empty() && key == "base" && is_patch) continue;
     if (key.find('.') != std::string::npos) {
       throw ConfigError(path, "unknown field (nest sections as objects instead of dotted keys)");
@@ -206,23 +207,23 @@ class Decoder {
     } else {
       const auto near = closest(name, names);
       throw ConfigError(
-          path, fmt::format("unknown generation \"{}\"; expected gen2, gen3 or gen4{}", name,
-                            near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+          path, fmt::format("unknown generation \"{}\"; expected gen2, gen3 or gen4{}",
+                            shorten(name), near.empty() ? "" : "; did you mean \"" + near + "\"?"));
     }
   }
 
-  void count(const std::string& path, int& out, const char*) {
+  void count(const std::string& path, int& out, const Range& range, const char*) {
     const Unwrapped u = unwrap(path, require(path), false);
-    out = to_int(path, *u.value);
+    out = to_int(path, *u.value, range);
     record(path, u.provenance);
   }
 
-  void count_list(const std::string& path, std::vector<int>& out, const char*) {
+  void count_list(const std::string& path, std::vector<int>& out, const Range& range, const char*) {
     const Unwrapped u = unwrap(path, require(path), false);
     if (!u.value->is_array()) throw type_error(path, "a list of integers", *u.value);
     out.clear();
     for (std::size_t i = 0; i < u.value->size(); ++i) {
-      out.push_back(to_int(fmt::format("{}[{}]", path, i), (*u.value)[i]));
+      out.push_back(to_int(fmt::format("{}[{}]", path, i), (*u.value)[i], range));
     }
     record(path, u.provenance);
   }
@@ -234,11 +235,11 @@ class Decoder {
     record(path, u.provenance);
   }
 
-  void param(const std::string& path, Param& out, Kind, const char*, const char*) {
+  void param(const std::string& path, Param& out, const Range&, const char*, const char*) {
     decode_param(path, require(path), out, false);
   }
 
-  void optional_param(const std::string& path, std::optional<Param>& out, Kind, const char*,
+  void optional_param(const std::string& path, std::optional<Param>& out, const Range&, const char*,
                       const char*) {
     const json* v = find_path(root_, path);
     if (v == nullptr) {
@@ -254,7 +255,7 @@ class Decoder {
     const json* v = find_path(root_, path);
     if (v == nullptr) return;  // published figures are optional
     for (const auto& [mode, figure_json] : v->items()) {
-      const std::string figure_path = path + "." + mode;
+      const std::string figure_path = path + "." + shorten(mode);
       const auto& modes = peak_modes();
       if (std::find(modes.begin(), modes.end(), mode) == modes.end()) {
         const auto near = closest(mode, modes);
@@ -304,7 +305,7 @@ class Decoder {
       for (const auto& [key, item] : v.items()) {
         if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
           const auto near = closest(key, allowed);
-          throw ConfigError(path + "." + key,
+          throw ConfigError(path + "." + shorten(key),
                             fmt::format("unknown key; a parameter object has {}{}", join(allowed),
                                         near.empty() ? "" : "; did you mean \"" + near + "\"?"));
         }
@@ -342,12 +343,13 @@ class Decoder {
     return u;
   }
 
-  static int to_int(const std::string& path, const json& v) {
+  // The field's range (integers within int) is checked before the cast.
+  static int to_int(const std::string& path, const json& v, const Range& range) {
     if (!v.is_number()) throw type_error(path, "an integer", v);
     const double x = v.get<double>();
-    if (std::floor(x) != x) throw ConfigError(path, "must be an integer, got " + v.dump());
+    detail::check_range(path, x, range, "");
     if (x < std::numeric_limits<int>::min() || x > std::numeric_limits<int>::max()) {
-      throw ConfigError(path, "integer out of range: " + v.dump());
+      throw ConfigError(path, "integer out of range: " + v.dump());  // a schema range too wide
     }
     return static_cast<int>(x);
   }

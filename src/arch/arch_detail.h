@@ -6,6 +6,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,13 @@ using nlohmann::json;
 // Exact integers in a double stop at 2^53; larger "integers" are not meaningful counts.
 constexpr double kMaxExactInteger = 9007199254740992.0;
 
+// The first control character of `text` (U+0000..U+001F, U+007F, U+0080..U+009F) if any.
+std::optional<char32_t> first_control_character(std::string_view text);
+// `text` with every control character written as \uXXXX, safe to print.
+std::string escape_control(std::string_view text);
+// A name from a file (a key, a preset name) as a message quotes it: at most 64 bytes, a longer
+// one cut with its length ("aaaa...(10000000 bytes)").
+std::string shorten(std::string_view name);
 // "<type> <value>" of a JSON value, shortened, for messages.
 std::string describe_value(const json& v);
 // Integers without a trailing ".0"; otherwise the shortest form that reads back the same.

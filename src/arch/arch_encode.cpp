@@ -7,7 +7,7 @@
 
 namespace trnsim::arch {
 
-using detail::Kind;
+using detail::Range;
 using namespace config_detail;
 
 namespace {
@@ -25,11 +25,11 @@ json& make_path(json& root, const std::string& path) {
 
 // ---- encoding ---------------------------------------------------------------------------
 
-json param_json(const Param& p, Kind kind) {
+json param_json(const Param& p, bool integral) {
   json out = json::object();
   const bool exact_integer = std::isfinite(p.value) && std::floor(p.value) == p.value &&
                              std::fabs(p.value) <= kMaxExactInteger;
-  if (detail::kind_is_integral(kind) && exact_integer) {
+  if (integral && exact_integer) {
     out["value"] = static_cast<std::int64_t>(p.value);
   } else {
     out["value"] = p.value;
@@ -49,24 +49,28 @@ class Encoder {
   void generation(const std::string& path, Generation g, const char*) {
     make_path(root_, path) = generation_name(g);
   }
-  void count(const std::string& path, int n, const char*) { with_provenance(path, json(n)); }
-  void count_list(const std::string& path, const std::vector<int>& list, const char*) {
+  void count(const std::string& path, int n, const Range&, const char*) {
+    with_provenance(path, json(n));
+  }
+  void count_list(const std::string& path, const std::vector<int>& list, const Range&,
+                  const char*) {
     with_provenance(path, json(list));
   }
   void flag(const std::string& path, bool b, const char*) { with_provenance(path, json(b)); }
-  void param(const std::string& path, const Param& p, Kind kind, const char*, const char*) {
-    make_path(root_, path) = param_json(p, kind);
+  void param(const std::string& path, const Param& p, const Range& range, const char*,
+             const char*) {
+    make_path(root_, path) = param_json(p, range.integral);
   }
-  void optional_param(const std::string& path, const std::optional<Param>& p, Kind kind,
+  void optional_param(const std::string& path, const std::optional<Param>& p, const Range& range,
                       const char*, const char*) {
-    if (p) make_path(root_, path) = param_json(*p, kind);
+    if (p) make_path(root_, path) = param_json(*p, range.integral);
   }
   void figures(const std::string& path, const std::map<std::string, PublishedFigure>& figures,
                const char*) {
     if (figures.empty()) return;
     json& out = make_path(root_, path);
     for (const auto& [mode, figure] : figures) {
-      json entry = param_json(figure, Kind::kPositive);
+      json entry = param_json(figure, false);
       if (figure.tolerance != kDefaultPublishedTolerance) entry["tolerance"] = figure.tolerance;
       if (!figure.discrepancy.empty()) entry["discrepancy"] = figure.discrepancy;
       out[mode] = std::move(entry);

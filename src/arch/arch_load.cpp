@@ -7,6 +7,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -22,20 +23,32 @@ namespace {
 // User files are small; refuse to read something that is clearly not a config.
 constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
 
+// Deepest nesting of arrays and objects accepted. A config needs 4 levels (the object of a
+// published figure in tensor.published_peak_tflops); anything much deeper is not a config,
+// and copying, merging or printing it would recurse once per level.
+constexpr std::size_t kMaxNesting = 64;
+
 // ---- JSON text, files, presets ----------------------------------------------------------
 
-// nlohmann reports the byte offset of a parse error; users want line and column.
-[[noreturn]] void throw_parse_error(const std::string& text, const json::parse_error& e) {
-  const std::size_t error_index = e.byte == 0 ? 0 : std::min<std::size_t>(e.byte - 1, text.size());
+// Line and column (1-based, columns in bytes) of byte `index` of `text`.
+util::SourceLocation location_of(const std::string& text, std::size_t index) {
+  index = std::min(index, text.size());
   std::size_t line = 1;
   std::size_t line_start = 0;
-  for (std::size_t i = 0; i < error_index; ++i) {
+  for (std::size_t i = 0; i < index; ++i) {
     if (text[i] == '\n') {
       ++line;
       line_start = i + 1;
     }
   }
-  const std::size_t column = error_index - line_start + 1;
+  constexpr std::size_t kMax = std::numeric_limits<std::uint32_t>::max();
+  return {"", static_cast<std::uint32_t>(std::min(line, kMax)),
+          static_cast<std::uint32_t>(std::min(index - line_start + 1, kMax))};
+}
+
+// nlohmann reports the byte offset of a parse error; users want line and column.
+[[noreturn]] void throw_parse_error(const std::string& text, const json::parse_error& e) {
+  const std::size_t error_index = e.byte == 0 ? 0 : e.byte - 1;
   // Keep nlohmann's explanation, without its own "[json.exception...] parse error at ..." prefix.
   std::string reason = e.what();
   if (const auto at = reason.find("parse error"); at != std::string::npos) {
@@ -43,8 +56,84 @@ constexpr std::uintmax_t kMaxFileBytes = 16u << 20;
       reason = reason.substr(colon + 2);
     }
   }
-  throw ConfigError("", "invalid JSON: " + reason,
-                    {"", static_cast<std::uint32_t>(line), static_cast<std::uint32_t>(column)});
+  throw ConfigError("", "invalid JSON: " + reason, location_of(text, error_index));
+}
+
+// How deeply the arrays and objects of JSON text nest, found by a scan that skips strings
+// and comments; `first_too_deep` is the offset of the first bracket that opens level
+// kMaxNesting + 1 (npos if none). Malformed text is measured as far as it goes: the parser
+// reports what is wrong with it.
+struct Nesting {
+  std::size_t deepest = 0;
+  std::size_t first_too_deep = std::string::npos;
+};
+
+Nesting measure_nesting(const std::string& text) {
+  Nesting n;
+  std::size_t depth = 0;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '/') {
+      i = std::min(text.find('\n', i), text.size());
+    } else if (c == '/' && i + 1 < text.size() && text[i + 1] == '*') {
+      const auto end = text.find("*/", i + 2);
+      i = end == std::string::npos ? text.size() : end + 1;
+    } else if (c == '[' || c == '{') {
+      ++depth;
+      n.deepest = std::max(n.deepest, depth);
+      if (depth > kMaxNesting && n.first_too_deep == std::string::npos) n.first_too_deep = i;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return n;
+}
+
+std::string too_deep(std::size_t depth) {
+  return fmt::format(
+      "nested {} levels deep; a chip config nests at most {} (its deepest field, "
+      "a published figure, is at level 4)",
+      depth, kMaxNesting);
+}
+
+// The same bound on a value built in memory (load_json), measured without recursion: copying
+// or printing a deeper value would recurse once per level. The error names the top-level field
+// that holds the deep value.
+void check_nesting(const json& root) {
+  struct Open {
+    const json* node;
+    std::size_t depth;
+    std::string top_field;
+  };
+  std::vector<Open> stack = {{&root, 1, ""}};
+  while (!stack.empty()) {
+    const Open open = std::move(stack.back());
+    stack.pop_back();
+    if (!open.node->is_structured()) continue;
+    if (open.depth > kMaxNesting) {
+      std::size_t deepest = open.depth;
+      std::vector<std::pair<const json*, std::size_t>> rest = {{open.node, open.depth}};
+      while (!rest.empty()) {
+        const auto [node, depth] = rest.back();
+        rest.pop_back();
+        deepest = std::max(deepest, depth);
+        for (const auto& child : *node) {
+          if (child.is_structured()) rest.emplace_back(&child, depth + 1);
+        }
+      }
+      throw ConfigError(open.top_field, too_deep(deepest));
+    }
+    for (auto it = open.node->begin(); it != open.node->end(); ++it) {
+      if (!it->is_structured()) continue;
+      std::string top = open.top_field;
+      if (open.depth == 1 && open.node->is_object()) top = it.key();
+      stack.push_back({&*it, open.depth + 1, std::move(top)});
+    }
+  }
 }
 
 json parse_json_text(const std::string& text) {
@@ -76,9 +165,9 @@ json parse_json_text(const std::string& text) {
           for (std::size_t i = 0; i + 1 < frames.size(); ++i) {
             if (frames[i].is_object) path += frames[i].current_key + ".";
           }
-          throw ConfigError(path + key, "duplicate key");
+          throw ConfigError(path + shorten(key), "duplicate key");
         }
-        frames.back().current_key = key;
+        frames.back().current_key = shorten(key);  // for messages only
         break;
       }
       case json::parse_event_t::value:
@@ -86,6 +175,9 @@ json parse_json_text(const std::string& text) {
     }
     return true;
   };
+  if (const Nesting n = measure_nesting(text); n.first_too_deep != std::string::npos) {
+    throw ConfigError("", too_deep(n.deepest), location_of(text, n.first_too_deep));
+  }
   try {
     return json::parse(text, on_event, /*allow_exceptions=*/true, /*ignore_comments=*/true);
   } catch (const json::parse_error& e) {
@@ -115,9 +207,9 @@ const PresetStore& presets() {
 
 [[noreturn]] void throw_unknown_preset(const std::string& field, const std::string& name) {
   const auto near = closest(name, presets().names);
-  throw ConfigError(
-      field, fmt::format("unknown preset \"{}\"; the presets are {}{}", name, join(presets().names),
-                         near.empty() ? "" : "; did you mean \"" + near + "\"?"));
+  throw ConfigError(field, fmt::format("unknown preset \"{}\"; the presets are {}{}", shorten(name),
+                                       join(presets().names),
+                                       near.empty() ? "" : "; did you mean \"" + near + "\"?"));
 }
 
 // RFC 7386 merge patch, except that a parameter object ({"value": ...}) is replaced as a
@@ -137,6 +229,41 @@ void merge_patch(json& target, const json& patch) {
       target[key] = value;
     }
   }
+}
+
+// The fields a patch sets or deletes, as JSON paths; a parameter object or a figure counts as
+// one field. The structure check has run: the patch nests only as deep as the format.
+void overridden_fields(const json& patch, const std::string& prefix,
+                       std::vector<std::string>& out) {
+  for (const auto& [key, value] : patch.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (prefix.empty() && (key == "name" || key == "description")) continue;
+    if (value.is_object() && !value.empty() && !value.contains("value")) {
+      overridden_fields(value, path, out);
+    } else {
+      out.push_back(path);
+    }
+  }
+}
+
+// The preset's description says what the file changed: "8 NeuronCore-v4" stays in it, so a
+// file with 16 cores must say so.
+std::string overridden_description(const std::string& base_description,
+                                   const std::string& base_name, const std::string& origin,
+                                   const json& patch) {
+  std::vector<std::string> fields;
+  overridden_fields(patch, "", fields);
+  if (fields.empty()) {
+    return fmt::format("{} (preset {}, from {} without overrides)", base_description, base_name,
+                       origin);
+  }
+  constexpr std::size_t kListed = 4;
+  std::string listed = join(std::vector<std::string>(
+      fields.begin(),
+      fields.begin() + static_cast<std::ptrdiff_t>(std::min(kListed, fields.size()))));
+  if (fields.size() > kListed) listed += fmt::format(" and {} more", fields.size() - kListed);
+  return fmt::format("{} (preset {} with overrides from {}: {})", base_description, base_name,
+                     origin, listed);
 }
 
 }  // namespace
@@ -162,10 +289,13 @@ ChipConfig load_preset(const std::string& name) {
 }
 
 ChipConfig load_json(const json& j, const std::string& origin) {
+  check_nesting(j);
   if (!j.is_object()) {
     throw ConfigError("", "a chip config must be a JSON object, got " + describe_value(j));
   }
-  const std::string default_source = "set in " + origin;
+  // The origin (a path) becomes text of the config: name, description, sources.
+  const std::string printable_origin = escape_control(origin);
+  const std::string default_source = "set in " + printable_origin;
   const auto base = j.find("base");
   if (base == j.end()) return decode(j, default_source, false);
 
@@ -181,10 +311,10 @@ ChipConfig load_json(const json& j, const std::string& origin) {
   patch.erase("base");
   const std::string base_description = merged.value("description", base_name);
   merge_patch(merged, patch);
-  if (!patch.contains("name")) merged["name"] = origin;
+  if (!patch.contains("name")) merged["name"] = printable_origin;
   if (!patch.contains("description")) {
     merged["description"] =
-        fmt::format("{} (preset {} with overrides from {})", base_description, base_name, origin);
+        overridden_description(base_description, base_name, printable_origin, patch);
   }
   return decode(merged, default_source, false);
 }

@@ -49,6 +49,29 @@ TEST(Override, SbufBytesOverTrn3) {
   EXPECT_NE(c.description.find("preset trn3 with overrides from small.json"), std::string::npos);
 }
 
+// The preset's description stays, so it names what the file changed: with a million cores it
+// still said "8 NeuronCore-v4" and nothing else.
+TEST(Override, DescriptionNamesTheOverriddenFields) {
+  const ChipConfig c = load_json_text(
+      R"({"base":"trn3","cores_per_chip":16,"published_chip":null,"name":"big"})", "big.json");
+  EXPECT_EQ(c.description, load_preset("trn3").description +
+                               " (preset trn3 with overrides from big.json: cores_per_chip, "
+                               "published_chip)");
+  const ChipConfig many = load_json_text(
+      R"({"base":"trn2","dma":{"fixed_latency_ns":{"value":900,"estimate":true},
+          "per_descriptor_ns":20},"tensor":{"published_peak_tflops":{"bf16":80}},
+          "sbuf":{"bytes_per_partition":131072,"min_alignment_bytes":8},"hbm":{"stacks":2}})",
+      "many.json");
+  EXPECT_NE(many.description.find(
+                "overrides from many.json: dma.fixed_latency_ns, dma.per_descriptor_ns, "
+                "hbm.stacks, sbuf.bytes_per_partition and 2 more)"),
+            std::string::npos)
+      << many.description;
+  EXPECT_NE(load_json_text(R"({"base":"trn1"})", "plain.json")
+                .description.find("(preset trn1, from plain.json without overrides)"),
+            std::string::npos);
+}
+
 TEST(Override, ObjectFormReplacesTheWholeParameter) {
   const ChipConfig c = load_json_text(
       R"({"base":"trn2","dma":{"fixed_latency_ns":{"value":900,"estimate":true}},
