@@ -3,16 +3,14 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <set>
 
 #include "arch/arch_detail.h"
 #include "arch/embedded_presets.h"
+#include "util/read_file.h"
 
 namespace trnsim::arch {
 
@@ -331,22 +329,12 @@ ChipConfig load_json_text(const std::string& text, const std::string& origin) {
 }
 
 ChipConfig load_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    throw ConfigError("", fmt::format("cannot read \"{}\": it is a directory", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    throw ConfigError("", fmt::format("cannot read \"{}\": {}", path, std::strerror(errno)));
-  }
   std::string text;
-  char buffer[1 << 16];
-  while (in.read(buffer, sizeof buffer) || in.gcount() > 0) {
-    text.append(buffer, static_cast<std::size_t>(in.gcount()));
-    if (text.size() > kMaxFileBytes) {
-      throw ConfigError("", fmt::format("\"{}\" is larger than {} MiB; not a chip config", path,
-                                        kMaxFileBytes >> 20));
-    }
+  try {
+    text = util::read_file(path, kMaxFileBytes, "chip config");
+  } catch (const util::Error& e) {
+    util::Diagnostic d = e.diagnostics().front();
+    throw ConfigError("", d.message, std::move(d.where));
   }
   return load_json_text(text, path);
 }

@@ -452,20 +452,20 @@ TEST(Base, UnknownOrMalformed) {
   EXPECT_TRUE(fails_with(R"({"name":"x"})", "description", "missing"));
 }
 
-TEST(Files, MissingOrDirectory) {
-  EXPECT_THROW(load_file("/nonexistent/chip.json"), ConfigError);
-  try {
-    load_file("/tmp");
-    FAIL();
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos);
-  }
-  try {
-    load_file("/nonexistent/chip.json");
-  } catch (const ConfigError& e) {
-    EXPECT_NE(std::string(e.what()).find("cannot read \"/nonexistent/chip.json\""),
-              std::string::npos)
-        << e.what();
+TEST(Files, MissingDirectoryOrEndless) {
+  // Located at the path, as every file error (util::read_file).
+  for (const auto& [path, why] :
+       {std::pair<std::string, std::string>{"/nonexistent/chip.json", "chip config: cannot open"},
+        {"/tmp", "chip config: cannot read a directory"},
+        {"/dev/zero", "chip config: more than 16777216 bytes"}}) {
+    try {
+      load_file(path);
+      ADD_FAILURE() << path;
+    } catch (const ConfigError& e) {
+      EXPECT_EQ(e.where().file, path);
+      EXPECT_NE(std::string(e.what()).find(path + ": error: " + why), std::string::npos)
+          << e.what();
+    }
   }
 }
 
