@@ -36,3 +36,21 @@ function(trnsim_add_test name)
   gtest_discover_tests(${name} DISCOVERY_MODE PRE_TEST
     PROPERTIES LABELS "${ARG_LABELS}" ENVIRONMENT "TRNSIM_SOURCE_DIR=${PROJECT_SOURCE_DIR}")
 endfunction()
+
+# trnsim_mark_unity_includes(DIR): every target defined in DIR and below writes a NOLINT
+# before each source its unity files include, so that clang-tidy (scripts/lint.sh), which
+# reads the unity files, does not take CMake's `#include "x.cpp"` for a mistake.
+function(trnsim_mark_unity_includes dir)
+  get_property(targets DIRECTORY ${dir} PROPERTY BUILDSYSTEM_TARGETS)
+  foreach(target IN LISTS targets)
+    get_target_property(type ${target} TYPE)
+    if(NOT type STREQUAL "INTERFACE_LIBRARY" AND NOT type STREQUAL "UTILITY")
+      set_property(TARGET ${target} PROPERTY UNITY_BUILD_CODE_BEFORE_INCLUDE
+        "// NOLINTNEXTLINE(bugprone-suspicious-include)")
+    endif()
+  endforeach()
+  get_property(subdirs DIRECTORY ${dir} PROPERTY SUBDIRECTORIES)
+  foreach(subdir IN LISTS subdirs)
+    trnsim_mark_unity_includes(${subdir})
+  endforeach()
+endfunction()

@@ -381,7 +381,7 @@ void register_attention(const AttentionVariant& v) {
                    attention_options(v.dma_transposes)});
 }
 
-const bool registered = [] {
+const bool attention_registered = [] {
   for (const AttentionVariant& v : kAttentionVariants) register_attention(v);
   return true;
 }();

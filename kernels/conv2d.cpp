@@ -165,7 +165,7 @@ Problem make_conv2d_problem(const std::vector<std::int64_t>& s, DType dtype, int
 
 namespace {
 
-const std::vector<DType> kDtypes = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
+const std::vector<DType> kConvDtypes = {DType::kBFloat16, DType::kFloat16, DType::kFloat32};
 
 Problem make_same(const std::vector<std::int64_t>& s, DType d, int stride) {
   require_dims(s, 7, "NxCxHxWxKxRxS");
@@ -196,14 +196,14 @@ void register_conv2d(const Conv2dVariant& v) {
                    "NxCxHxWxKxRxS",
                    {1, 128, 32, 32, 128, 3, 3},
                    DType::kBFloat16,
-                   kDtypes,
+                   kConvDtypes,
                    [v](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig&) {
                      return v.same_padding ? make_same(s, d, v.stride)
                                            : make_conv2d_problem(s, d, v.stride, 0);
                    }});
 }
 
-const bool registered = [] {
+const bool conv2d_registered = [] {
   for (const Conv2dVariant& v : kConv2dVariants) register_conv2d(v);
   return true;
 }();

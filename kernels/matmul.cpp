@@ -125,7 +125,7 @@ Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>&
 
 namespace {
 
-const bool registered = register_kernel(
+const bool matmul_registered = register_kernel(
     {"matmul",
      "c[M,N] = a[M,K] @ b[K,N] with a given as a_t [K,M]; blocked, PSUM accumulation",
      "MxNxK",

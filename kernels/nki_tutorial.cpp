@@ -207,7 +207,7 @@ Problem tutorial_problem(const char* name, kernel::KernelFn fn,
   return p;
 }
 
-const std::vector<DType> kDtypes = {DType::kBFloat16, DType::kFloat32};
+const std::vector<DType> kTutorialDtypes = {DType::kBFloat16, DType::kFloat32};
 
 // The tutorial's steps, each registered as a kernel.
 struct TutorialStep {
@@ -241,7 +241,7 @@ const TutorialStep kSteps[] = {
 
 void register_step(const TutorialStep& step) {
   register_kernel(
-      {step.name, step.summary, "MxNxK", step.default_shape, DType::kBFloat16, kDtypes,
+      {step.name, step.summary, "MxNxK", step.default_shape, DType::kBFloat16, kTutorialDtypes,
        [step](const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&) {
          const std::int64_t sbuf_accumulations =
              step.sbuf_block_k > 0 && shape.size() == 3 ? shape[2] / step.sbuf_block_k : 1;
@@ -249,7 +249,7 @@ void register_step(const TutorialStep& step) {
        }});
 }
 
-const bool registered = [] {
+const bool nki_tutorial_registered = [] {
   for (const TutorialStep& step : kSteps) register_step(step);
   return true;
 }();

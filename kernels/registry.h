@@ -123,8 +123,9 @@ struct KernelInfo {
 };
 
 // Every kernel registers itself from its own source file:
-//   static const bool registered = register_kernel({...});
-// (the library is an object library, so no registration is dropped by the linker).
+//   const bool matmul_registered = register_kernel({...});
+// (the library is an object library, so no registration is dropped by the linker; the name
+// carries the file's so that a unity build, which joins files, keeps each one apart).
 // Registering a name twice, an option declared twice, an option name that is a --compare key
 // or a default outside the option's own range is a programming error (std::logic_error).
 bool register_kernel(KernelInfo info);

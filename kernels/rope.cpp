@@ -109,7 +109,7 @@ Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arc
   return p;
 }
 
-const bool registered = register_kernel(
+const bool rope_registered = register_kernel(
     {"rope",
      "rotary embedding of x [S,D] with cos/sin [S,D/2], half-split (rotate_half) convention",
      "SxD",

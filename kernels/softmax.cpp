@@ -126,7 +126,7 @@ Problem make_softmax(const std::vector<std::int64_t>& shape, DType dtype, const 
   return p;
 }
 
-const bool registered = register_kernel(
+const bool softmax_registered = register_kernel(
     {"softmax",
      "row-wise numerically stable softmax of x [R,C] (rows on partitions)",
      "RxC",

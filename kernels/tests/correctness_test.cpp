@@ -17,7 +17,7 @@ namespace {
 
 using numerics::DType;
 
-struct Case {
+struct CorrectnessCase {
   const char* kernel;
   const char* chip;
   std::vector<std::int64_t> shape;
@@ -26,16 +26,16 @@ struct Case {
 };
 
 // "rmsnorm_trn3_200x700_bfloat16"
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
-  const Case& c = info.param;
+std::string case_name(const ::testing::TestParamInfo<CorrectnessCase>& info) {
+  const CorrectnessCase& c = info.param;
   return fmt::format("{}_{}_{}_{}", c.kernel, c.chip, fmt::join(c.shape, "x"),
                      numerics::name(c.dtype));
 }
 
-class LibraryKernel : public ::testing::TestWithParam<Case> {};
+class LibraryKernel : public ::testing::TestWithParam<CorrectnessCase> {};
 
 TEST_P(LibraryKernel, IsCorrect) {
-  const Case& c = GetParam();
+  const CorrectnessCase& c = GetParam();
   const ProblemReport r = run_kernel(c.kernel, c.chip, c.shape, c.dtype);
   expect_kernel_correct(r);
   if (c.bit_exact) {
@@ -47,7 +47,7 @@ TEST_P(LibraryKernel, IsCorrect) {
 constexpr DType kBf16 = DType::kBFloat16;
 constexpr DType kFp32 = DType::kFloat32;
 
-const Case kCases[] = {
+const CorrectnessCase kCases[] = {
     // Matmul: M, N, K not multiples of 128/512 give partial stationary, moving and
     // contraction tiles.
     {"matmul", "trn3", {256, 1024, 512}, kBf16},

@@ -31,11 +31,6 @@ ProblemReport run_kernel(std::string_view kernel, std::string_view chip,
   return run_problem(problem, config);
 }
 
-const arch::ChipConfig& trn3() {
-  static const arch::ChipConfig chip = arch::load_preset("trn3");
-  return chip;
-}
-
 Problem trn3_problem(std::string_view kernel, const std::vector<std::int64_t>& shape, DType dtype) {
   return library_kernel(kernel).make(shape, dtype, trn3());
 }

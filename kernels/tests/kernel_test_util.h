@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "arch/tests/test_presets.h"
 #include "kernel/kernel.h"
 #include "kernels/options.h"
 #include "kernels/registry.h"
@@ -20,8 +21,7 @@ ProblemReport run_kernel(std::string_view kernel, std::string_view chip,
                          const std::vector<std::int64_t>& shape, DType dtype,
                          const OptionValues& set = {}, int lnc = 1);
 
-// The preset trn3, loaded once.
-const arch::ChipConfig& trn3();
+using arch::testing::trn3;
 // The library kernel `kernel`'s problem of `shape` and `dtype` for trn3 with default options,
 // for tests that change the problem or compare its inputs with the outputs.
 Problem trn3_problem(std::string_view kernel, const std::vector<std::int64_t>& shape, DType dtype);

@@ -47,10 +47,6 @@ void decode_loop(const Word* in, float* out, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) out[i] = Tag::decode(in[i]);
 }
 
-void check(bool ok, const char* message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
 // Element codes (one per byte) of the lane type of `packed`, for in.size() elements.
 void encode_lanes(DType packed, std::span<const float> in, std::uint8_t* codes,
                   const ConvertOptions& options) {

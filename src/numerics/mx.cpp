@@ -15,10 +15,6 @@ namespace {
 
 using namespace detail;
 
-void check(bool ok, const char* message) {
-  if (!ok) throw std::invalid_argument(message);
-}
-
 std::size_t block_count(std::size_t elements) {
   return (elements + kMxBlockSize - 1) / kMxBlockSize;
 }

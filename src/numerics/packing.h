@@ -3,10 +3,16 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 
 #include "numerics/dtype.h"
 
 namespace trnsim::numerics::detail {
+
+// The conversions' argument checks: std::invalid_argument with `message` unless `ok`.
+inline void check(bool ok, const char* message) {
+  if (!ok) throw std::invalid_argument(message);
+}
 
 // Lane width of an x4-packed type: element i occupies bits [i * width, (i + 1) * width).
 constexpr unsigned x4_lane_bits(DType packed) {

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "arch/arch.h"
+#include "arch/tests/test_presets.h"
 #include "ir_builder.h"
 
 namespace trnsim::compiler::test {
@@ -17,10 +18,7 @@ namespace {
 using kernel::KernelError;
 using kernel::TensorRole;
 
-const arch::ChipConfig& trn3() {
-  static const arch::ChipConfig chip = arch::load_preset("trn3");
-  return chip;
-}
+using arch::testing::trn3;
 
 // Small exact values (multiples of 1/8 in [-2, 2)) so that every product and sum is exact.
 std::vector<float> exact_values(std::size_t n, std::uint32_t seed) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "arch/tests/test_presets.h"
 #include "kernel/kernel.h"
 
 namespace trnsim::kernel {
@@ -17,10 +18,7 @@ using isa::AluOp;
 using isa::Engine;
 using numerics::DType;
 
-const arch::ChipConfig& trn3() {
-  static const arch::ChipConfig chip = arch::load_preset("trn3");
-  return chip;
-}
+using arch::testing::trn3;
 
 std::vector<std::string> ops_of(const KernelIr& ir) {
   std::vector<std::string> ops;

@@ -4,16 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "arch/arch.h"
+#include "arch/tests/test_presets.h"
 
 namespace trnsim::kernel {
 namespace {
 
 using numerics::DType;
 
-const arch::ChipConfig& trn3() {
-  static const arch::ChipConfig chip = arch::load_preset("trn3");
-  return chip;
-}
+using arch::testing::trn3;
 
 std::vector<KernelIr> trace_one(const KernelFn& fn, std::vector<TensorSpec> inputs = {}) {
   return trace(fn, inputs, trn3(), {.name = "test"});

@@ -15,8 +15,8 @@
 namespace trnsim::numerics {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
-const float kNaN = std::numeric_limits<float>::quiet_NaN();
+using testing::kInf;
+using testing::kNaN;
 
 float from_bits(std::uint32_t bits) {
   return std::bit_cast<float>(bits);

@@ -12,11 +12,12 @@
 #include <vector>
 
 #include "numerics/numerics.h"
+#include "reference.h"
 
 namespace trnsim::numerics {
 namespace {
 
-constexpr float kInf = std::numeric_limits<float>::infinity();
+using testing::kInf;
 
 MxOptions mx(DType element, MxScaleRule rule = MxScaleRule::kOcp) {
   MxOptions options;

@@ -16,6 +16,9 @@
 
 namespace trnsim::numerics::testing {
 
+inline constexpr float kInf = std::numeric_limits<float>::infinity();
+inline const float kNaN = std::numeric_limits<float>::quiet_NaN();
+
 enum class Specials { kIeee, kNanOnlyAllOnes, kNone };
 
 struct RefFormat {

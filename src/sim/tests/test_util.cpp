@@ -2,15 +2,6 @@
 
 namespace trnsim::sim::testing {
 
-const arch::ChipConfig& trn3() {
-  static const arch::ChipConfig chip = arch::load_preset("trn3");
-  return chip;
-}
-const arch::ChipConfig& trn2() {
-  static const arch::ChipConfig chip = arch::load_preset("trn2");
-  return chip;
-}
-
 AccessPattern onchip(isa::Memory memory, DType dtype, std::uint32_t start_partition,
                      std::uint32_t partitions, std::uint64_t offset,
                      std::initializer_list<Dim> dims) {

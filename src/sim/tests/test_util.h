@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "arch/tests/test_presets.h"
 #include "isa/isa.h"
 #include "sim/sim.h"
 
@@ -22,8 +23,8 @@ using isa::AccessPattern;
 using isa::Dim;
 using numerics::DType;
 
-const arch::ChipConfig& trn3();
-const arch::ChipConfig& trn2();
+using arch::testing::trn2;
+using arch::testing::trn3;
 
 inline isa::QueueId tensor_q() {
   return {isa::Engine::kTensor, 0};
