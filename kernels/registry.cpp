@@ -132,7 +132,8 @@ CheckResult check(const Problem& problem, const std::vector<runtime::HostTensor>
         r.max_abs_error = std::isnan(err) ? INFINITY : err;
         if (r.ok) r.worst = fmt::format("output {} element {}: got {} want {}", o, idx[s], g, w);
       }
-      r.max_rel_error = std::max(r.max_rel_error, std::abs(w) > 1e-3 ? rel : 0.0);
+      if (std::abs(w) > 1e-3 && !(rel <= r.max_rel_error))
+        r.max_rel_error = std::isnan(rel) ? INFINITY : rel;
     }
   }
   return r;

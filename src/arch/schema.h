@@ -171,7 +171,8 @@ template <class Dma, class Visitor>
 void visit_dma(Dma& d, Visitor& v) {
   v.param("dma.engines_per_core", d.engines_per_core, kUnits, "engines",
           "DMA engines serving one core");
-  v.param("dma.queues_per_engine", d.queues_per_engine, kUnits, "queues",
+  // The ISA numbers a DMA queue with one byte (isa::QueueId::index).
+  v.param("dma.queues_per_engine", d.queues_per_engine, integers(1, 256), "queues",
           "in-order queues per engine");
   v.param("dma.engine_bandwidth_gbps", d.engine_bandwidth_gbps, kBandwidthGbps, "GB/s",
           "theoretical bandwidth of one engine");

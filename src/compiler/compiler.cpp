@@ -39,11 +39,15 @@ class PassTimer {
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
 };
 
-void check_dma_queues(const CompileOptions& options, const arch::ChipConfig& chip) {
-  if (options.dma_queues < 1 ||
-      options.dma_queues > static_cast<int>(chip.dma.queues_per_engine.value))
-    throw std::invalid_argument(fmt::format("CompileOptions::dma_queues = {} (1..{} allowed)",
-                                            options.dma_queues, chip.dma.queues_per_engine.value));
+// The DMA queues the compiler spreads transfers over: those asked for, or all the chip has.
+int dma_queues_to_use(const CompileOptions& options, const arch::ChipConfig& chip) {
+  const int available = static_cast<int>(chip.dma.queues_per_engine.value);
+  if (options.dma_queues == 0) return available;
+  if (options.dma_queues < 0 || options.dma_queues > available)
+    throw std::invalid_argument(
+        fmt::format("CompileOptions::dma_queues = {} (0 for all, or 1..{} on {})",
+                    options.dma_queues, available, chip.name));
+  return options.dma_queues;
 }
 
 // The on-chip placements of one program and the allocation figures of the stats.
@@ -88,8 +92,8 @@ SchedResult schedule(const KernelIr& ir, const std::vector<isa::Instruction>& ph
     }
   }
   SchedInput in{&phys, &engines, &fixed_queue, &preds};
-  return options.schedule ? schedule_list(in, chip, options.dma_queues)
-                          : schedule_in_order(in, options.dma_queues);
+  const int dma_queues = dma_queues_to_use(options, chip);
+  return options.schedule ? schedule_list(in, chip, dma_queues) : schedule_in_order(in, dma_queues);
 }
 
 // Pass 6: validate. An output program that fails the ISA rules is a compiler bug.
@@ -114,7 +118,7 @@ CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfi
   PassTimer timer(out.stats);
   check_launch(programs);
   out.name = programs[0].name;
-  check_dma_queues(options, chip);
+  dma_queues_to_use(options, chip);  // a bad option fails before any pass runs
   const int num_queues = kFirstDmaQueueKey + static_cast<int>(chip.dma.queues_per_engine.value);
 
   std::vector<std::vector<std::uint8_t>> allowed;

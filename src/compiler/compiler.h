@@ -25,7 +25,8 @@ namespace trnsim::compiler {
 struct CompileOptions {
   bool schedule = true;  // false: keep the kernel's program order on each queue (first
                          // allowed engine, DMA queues round-robin)
-  int dma_queues = 16;   // DMA queues per core the compiler may use (1..queues_per_engine)
+  int dma_queues = 0;    // DMA queues per core the compiler may use (1..queues_per_engine);
+                         // 0: every queue the chip has (dma.queues_per_engine)
 };
 
 // Where the compiler placed an HBM tensor of the kernel (the runtime allocates exactly these

@@ -20,6 +20,39 @@ std::uint64_t product(const Shape& s, std::size_t from) {
   for (std::size_t d = from; d < s.size(); ++d) n *= static_cast<std::uint64_t>(s[d]);
   return n;
 }
+
+// The storages some instruction of `ir` writes.
+std::vector<bool> written_storages(const KernelIr& ir) {
+  std::vector<bool> written(ir.storages.size(), false);
+  for (const IrInstruction& in : ir.instructions)
+    isa::for_each_operand(in.inst.op,
+                          [&](const isa::AccessPattern& ap, const isa::OperandRef& operand) {
+                            const StorageId id = storage_of_offset(ap.offset);
+                            if (operand.writes() && id < written.size()) written[id] = true;
+                          });
+  return written;
+}
+
+// An output no program of the launch writes would read back as whatever HBM held (the NaN
+// fill): refuse it where the kernel declared it. Outputs are matched by return position, as
+// each program returns its own handles to the shared tensors.
+void require_outputs_written(const std::vector<KernelIr>& programs) {
+  const KernelIr& first = programs.front();
+  std::vector<bool> written(first.outputs.size(), false);
+  for (const KernelIr& ir : programs) {
+    const std::vector<bool> stores = written_storages(ir);
+    for (std::size_t k = 0; k < ir.outputs.size() && k < written.size(); ++k)
+      if (stores[ir.outputs[k]]) written[k] = true;
+  }
+  for (std::size_t k = 0; k < written.size(); ++k) {
+    if (written[k]) continue;
+    const Storage& s = first.storages[first.outputs[k]];
+    throw KernelError(s.origin,
+                      fmt::format("kernel '{}' returns '{}' but never writes it (no instruction "
+                                  "stores to it; it would read back as uninitialised HBM)",
+                                  first.name, s.name));
+  }
+}
 }  // namespace
 
 isa::Origin origin_of(const Loc& loc) {
@@ -228,6 +261,7 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
     }
     programs.push_back(std::move(tracer.ir()));
   }
+  require_outputs_written(programs);
   return programs;
 }
 

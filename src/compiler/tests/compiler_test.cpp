@@ -241,6 +241,24 @@ TEST(compiler, SchedulingOverlapsDmaWithCompute) {
   EXPECT_GT(elementwise.size(), 1u);
 }
 
+TEST(compiler, UsesTheDmaQueuesTheChipHasByDefault) {
+  LoopKernel lk;
+  arch::ChipConfig three_queues = trn3();
+  three_queues.dma.queues_per_engine.value = 3;
+  for (bool sched : {false, true}) {
+    CompileOptions o;
+    o.schedule = sched;
+    const CompiledKernel k = compile(std::span(&lk.b.ir(), 1), three_queues, o);
+    std::set<int> queues;
+    for (const auto& inst : k.programs[0].instructions)
+      if (inst.queue.engine == isa::Engine::kDma) queues.insert(inst.queue.index);
+    EXPECT_EQ(queues, (std::set<int>{0, 1, 2})) << (sched ? "scheduled" : "in order");
+  }
+  CompileOptions too_many;
+  too_many.dma_queues = 4;
+  EXPECT_THROW(compile(std::span(&lk.b.ir(), 1), three_queues, too_many), std::invalid_argument);
+}
+
 TEST(compiler, AllocationReusesAndRotates) {
   LoopKernel lk;
   const CompiledKernel k = compile(std::span(&lk.b.ir(), 1), trn3());

@@ -168,6 +168,36 @@ TEST(KernelErrors, OutputsMustLiveInSharedHbm) {
                KernelError);
 }
 
+TEST(KernelErrors, AnOutputNeverWrittenIsAnErrorWhereItIsDeclared) {
+  int line = 0;
+  try {
+    trace_one(
+        [&](std::span<const Tensor> in) {
+          Tensor written = nl::ndarray({128, 4}, DType::kFloat32, nl::shared_hbm, "y");
+          line = __LINE__ + 1;
+          Tensor forgotten = nl::ndarray({128, 4}, DType::kFloat32, nl::shared_hbm, "z");
+          nl::store(written, nl::load(in[0]));
+          return std::vector<Tensor>{written, forgotten};
+        },
+        {{"x", DType::kFloat32, {128, 4}}});
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
+    EXPECT_NE(std::string(e.what()).find("returns 'z' but never writes it"), std::string::npos)
+        << e.what();
+  }
+  // One program of two writing the whole output is enough: the check is over the launch.
+  const auto programs = trace(
+      [](std::span<const Tensor> in) {
+        Tensor out = nl::ndarray({128, 4}, DType::kFloat32, nl::shared_hbm, "out");
+        if (nl::program_id() == 0) nl::store(out, nl::load(in[0]));
+        return std::vector<Tensor>{out};
+      },
+      std::vector<TensorSpec>{{"x", DType::kFloat32, {128, 4}}}, trn3(),
+      {.name = "one_writer", .num_programs = 2});
+  EXPECT_EQ(programs.size(), 2u);
+}
+
 TEST(KernelErrors, CallsOutsideATraceAreReported) {
   EXPECT_FALSE(tracing());
   EXPECT_THROW(nl::ndarray({128, 4}, DType::kFloat32), KernelError);
