@@ -68,10 +68,12 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
       nl::ndarray({ceil_div(r_total, 8), words_total}, DType::kUInt8, nl::shared_hbm, "mx_scales");
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t pmax = nl::tile_size::pmax();
-  for (std::int64_t r0 = 0; r0 < r_total; r0 += pmax) {
+  // Each program of a logical core takes its share of the row tiles.
+  for_each_owned(r_total, pmax, [&](std::int64_t r0) {
     const std::int64_t rows = std::min(pmax, r_total - r0);
     const std::int64_t prows = ceil_div(rows, 32) * 32;  // quantize_mx: multiple of 32
-    for (std::int64_t c0 = 0; c0 < c_total; c0 += kChunk) {
+    // Each program of a logical core takes its share of the column chunks.
+    for_each_owned(c_total, kChunk, [&](std::int64_t c0) {
       const std::int64_t cs = std::min(kChunk, c_total - c0), ws = cs / 4;
       Tensor src = nl::ndarray({prows, cs}, x.dtype(), nl::sbuf, "src");
       if (prows != rows) nisa::memset(src, 0.0f);  // zero rows: no effect on a block's amax
@@ -87,8 +89,8 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
         nisa::dma_copy(scales(nl::ds(r0 / 8 + quad * 4, n), nl::ds(c0 / 4, ws)),
                        s(nl::ds(quad * 32, n), nl::all), {.name = "store scales"});
       }
-    }
-  }
+    });
+  });
   return {data, scales};
 }
 
@@ -242,7 +244,8 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
     return t;
   };
 
-  for (std::int64_t m0 = 0; m0 < m_total; m0 += block_rows) {
+  // Each program of a logical core takes its share of the row bands.
+  for_each_owned(m_total, block_rows, [&](std::int64_t m0) {
     const std::int64_t rows = std::min(block_rows, m_total - m0);
     const std::int64_t m_tiles = ceil_div(rows, tile_m);
     // The stationary scales serve every block of the row band.
@@ -289,7 +292,7 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
       }
       store_accumulators(block, acc, c, "store c");
     }
-  }
+  });
   return {c};
 }
 
