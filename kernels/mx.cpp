@@ -72,8 +72,7 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
   for_each_owned(r_total, pmax, [&](std::int64_t r0) {
     const std::int64_t rows = std::min(pmax, r_total - r0);
     const std::int64_t prows = ceil_div(rows, 32) * 32;  // quantize_mx: multiple of 32
-    // Each program of a logical core takes its share of the column chunks.
-    for_each_owned(c_total, kChunk, [&](std::int64_t c0) {
+    for (std::int64_t c0 = 0; c0 < c_total; c0 += kChunk) {
       const std::int64_t cs = std::min(kChunk, c_total - c0), ws = cs / 4;
       Tensor src = nl::ndarray({prows, cs}, x.dtype(), nl::sbuf, "src");
       if (prows != rows) nisa::memset(src, 0.0f);  // zero rows: no effect on a block's amax
@@ -89,7 +88,7 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
         nisa::dma_copy(scales(nl::ds(r0 / 8 + quad * 4, n), nl::ds(c0 / 4, ws)),
                        s(nl::ds(quad * 32, n), nl::all), {.name = "store scales"});
       }
-    });
+    }
   });
   return {data, scales};
 }
@@ -170,11 +169,16 @@ std::vector<Tensor> mx_dequantize(std::span<const Tensor> in) {
   constexpr std::int64_t kChunk = 512;  // columns: 4 KiB fp8 in + 16 KiB fp32 out per partition
   const std::int64_t pmax = nl::tile_size::pmax();
   const std::int64_t full_groups = r_total / 8, tail = r_total % 8;
+  // Each program of a logical core takes its share of the row groups (a column chunk of the
+  // row-major output spans rows, so splitting columns would overlap the programs' stores);
+  // the last program takes the tail group.
+  const bool owns_tail = nl::program_id() == nl::num_programs() - 1;
   for (std::int64_t c0 = 0; c0 < c_total; c0 += kChunk) {
     const std::int64_t cs = std::min(kChunk, c_total - c0);
-    for (std::int64_t g0 = 0; g0 < full_groups; g0 += pmax)
+    for_each_owned(full_groups, pmax, [&](std::int64_t g0) {
       dequantize_groups(data8, scales, out, g0, std::min(pmax, full_groups - g0), 8, c0, cs);
-    if (tail) dequantize_groups(data8, scales, out, full_groups, 1, tail, c0, cs);
+    });
+    if (tail && owns_tail) dequantize_groups(data8, scales, out, full_groups, 1, tail, c0, cs);
   }
   return {out};
 }
