@@ -160,7 +160,9 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
   // Causal query tiles run longest first (tile i sees i + 1 key tiles), so the short ones
   // fill the engines while the last long ones drain.
   const std::int64_t q_tiles = ceil_div(s, pmax);
-  for (std::int64_t qi = 0; qi < q_tiles; ++qi) {
+  // Each program of a logical core takes its share of the query tiles (round-robin, which also
+  // balances the causal ones).
+  for_each_owned(q_tiles, 1, [&](std::int64_t qi) {
     const std::int64_t q0 = (o.causal ? q_tiles - 1 - qi : qi) * pmax;
     const std::int64_t r = std::min(pmax, s - q0);
     Tensor q_tile = nl::ndarray({d, r}, q_t.dtype(), nl::sbuf, "q_tile");
@@ -239,7 +241,7 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
     Tensor o_tile = nl::ndarray({r, d}, o.out_dtype, nl::sbuf, "o_tile");
     nisa::tensor_scalar(o_tile, acc, isa::AluOp::kMultiply, inv);
     nisa::dma_copy(out(nl::ds(q0, r), nl::all), o_tile);
-  }
+  });
   return {out};
 }
 

@@ -62,7 +62,8 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
   const std::int64_t qn_max = std::min(q_total, fmax);
   const std::int64_t np_max = std::max<std::int64_t>(1, std::min(p_total, fmax / qn_max));
   for (std::int64_t n = 0; n < n_total; ++n) {
-    for (std::int64_t p0 = 0; p0 < p_total; p0 += np_max) {
+    // Each program of a logical core takes its share of the output row tiles of each image.
+    for_each_owned(p_total, np_max, [&](std::int64_t p0) {
       const std::int64_t np = std::min(np_max, p_total - p0);
       for (std::int64_t q0 = 0; q0 < q_total; q0 += qn_max) {
         const std::int64_t qn = std::min(qn_max, q_total - q0);
@@ -106,7 +107,7 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
                          {.name = "store out"});
         }
       }
-    }
+    });
   }
   return {out};
 }

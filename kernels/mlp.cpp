@@ -62,7 +62,8 @@ std::vector<Tensor> mlp(std::span<const Tensor> in, const MlpOptions& o) {
   }
   Tensor y = nl::ndarray({t_total, h}, o.out_dtype, nl::shared_hbm, "y");
 
-  for (std::int64_t t0 = 0; t0 < t_total; t0 += tb_max) {
+  // Each program of a logical core takes its share of the token blocks.
+  for_each_owned(t_total, tb_max, [&](std::int64_t t0) {
     const std::int64_t tb = std::min(tb_max, t_total - t0);
     std::vector<Tensor> xt(static_cast<std::size_t>(h_tiles));
     for (std::int64_t kh = 0; kh < h_tiles; ++kh) {
@@ -124,7 +125,7 @@ std::vector<Tensor> mlp(std::span<const Tensor> in, const MlpOptions& o) {
         nisa::dma_copy(y(nl::ds(t0 + j0, tr), nl::ds(h0, hw)), y_sb);
       }
     }
-  }
+  });
   return {y};
 }
 

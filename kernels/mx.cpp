@@ -68,7 +68,8 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
       nl::ndarray({ceil_div(r_total, 8), words_total}, DType::kUInt8, nl::shared_hbm, "mx_scales");
   constexpr std::int64_t kChunk = 4096;
   const std::int64_t pmax = nl::tile_size::pmax();
-  for (std::int64_t r0 = 0; r0 < r_total; r0 += pmax) {
+  // Each program of a logical core takes its share of the row tiles.
+  for_each_owned(r_total, pmax, [&](std::int64_t r0) {
     const std::int64_t rows = std::min(pmax, r_total - r0);
     const std::int64_t prows = ceil_div(rows, 32) * 32;  // quantize_mx: multiple of 32
     for (std::int64_t c0 = 0; c0 < c_total; c0 += kChunk) {
@@ -88,7 +89,7 @@ std::vector<Tensor> mx_quantize(std::span<const Tensor> in, const MxQuantizeOpti
                        s(nl::ds(quad * 32, n), nl::all), {.name = "store scales"});
       }
     }
-  }
+  });
   return {data, scales};
 }
 
@@ -168,11 +169,16 @@ std::vector<Tensor> mx_dequantize(std::span<const Tensor> in) {
   constexpr std::int64_t kChunk = 512;  // columns: 4 KiB fp8 in + 16 KiB fp32 out per partition
   const std::int64_t pmax = nl::tile_size::pmax();
   const std::int64_t full_groups = r_total / 8, tail = r_total % 8;
+  // Each program of a logical core takes its share of the row groups (a column chunk of the
+  // row-major output spans rows, so splitting columns would overlap the programs' stores);
+  // the last program takes the tail group.
+  const bool owns_tail = nl::program_id() == nl::num_programs() - 1;
   for (std::int64_t c0 = 0; c0 < c_total; c0 += kChunk) {
     const std::int64_t cs = std::min(kChunk, c_total - c0);
-    for (std::int64_t g0 = 0; g0 < full_groups; g0 += pmax)
+    for_each_owned(full_groups, pmax, [&](std::int64_t g0) {
       dequantize_groups(data8, scales, out, g0, std::min(pmax, full_groups - g0), 8, c0, cs);
-    if (tail) dequantize_groups(data8, scales, out, full_groups, 1, tail, c0, cs);
+    });
+    if (tail && owns_tail) dequantize_groups(data8, scales, out, full_groups, 1, tail, c0, cs);
   }
   return {out};
 }
@@ -242,7 +248,8 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
     return t;
   };
 
-  for (std::int64_t m0 = 0; m0 < m_total; m0 += block_rows) {
+  // Each program of a logical core takes its share of the row bands.
+  for_each_owned(m_total, block_rows, [&](std::int64_t m0) {
     const std::int64_t rows = std::min(block_rows, m_total - m0);
     const std::int64_t m_tiles = ceil_div(rows, tile_m);
     // The stationary scales serve every block of the row band.
@@ -289,7 +296,7 @@ std::vector<Tensor> matmul_mx(std::span<const Tensor> in, const MatmulMxOptions&
       }
       store_accumulators(block, acc, c, "store c");
     }
-  }
+  });
   return {c};
 }
 

@@ -57,7 +57,8 @@ std::vector<Tensor> tiled(std::span<const Tensor> in) {
   const Sizes s = sizes_of(in);
   const Tensor &a_t = in[0], &b = in[1];
   Tensor c = nl::ndarray({s.m, s.n}, a_t.dtype(), nl::shared_hbm, "c");
-  for (std::int64_t m = 0; m < s.m / s.tile_m; ++m) {
+  // Each program of a logical core takes its share of the output row tiles.
+  for_each_owned(s.m / s.tile_m, 1, [&](std::int64_t m) {
     for (std::int64_t n = 0; n < s.n / s.tile_n; ++n) {
       Tensor acc = nl::ndarray({s.tile_m, s.tile_n}, DType::kFloat32, nl::psum, "acc");
       for (std::int64_t k = 0; k < s.k / s.tile_k; ++k) {
@@ -71,7 +72,7 @@ std::vector<Tensor> tiled(std::span<const Tensor> in) {
       nisa::tensor_copy(out, acc);
       nisa::dma_copy(c(nl::ds(m * s.tile_m, s.tile_m), nl::ds(n * s.tile_n, s.tile_n)), out);
     }
-  }
+  });
   return {c};
 }
 
@@ -81,7 +82,8 @@ std::vector<Tensor> hoisted(std::span<const Tensor> in) {
   const Tensor &a_t = in[0], &b = in[1];
   Tensor c = nl::ndarray({s.m, s.n}, a_t.dtype(), nl::shared_hbm, "c");
   const std::int64_t kt = s.k / s.tile_k;
-  for (std::int64_t m = 0; m < s.m / s.tile_m; ++m) {
+  // Each program of a logical core takes its share of the output row tiles.
+  for_each_owned(s.m / s.tile_m, 1, [&](std::int64_t m) {
     const std::vector<Tensor> a_tiles =
         load_k_tiles(a_t, 0, kt, s.tile_k, m * s.tile_m, s.tile_m, "a_tile");
     for (std::int64_t n = 0; n < s.n / s.tile_n; ++n) {
@@ -95,7 +97,7 @@ std::vector<Tensor> hoisted(std::span<const Tensor> in) {
       nisa::tensor_copy(out, acc);
       nisa::dma_copy(c(nl::ds(m * s.tile_m, s.tile_m), nl::ds(n * s.tile_n, s.tile_n)), out);
     }
-  }
+  });
   return {c};
 }
 
@@ -106,7 +108,8 @@ std::vector<Tensor> blocked(std::span<const Tensor> in) {
   const Tensor &a_t = in[0], &b = in[1];
   Tensor c = nl::ndarray({s.m, s.n}, a_t.dtype(), nl::shared_hbm, "c");
   const std::int64_t kt = s.k / s.tile_k;
-  for (std::int64_t m = 0; m < s.m / (s.tile_m * kBlockM); ++m) {
+  // Each program of a logical core takes its share of the output row blocks.
+  for_each_owned(s.m / (s.tile_m * kBlockM), 1, [&](std::int64_t m) {
     std::vector<std::vector<Tensor>> a_tiles;
     for (std::int64_t bm = 0; bm < kBlockM; ++bm)
       a_tiles.push_back(
@@ -129,7 +132,7 @@ std::vector<Tensor> blocked(std::span<const Tensor> in) {
                          out);
         }
     }
-  }
+  });
   return {c};
 }
 
@@ -143,7 +146,8 @@ std::vector<Tensor> optimized(std::span<const Tensor> in) {
   const std::int64_t block_m = s.tile_m * kOptBlockM, block_n = s.tile_n * kOptBlockN,
                      block_k = s.tile_k * kOptBlockK;
   const std::int64_t num_m = s.m / block_m, num_n = s.n / block_n, num_k = s.k / block_k;
-  for (std::int64_t n = 0; n < num_n; ++n) {
+  // Each program of a logical core takes its share of the output column blocks.
+  for_each_owned(num_n, 1, [&](std::int64_t n) {
     // result[m][bm][bn]: SBUF accumulators in the output type, zeroed.
     std::vector<Tensor> result;
     for (std::int64_t i = 0; i < num_m * kOptBlockM * kOptBlockN; ++i) {
@@ -183,7 +187,7 @@ std::vector<Tensor> optimized(std::span<const Tensor> in) {
             c(nl::ds((kOptBlockM * m + bm) * s.tile_m, s.tile_m), nl::ds(block_n * n, block_n)),
             packed);
       }
-  }
+  });
   return {c};
 }
 

@@ -26,6 +26,7 @@
 #include <utility>
 
 #include "kernels/registry.h"
+#include "kernels/tiling.h"
 
 namespace trnsim::kernels {
 
@@ -79,7 +80,8 @@ std::vector<Tensor> rmsnorm(std::span<const Tensor> in, const NormOptions& o) {
   const std::int64_t wrows = std::min(pmax, r_total);
   const Tensor w = broadcast_rows(in[1], wrows, "weight");
   const Tensor eps = eps_column(wrows, o.eps);
-  for (std::int64_t r0 = 0; r0 < r_total; r0 += pmax) {
+  // Each program of a logical core normalises its share of the row tiles.
+  for_each_owned(r_total, pmax, [&](std::int64_t r0) {
     const std::int64_t rows = std::min(pmax, r_total - r0);
     const Tensor xt = load_rows(x, r0, rows);
     Tensor ot = nl::ndarray({rows, c}, x.dtype(), nl::sbuf, "out_tile");
@@ -92,7 +94,7 @@ std::vector<Tensor> rmsnorm(std::span<const Tensor> in, const NormOptions& o) {
     nisa::scalar_tensor_tensor(ot, xt, AluOp::kMultiply, rstd, AluOp::kMultiply,
                                w(nl::ds(0, rows), nl::all));
     nisa::dma_copy(out(nl::ds(r0, rows), nl::all), ot, {.name = "store out"});
-  }
+  });
   return {out};
 }
 
@@ -108,7 +110,8 @@ std::vector<Tensor> layernorm(std::span<const Tensor> in, const NormOptions& o) 
   const Tensor w = broadcast_rows(in[1], wrows, "weight");
   const Tensor b = broadcast_rows(in[2], wrows, "bias");
   const Tensor eps = eps_column(wrows, o.eps);
-  for (std::int64_t r0 = 0; r0 < r_total; r0 += pmax) {
+  // Each program of a logical core normalises its share of the row tiles.
+  for_each_owned(r_total, pmax, [&](std::int64_t r0) {
     const std::int64_t rows = std::min(pmax, r_total - r0);
     const Tensor xt = load_rows(x, r0, rows);
     // bn_stats takes at most bn_stats_fmax (512) elements: one 6-value record per chunk.
@@ -129,7 +132,7 @@ std::vector<Tensor> layernorm(std::span<const Tensor> in, const NormOptions& o) 
     nisa::scalar_tensor_tensor(ot, t, AluOp::kMultiply, rstd, AluOp::kAdd,
                                b(nl::ds(0, rows), nl::all));
     nisa::dma_copy(out(nl::ds(r0, rows), nl::all), ot, {.name = "store out"});
-  }
+  });
   return {out};
 }
 

@@ -19,17 +19,33 @@ inline std::int64_t ceil_div(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
 
+// With a logical core of several physical cores (NKI kernel[n]), every program traces the
+// kernel and they share the HBM inputs and outputs, so each must write only its own part of
+// the output. This program's share of the steps 0, step, 2*step, ... < end: every
+// num_programs()-th one from the program_id()-th (round-robin, so ragged work at the end
+// falls on one program at most once). With one program it is every step, in order.
+template <class Fn>
+void for_each_owned(std::int64_t end, std::int64_t step, Fn fn) {
+  const std::int64_t programs = nl::num_programs(), program = nl::program_id();
+  for (std::int64_t x = program * step; x < end; x += programs * step) fn(x);
+}
+
 // Visits `rows` rows in tiles of `partitions` x `groups` rows (partition p holding `groups`
 // consecutive rows) while whole such tiles fit, then the rest `partitions` rows at a time, one
 // group each: tile(first_row, partitions_used, groups). Row-wise kernels (softmax, rope) use it.
+// Each program visits only its share of the tiles (every num_programs()-th, counted over both
+// kinds), so a logical core of several cores splits the rows.
 template <class TileFn>
 void for_each_row_tile(std::int64_t rows, std::int64_t partitions, std::int64_t groups,
                        TileFn tile) {
+  const std::int64_t programs = nl::num_programs(), program = nl::program_id();
   const std::int64_t big = partitions * groups;
   const std::int64_t grouped_rows = groups > 1 ? rows / big * big : 0;
-  for (std::int64_t r0 = 0; r0 < grouped_rows; r0 += big) tile(r0, partitions, groups);
+  std::int64_t index = 0;  // of the tile, across both loops
+  for (std::int64_t r0 = 0; r0 < grouped_rows; r0 += big)
+    if (index++ % programs == program) tile(r0, partitions, groups);
   for (std::int64_t r0 = grouped_rows; r0 < rows; r0 += partitions)
-    tile(r0, std::min(partitions, rows - r0), std::int64_t{1});
+    if (index++ % programs == program) tile(r0, std::min(partitions, rows - r0), std::int64_t{1});
 }
 
 // Throws a KernelError unless `in` holds one tensor per entry of `ranks`, each with that many

@@ -38,7 +38,8 @@ std::vector<Tensor> transpose_pe(std::span<const Tensor> in) {
   const std::int64_t r_total = x.dim(0), c_total = x.dim(1);
   constexpr std::int64_t kBlock = 128, kGroup = 8, kSuper = kBlock * kGroup;
   Tensor out = nl::ndarray({c_total, r_total}, x.dtype(), nl::shared_hbm, "out");
-  for (std::int64_t r0 = 0; r0 < r_total; r0 += kSuper) {
+  // Each program of a logical core takes its share of the super-block rows.
+  for_each_owned(r_total, kSuper, [&](std::int64_t r0) {
     const std::int64_t rs = std::min(kSuper, r_total - r0);
     for (std::int64_t c0 = 0; c0 < c_total; c0 += kSuper) {
       const std::int64_t cs = std::min(kSuper, c_total - c0);
@@ -67,7 +68,7 @@ std::vector<Tensor> transpose_pe(std::span<const Tensor> in) {
         nisa::dma_copy(out(nl::ds(c0 + j * kBlock, cp), nl::ds(r0, rs)), o, {.name = "store band"});
       }
     }
-  }
+  });
   return {out};
 }
 
@@ -76,7 +77,8 @@ std::vector<Tensor> transpose_dma(std::span<const Tensor> in) {
   const std::int64_t r_total = x.dim(0), c_total = x.dim(1);
   constexpr std::int64_t kCols = 128, kRows = 2048;
   Tensor out = nl::ndarray({c_total, r_total}, x.dtype(), nl::shared_hbm, "out");
-  for (std::int64_t c0 = 0; c0 < c_total; c0 += kCols) {
+  // Each program of a logical core takes its share of the column slabs.
+  for_each_owned(c_total, kCols, [&](std::int64_t c0) {
     const std::int64_t cp = std::min(kCols, c_total - c0);
     for (std::int64_t r0 = 0; r0 < r_total; r0 += kRows) {
       const std::int64_t rs = std::min(kRows, r_total - r0);
@@ -84,7 +86,7 @@ std::vector<Tensor> transpose_dma(std::span<const Tensor> in) {
       nisa::dma_transpose(t, x(nl::ds(r0, rs), nl::ds(c0, cp)), {.name = "transpose slab"});
       nisa::dma_copy(out(nl::ds(c0, cp), nl::ds(r0, rs)), t, {.name = "store slab"});
     }
-  }
+  });
   return {out};
 }
 
