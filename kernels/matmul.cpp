@@ -38,8 +38,7 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
 
   // With a logical core of several physical cores (NKI kernel[n]), each program takes every
   // n-th block of rows; they share the inputs and the output in HBM.
-  const std::int64_t programs = nl::num_programs(), program = nl::program_id();
-  for (std::int64_t m0 = program * block_rows; m0 < m_total; m0 += programs * block_rows) {
+  for_each_owned(m_total, block_rows, [&](std::int64_t m0) {
     const std::int64_t rows = std::min(block_rows, m_total - m0);
     const std::int64_t m_tiles = ceil_div(rows, tile_m);
     for (std::int64_t n0 = 0; n0 < n_total; n0 += block_cols) {
@@ -67,7 +66,7 @@ std::vector<Tensor> matmul(std::span<const Tensor> in, const MatmulOptions& o) {
       // Drain the block: PSUM -> SBUF (casting to the output type) -> HBM.
       store_accumulators(block, acc, c);
     }
-  }
+  });
   return {c};
 }
 
