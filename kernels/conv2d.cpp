@@ -6,12 +6,18 @@
 //
 //   acc[k, p, q] += sum_c w[k, c, r, s] * band[c, p * stride + r, q * stride + s]
 //
-// with the stationary the [C', K'] slice of tap (r, s) of the weights (loaded once as
-// [C', K, R*S], so a tap is a strided column view) and the moving a strided window view of
-// an input band [C', rows, cols] in SBUF: no im2col copy, the access pattern does the
-// gather (two free dims, steps stride * cols and stride). The band holds the input rows and
-// columns the output tile needs, with the zero padding as memset zeros around the DMA'd
-// interior. Bands are loaded once per output tile and reused by every K' tile.
+// with the stationary the [C', K'] slice of tap (r, s) of the weights and the moving a
+// strided window view of an input band [C', rows, cols] in SBUF: no im2col copy, the access
+// pattern does the gather (two free dims, steps stride * cols and stride). The band holds the
+// input rows and columns the output tile needs, with the zero padding as memset zeros around
+// the DMA'd interior. Bands are loaded once per output tile and reused by every K' tile.
+//
+// The weights are prepared once per channel chunk as [C', R*S, K] (tap t of channels c for
+// all K contiguous). w[K, C, R, S] in HBM has R*S contiguous elements per (k, c), so loading
+// it with c on partitions would move 2*R*S-byte runs (18 bytes for 3x3 BF16), one DMA
+// descriptor each; instead each 128-row slab of K is loaded as it lies ([K', C' * R*S], one
+// contiguous run per partition) and every tap's [K', C'] view (step R*S) is transposed on the
+// tensor engine into PSUM, a bank's worth of taps at a time, then copied to SBUF.
 //
 // Limits: the weights of one channel chunk take K * R * S * dtype bytes per partition;
 // a band (np - 1) * stride + R rows of (qn - 1) * stride + S columns.
@@ -24,6 +30,37 @@
 #include "kernels/tiling.h"
 
 namespace trnsim::kernels {
+
+namespace {
+
+// The weights of input channels [c0, c0 + cp) as [cp, taps, K] in SBUF, from w3 = w viewed as
+// [K, C, taps] (see the file comment).
+Tensor load_weight_taps(const Tensor& w3, std::int64_t c0, std::int64_t cp) {
+  const std::int64_t k_total = w3.dim(0), taps = w3.dim(2);
+  const std::int64_t kmax = nl::tile_size::pmax();
+  // Taps per PSUM tile: one bank holds psum_bank_fmax() fp32 values, twice as many 2-byte
+  // ones (a transpose keeps its input's type).
+  const std::int64_t bank_bytes = nl::tile_size::psum_bank_fmax() * 4;
+  Tensor wt = nl::ndarray({cp, taps, k_total}, w3.dtype(), nl::sbuf, "w_taps");
+  for (std::int64_t k0 = 0; k0 < k_total; k0 += kmax) {
+    const std::int64_t kn = std::min(kmax, k_total - k0);
+    const std::int64_t taps_per_bank = std::max<std::int64_t>(
+        1, bank_bytes / (kn * static_cast<std::int64_t>(numerics::storage_bytes(w3.dtype()))));
+    Tensor raw = nl::ndarray({kn, cp, taps}, w3.dtype(), nl::sbuf, "w_raw");
+    nisa::dma_copy(raw, w3(nl::ds(k0, kn), nl::ds(c0, cp), nl::all), {.name = "load weights"});
+    for (std::int64_t t0 = 0; t0 < taps; t0 += taps_per_bank) {
+      const std::int64_t tn = std::min(taps_per_bank, taps - t0);
+      const Tensor ps = nl::ndarray({cp, tn, kn}, w3.dtype(), nl::psum, "w_taps_ps");
+      for (std::int64_t t = 0; t < tn; ++t)
+        nisa::nc_transpose(ps(nl::all, t, nl::all), raw(nl::all, nl::all, t0 + t),
+                           {.engine = isa::Engine::kTensor});
+      nisa::tensor_copy(wt(nl::all, nl::ds(t0, tn), nl::ds(k0, kn)), ps);
+    }
+  }
+  return wt;
+}
+
+}  // namespace
 
 std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
   require_inputs(in, {4, 4}, "conv2d", "x [N, C, H, W] and w [K, C, R, S]");
@@ -48,16 +85,10 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
   const std::int64_t taps = r_taps * s_taps;
   const std::int64_t c_chunks = ceil_div(c_total, pmax);
 
-  // Weights, once: [C', K, R*S] per channel chunk (w[k, c, r, s] -> partition c).
   std::vector<Tensor> wts;
-  const Tensor w3 = w.reshape({k_total, c_total, taps});
-  for (std::int64_t cc = 0; cc < c_chunks; ++cc) {
-    const std::int64_t c0 = cc * pmax, cp = std::min(pmax, c_total - c0);
-    Tensor t = nl::ndarray({cp, k_total, taps}, w.dtype(), nl::sbuf, "w_taps");
-    nisa::dma_copy(t, w3(nl::all, nl::ds(c0, cp), nl::all).permute({1, 0, 2}),
-                   {.name = "load weights"});
-    wts.push_back(t);
-  }
+  for (std::int64_t cc = 0; cc < c_chunks; ++cc)
+    wts.push_back(load_weight_taps(w.reshape({k_total, c_total, taps}), cc * pmax,
+                                   std::min(pmax, c_total - cc * pmax)));
 
   const std::int64_t qn_max = std::min(q_total, fmax);
   const std::int64_t np_max = std::max<std::int64_t>(1, std::min(p_total, fmax / qn_max));
@@ -95,7 +126,7 @@ std::vector<Tensor> conv2d(std::span<const Tensor> in, const Conv2dOptions& o) {
                                           .slice(1, r, r + (np - 1) * stride + 1, stride)
                                           .slice(2, s, s + (qn - 1) * stride + 1, stride);
                 const Tensor stationary =
-                    wts[static_cast<std::size_t>(cc)](nl::all, nl::ds(k0, kn), r * s_taps + s);
+                    wts[static_cast<std::size_t>(cc)](nl::all, r * s_taps + s, nl::ds(k0, kn));
                 nisa::nc_matmul(acc, stationary, moving, {.accumulate = !first});
                 first = false;
               }

@@ -111,9 +111,9 @@ class Tensor {
   std::int64_t offset() const { return offset_; }  // elements (on-chip: inside a partition)
   std::uint32_t partition_offset() const { return partition_offset_; }  // on-chip only
   int ndim() const { return static_cast<int>(shape_.size()); }
-  std::int64_t dim(int d) const;  // negative d counts from the end
-  std::int64_t size() const;      // number of elements
-  std::string name() const;       // of the storage
+  std::int64_t dim(int d) const;                     // negative d counts from the end
+  std::int64_t size() const;                         // number of elements
+  std::string name(Loc loc = Loc::current()) const;  // of the storage
 
   // t(i, j, ...): NKI indexing (ints, slices, nl::ds, nl::all). Integer-indexing an on-chip
   // partition dim keeps a size-1 dim; integer-indexing a free dim drops it unless the view
@@ -148,6 +148,7 @@ class Tensor {
   friend class Tracer;
   isa::AccessPattern lower(bool merge, Loc loc) const;
   bool valid_ = false;
+  std::uint64_t trace_ = 0;  // the trace that declared the storage (Tracer::serial)
   StorageId storage_ = 0;
   Buffer buffer_ = Buffer::kSbuf;
   DType dtype_ = DType::kFloat32;

@@ -40,9 +40,9 @@ std::int64_t Tensor::size() const {
   return std::accumulate(shape_.begin(), shape_.end(), std::int64_t{1}, std::multiplies<>());
 }
 
-std::string Tensor::name() const {
+std::string Tensor::name(Loc loc) const {
   if (!valid_) return "<invalid>";
-  return Tracer::current(Loc::current()).ir().storages[storage_].name;
+  return Tracer::current(loc).storage_of(*this, loc).name;
 }
 
 Tensor Tensor::operator()(Index a) const {
@@ -273,6 +273,7 @@ isa::AccessPattern Tensor::ap_exact(Loc loc) const {
 
 isa::AccessPattern Tensor::lower(bool merge, Loc loc) const {
   if (!valid_) fail(loc, "an operand is an invalid (default-constructed) tensor");
+  (void)Tracer::current(loc).storage_of(*this, loc);
   isa::AccessPattern ap;
   ap.memory = memory_of(buffer_);
   ap.dtype = dtype_;

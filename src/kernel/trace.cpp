@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 
 #include "isa/validate.h"
@@ -14,6 +15,7 @@ namespace trnsim::kernel {
 
 namespace {
 thread_local Tracer* g_current = nullptr;
+std::atomic<std::uint64_t> g_next_serial{1};  // Tracer::serial; 0 is no trace
 
 std::uint64_t product(const Shape& s, std::size_t from) {
   std::uint64_t n = 1;
@@ -60,12 +62,25 @@ isa::Origin origin_of(const Loc& loc) {
                      static_cast<std::uint32_t>(loc.column())};
 }
 
+const Storage& Tracer::storage_of(const Tensor& t, const Loc& loc) const {
+  if (!t.valid_)
+    throw KernelError(origin_of(loc), "an operand is an invalid (default-constructed) tensor");
+  if (t.trace_ != serial_)
+    throw KernelError(origin_of(loc),
+                      fmt::format("a tensor of another trace is used in kernel '{}' (a tensor "
+                                  "kept from an earlier kernel, or from another program of the "
+                                  "logical core: each program traces the kernel on its own and "
+                                  "must declare its own tensors)",
+                                  ir_.name));
+  return ir_.storages[t.storage_];
+}
+
 bool tracing() {
   return g_current != nullptr;
 }
 
 Tracer::Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs)
-    : chip_(chip) {
+    : chip_(chip), serial_(g_next_serial.fetch_add(1, std::memory_order_relaxed)) {
   ir_.name = std::move(name);
   ir_.program_id = program_id;
   ir_.num_programs = num_programs;
@@ -140,6 +155,7 @@ Tensor Tracer::view_of(StorageId id) const {
   const Storage& s = ir_.storages.at(id);
   Tensor t;
   t.valid_ = true;
+  t.trace_ = serial_;
   t.storage_ = id;
   t.buffer_ = s.buffer;
   t.dtype_ = s.dtype;
@@ -248,7 +264,7 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
     for (const Tensor& out : outputs) {
       if (!out.valid())
         throw KernelError({}, fmt::format("kernel '{}' returned an invalid tensor", options.name));
-      Storage& s = tracer.ir().storages[out.storage()];
+      Storage& s = tracer.ir().storages[tracer.storage_of(out, Loc::current()).id];
       if (s.buffer != Buffer::kSharedHbm)
         throw KernelError(s.origin,
                           fmt::format("kernel output '{}' is in {}; outputs must be declared "

@@ -18,6 +18,13 @@ class Tracer {
   static Tracer& current(const Loc& loc);
 
   KernelIr& ir() { return ir_; }
+  // Unique per tracer in the process: a Tensor records the trace that declared it, so one
+  // kept from another trace (an earlier kernel, another program of the logical core) is a
+  // KernelError where it is used instead of a view of whatever storage has its id here.
+  std::uint64_t serial() const { return serial_; }
+  // `t`'s storage, after checking that `t` is a valid tensor of this trace (KernelError at
+  // `loc` otherwise).
+  const Storage& storage_of(const Tensor& t, const Loc& loc) const;
   const arch::ChipConfig& chip() const { return chip_; }
 
   Tensor declare(Shape shape, DType dtype, Buffer buffer, std::string name, const Loc& loc,
@@ -40,6 +47,7 @@ class Tracer {
 
  private:
   const arch::ChipConfig& chip_;
+  std::uint64_t serial_;
   KernelIr ir_;
   std::uint32_t barriers_ = 0;
 };

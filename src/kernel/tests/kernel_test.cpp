@@ -198,6 +198,33 @@ TEST(KernelErrors, AnOutputNeverWrittenIsAnErrorWhereItIsDeclared) {
   EXPECT_EQ(programs.size(), 2u);
 }
 
+// A Tensor names its storage by an index into its own trace: one kept from another trace
+// would alias whatever storage has that index there. Using it is an error at the use.
+TEST(KernelErrors, ATensorOfAnotherTraceIsAnErrorWhereItIsUsed) {
+  Tensor kept;
+  int line = 0;
+  try {
+    trace(
+        [&](std::span<const Tensor> in) {
+          Tensor out = nl::ndarray({128, 4}, DType::kFloat32, nl::shared_hbm, "out");
+          if (nl::program_id() == 0) {
+            kept = nl::load(in[0]);
+          } else {
+            line = __LINE__ + 1;
+            nl::store(out, kept);
+          }
+          return std::vector<Tensor>{out};
+        },
+        std::vector<TensorSpec>{{"x", DType::kFloat32, {128, 4}}}, trn3(),
+        {.name = "shared_tile", .num_programs = 2});
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a tensor of another trace"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(KernelErrors, CallsOutsideATraceAreReported) {
   EXPECT_FALSE(tracing());
   EXPECT_THROW(nl::ndarray({128, 4}, DType::kFloat32), KernelError);
