@@ -31,6 +31,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
 
 #include "kernels/tiling.h"
 #include "numerics/numerics.h"
@@ -337,13 +340,6 @@ HostMx mx_quantize_host(DType packed, std::span<const float> x, std::int64_t row
 
 namespace {
 
-runtime::HostTensor host_tensor(std::string name, DType dtype, kernel::Shape shape,
-                                std::span<const std::byte> bytes) {
-  std::vector<std::uint8_t> contents(bytes.size());
-  std::memcpy(contents.data(), bytes.data(), bytes.size());
-  return runtime::HostTensor(std::move(name), dtype, std::move(shape), std::move(contents));
-}
-
 // Element value of an MX matrix in the decoded inputs: data elements (4 per word, raw) and
 // scale codes, as check() hands them to the reference.
 double mx_value(const std::vector<float>& elems, const std::vector<float>& codes,
@@ -371,6 +367,34 @@ std::vector<float> mx_values(std::int64_t rows, std::int64_t cols, std::uint32_t
   return v;
 }
 
+// The two input tensors of an MX matrix quantised on the host from mx_values(rows, cols,
+// seed): data [rows, cols/4] words (shape `data_shape`) and scales (`scales_shape`), made
+// once, when a functional run first needs either (a timing-only run never does).
+void add_deferred_mx(Problem& p, const std::string& name, DType packed, std::int64_t rows,
+                     std::int64_t cols, std::uint32_t seed, kernel::Shape data_shape,
+                     kernel::Shape scales_shape) {
+  struct Lazy {
+    std::once_flag once;
+    HostMx mx;
+  };
+  auto lazy = std::make_shared<Lazy>();
+  auto get = [=]() -> const HostMx& {
+    std::call_once(lazy->once, [&] {
+      lazy->mx = mx_quantize_host(packed, mx_values(rows, cols, seed), rows, cols);
+    });
+    return lazy->mx;
+  };
+  p.inputs.push_back(
+      runtime::HostTensor::deferred(name + "data", packed, std::move(data_shape), [get] {
+        const std::vector<std::byte>& w = get().words;
+        std::vector<std::uint8_t> bytes(w.size());
+        std::memcpy(bytes.data(), w.data(), w.size());
+        return bytes;
+      }));
+  p.inputs.push_back(runtime::HostTensor::deferred(
+      name + "scales", DType::kUInt8, std::move(scales_shape), [get] { return get().scales; }));
+}
+
 // The R x C shape of an mx_quantize or mx_dequantize problem (`what` says what `kernel` does
 // with the packed type, for the error).
 struct MxShape {
@@ -393,8 +417,10 @@ Problem make_mx_quantize(const std::vector<std::int64_t>& shape, DType packed) {
   Problem p;
   p.label = fmt::format("mx_quantize {}x{} bfloat16 -> {}", r, c, numerics::name(packed));
   p.fn = [packed](std::span<const Tensor> in) { return mx_quantize(in, {.packed = packed}); };
-  const std::vector<float> v = mx_values(r, c, 31);
-  p.inputs.push_back(runtime::HostTensor::from_floats("x", DType::kBFloat16, {r, c}, v));
+  p.inputs.push_back(runtime::HostTensor::deferred("x", DType::kBFloat16, {r, c}, [r, c] {
+    return runtime::HostTensor::from_floats("x", DType::kBFloat16, {r, c}, mx_values(r, c, 31))
+        .bytes();
+  }));
   p.reference = [r, c, packed](const std::vector<std::vector<float>>& in, std::size_t output,
                                std::span<const std::int64_t> idx) {
     const HostMx h = mx_quantize_host(packed, in[0], r, c);
@@ -425,10 +451,7 @@ Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed)
   Problem p;
   p.label = fmt::format("mx_dequantize {}x{} {} -> float32", r, c, numerics::name(packed));
   p.fn = [](std::span<const Tensor> in) { return mx_dequantize(in); };
-  const HostMx h = mx_quantize_host(packed, mx_values(r, c, 41), r, c);
-  p.inputs.push_back(host_tensor("data", packed, {r, c / 4}, h.words));
-  p.inputs.push_back(host_tensor("scales", DType::kUInt8, {ceil_div(r, 8), c / 4},
-                                 std::as_bytes(std::span(h.scales))));
+  add_deferred_mx(p, "", packed, r, c, 41, {r, c / 4}, {ceil_div(r, 8), c / 4});
   p.reference = [c](const std::vector<std::vector<float>>& in, std::size_t,
                     std::span<const std::int64_t> idx) {
     std::vector<double> out;
@@ -444,10 +467,7 @@ Problem make_mx_dequantize(const std::vector<std::int64_t>& shape, DType packed)
 // A matmul operand X [K, F] in the MX layout of mx.h (from Y [K/4, 4F], Y[p, 4f+l] = X[4p+l, f]).
 void add_mx_operand(Problem& p, const char* name, DType packed, std::int64_t k, std::int64_t f,
                     std::uint32_t seed) {
-  const HostMx h = mx_quantize_host(packed, mx_values(k / 4, 4 * f, seed), k / 4, 4 * f);
-  p.inputs.push_back(host_tensor(fmt::format("{}_data", name), packed, {k / 4, f}, h.words));
-  p.inputs.push_back(host_tensor(fmt::format("{}_scales", name), DType::kUInt8, {k / 32, f},
-                                 std::as_bytes(std::span(h.scales))));
+  add_deferred_mx(p, fmt::format("{}_", name), packed, k / 4, 4 * f, seed, {k / 4, f}, {k / 32, f});
 }
 
 }  // namespace
@@ -510,26 +530,32 @@ namespace {
 const std::vector<DType> kFp8x4 = {DType::kFloat8E4M3x4, DType::kFloat8E5M2x4};
 
 // mx_quantize and mx_dequantize: the same layouts and dtypes, one direction each.
-bool register_mx_conversion(const char* name, const char* summary,
+// `bytes_per_value`: HBM bytes per value of x (input plus output; the scales add 1/32):
+// the maker computes the data on the host, so an absurd shape is refused first.
+bool register_mx_conversion(const char* name, const char* summary, double bytes_per_value,
                             Problem (*make)(const std::vector<std::int64_t>&, DType)) {
-  return register_kernel({name,
-                          summary,
-                          "RxC",
-                          {1024, 4096},
-                          DType::kFloat8E4M3x4,
-                          kFp8x4,
-                          [make](const std::vector<std::int64_t>& s, DType d,
-                                 const arch::ChipConfig&) { return make(s, d); }});
+  return register_kernel(
+      {name,
+       summary,
+       "RxC",
+       {1024, 4096},
+       DType::kFloat8E4M3x4,
+       kFp8x4,
+       [=](const std::vector<std::int64_t>& s, DType d, const arch::ChipConfig& chip) {
+         require_dims(s, 2, "RxC");
+         require_fits_hbm(name, bytes_per_value * double(s[0]) * double(s[1]), chip);
+         return make(s, d);
+       }});
 }
 
 const bool registered_q = register_mx_conversion(
     "mx_quantize",
     "BF16 x [R, C] -> MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] by quantize_mx (dtype: the "
     "packed output)",
-    make_mx_quantize);
+    2 + 1, make_mx_quantize);
 const bool registered_dq = register_mx_conversion(
     "mx_dequantize",
-    "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops",
+    "MXFP8 x4 words [R, C/4] + E8M0 scales [R/8, C/4] -> fp32 [R, C] with Vector ops", 1 + 4,
     make_mx_dequantize);
 
 const bool registered_mm = register_kernel(
@@ -551,6 +577,9 @@ const bool registered_mm = register_kernel(
                                .hoist_a_scales = options.flag("hoist_a_scales"),
                                .a_band_budget_bytes = options.integer("a_band_budget_bytes")};
        check_psum_block("matmul_mx", o.block_m, o.block_n, chip);
+       // a and b quantised on the host (at least half a byte a value), c at least 2 bytes.
+       const double m = double(s[0]), n = double(s[1]), k = double(s[2]);
+       require_fits_hbm("matmul_mx", 0.5 * (m * k + k * n) + 2 * m * n, chip);
        return make_matmul_mx_problem(s[0], s[1], s[2], d, o);
      },
      {KernelOption::integer(

@@ -77,6 +77,14 @@ void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::st
       throw std::invalid_argument(fmt::format("shape values must be positive ({})", help));
 }
 
+void require_fits_hbm(std::string_view kernel, double bytes, const arch::ChipConfig& chip) {
+  const auto capacity = static_cast<double>(arch::hbm_capacity_bytes(chip));
+  if (!(bytes <= capacity))
+    throw std::invalid_argument(fmt::format(
+        "{}: the problem's inputs and outputs need {:.3g} GiB of HBM; {} has {:.3g} GiB", kernel,
+        bytes / 0x1p30, chip.name, capacity / 0x1p30));
+}
+
 void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_t block_n,
                       const arch::ChipConfig& chip) {
   const auto banks = static_cast<std::int64_t>(chip.psum.banks.value);

@@ -138,6 +138,11 @@ const KernelInfo* find_kernel(std::string_view name);
 double half_ulp(DType t);
 // Throws std::invalid_argument unless `shape` has n positive values.
 void require_dims(const std::vector<std::int64_t>& shape, std::size_t n, std::string_view help);
+// Throws std::invalid_argument unless `bytes` (what a problem's inputs and outputs take in
+// HBM) fit the chip's HBM, with both figures. Trace checks the inputs too, but makers that
+// compute their inputs on the host (tables, quantised data) call this first, so that an
+// absurd shape is refused before the host tries to allocate it.
+void require_fits_hbm(std::string_view kernel, double bytes, const arch::ChipConfig& chip);
 // Throws std::invalid_argument unless a block of block_m x block_n output tiles, one PSUM
 // bank each, fits the chip's PSUM banks; the message names the two options.
 void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_t block_n,

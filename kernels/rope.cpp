@@ -61,7 +61,7 @@ std::vector<Tensor> rope(std::span<const Tensor> in, const RopeOptions& o) {
 
 namespace {
 
-Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig&,
+Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arch::ChipConfig& chip,
                   const OptionValues& options) {
   const RopeOptions o{.tile_elements = options.integer("tile_elements")};
   require_dims(shape, 2, "SxD");
@@ -69,20 +69,28 @@ Problem make_rope(const std::vector<std::int64_t>& shape, DType dtype, const arc
   if (d % 2 != 0) throw std::invalid_argument("rope: D must be even");
   if (dtype != DType::kFloat32 && dtype != DType::kBFloat16)
     throw std::invalid_argument("rope takes float32 or bfloat16");
+  // x and the output, cos and sin (half as wide each); the tables are computed here.
+  require_fits_hbm("rope", 3.0 * double(s) * double(d) * double(numerics::storage_bytes(dtype)),
+                   chip);
   Problem p;
   p.label = fmt::format("rope {}x{} {}", s, d, numerics::name(dtype));
   p.fn = [o](std::span<const Tensor> in) { return rope(in, o); };
   p.inputs.push_back(runtime::random_tensor("x", dtype, {s, d}, 31));
-  // The usual tables: angle = position * 10000^(-2i/D).
-  std::vector<float> cv(static_cast<std::size_t>(s * h)), sv(cv.size());
-  for (std::int64_t pos = 0; pos < s; ++pos)
-    for (std::int64_t i = 0; i < h; ++i) {
-      const double angle = double(pos) * std::pow(10000.0, -2.0 * double(i) / double(d));
-      cv[static_cast<std::size_t>(pos * h + i)] = static_cast<float>(std::cos(angle));
-      sv[static_cast<std::size_t>(pos * h + i)] = static_cast<float>(std::sin(angle));
-    }
-  p.inputs.push_back(runtime::HostTensor::from_floats("cos", dtype, {s, h}, cv));
-  p.inputs.push_back(runtime::HostTensor::from_floats("sin", dtype, {s, h}, sv));
+  // The usual tables, angle = position * 10000^(-2i/D), made when a functional run needs them.
+  const auto table = [s, d, h, dtype](bool sine) {
+    return [=] {
+      std::vector<float> v(static_cast<std::size_t>(s * h));
+      for (std::int64_t pos = 0; pos < s; ++pos)
+        for (std::int64_t i = 0; i < h; ++i) {
+          const double angle = double(pos) * std::pow(10000.0, -2.0 * double(i) / double(d));
+          v[static_cast<std::size_t>(pos * h + i)] =
+              static_cast<float>(sine ? std::sin(angle) : std::cos(angle));
+        }
+      return runtime::HostTensor::from_floats("table", dtype, {s, h}, v).bytes();
+    };
+  };
+  p.inputs.push_back(runtime::HostTensor::deferred("cos", dtype, {s, h}, table(false)));
+  p.inputs.push_back(runtime::HostTensor::deferred("sin", dtype, {s, h}, table(true)));
   p.reference = [d, h](const std::vector<std::vector<float>>& in, std::size_t,
                        std::span<const std::int64_t> idx) {
     std::vector<double> r;

@@ -131,5 +131,39 @@ const CorrectnessCase kCases[] = {
 
 INSTANTIATE_TEST_SUITE_P(Problems, LibraryKernel, ::testing::ValuesIn(kCases), case_name);
 
+// Kernels whose inputs are computed on the host (tables, quantised data), not drawn at
+// random: a timing-only run makes none of them, and a shape whose data would not fit the
+// chip's HBM is refused before the host tries to make it.
+struct HostInputCase {
+  const char* kernel;
+  std::vector<std::int64_t> shape, too_big;
+};
+
+TEST(LibraryProblems, HostComputedInputsAreMadeOnlyForFunctionalRuns) {
+  const std::vector<HostInputCase> cases = {
+      {"rope", {256, 64}, {1'000'000'000, 128}},
+      {"mx_quantize", {256, 512}, {1'000'000, 100'000}},
+      {"mx_dequantize", {256, 512}, {1'000'000, 100'000}},
+      {"matmul_mx", {256, 512, 256}, {1'000'000, 100'000, 1280}},
+  };
+  for (const HostInputCase& c : cases) {
+    SCOPED_TRACE(c.kernel);
+    const KernelInfo* k = find_kernel(c.kernel);
+    ASSERT_NE(k, nullptr);
+    const Problem problem = trn3_problem(c.kernel, c.shape, k->default_dtype);
+    const ProblemReport timed = run_problem(problem, trn3(), {.functional = false});
+    EXPECT_GT(timed.simulated_ns, 0);
+    for (const runtime::HostTensor& t : problem.inputs) EXPECT_FALSE(t.generated()) << t.name;
+    expect_kernel_correct(run_problem(problem, trn3()));
+    try {
+      (void)trn3_problem(c.kernel, c.too_big, k->default_dtype);
+      ADD_FAILURE() << "expected std::invalid_argument";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("GiB of HBM; trn3 has 144 GiB"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace trnsim::kernels

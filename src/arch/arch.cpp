@@ -176,6 +176,12 @@ double hbm_bytes_per_ns_per_core(const ChipConfig& c) {
   return c.hbm.bandwidth_gbps / c.cores_per_chip;  // GB/s is bytes/ns
 }
 
+std::uint64_t hbm_capacity_bytes(const ChipConfig& c) {
+  // Validation bounds capacity_gib to 0.01..1048576 GiB, so the product fits a uint64.
+  const double bytes = c.hbm.capacity_gib.value * 1024.0 * 1024.0 * 1024.0;
+  return bytes >= 1 ? static_cast<std::uint64_t>(bytes) : 1;
+}
+
 double dma_bytes_per_ns_per_core(const ChipConfig& c) {
   return c.dma.engines_per_core * c.dma.engine_peak_bytes_per_ns;
 }

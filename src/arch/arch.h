@@ -238,6 +238,7 @@ double sbuf_bytes_per_core(const ChipConfig& c);
 double psum_bytes_per_core(const ChipConfig& c);
 double psum_bank_bytes(const ChipConfig& c);            // bytes per partition of one bank
 double hbm_bytes_per_ns_per_core(const ChipConfig& c);  // fair share of chip HBM bandwidth
+std::uint64_t hbm_capacity_bytes(const ChipConfig& c);  // hbm.capacity_gib in bytes (>= 1)
 double dma_bytes_per_ns_per_core(const ChipConfig& c);  // engines x achievable per-engine peak
 bool lnc_allowed(const ChipConfig& c, int lnc);
 

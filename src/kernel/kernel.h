@@ -175,6 +175,10 @@ using KernelFn = std::function<std::vector<Tensor>(std::span<const Tensor> input
 struct TraceOptions {
   std::string name = "kernel";
   int num_programs = 1;  // logical core size (NKI kernel[n]); checked against the chip
+  // Instructions the whole launch may record. Each costs about 2 KB of host memory through
+  // compilation and simulation, so this bounds a run near 8 GB instead of tracing a problem
+  // far larger than the chip could run until the host runs out of memory.
+  std::uint64_t max_instructions = 4'000'000;
 };
 
 // Runs `fn` once per program id with inputs in shared HBM and returns one KernelIr per

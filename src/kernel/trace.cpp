@@ -6,10 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <numeric>
+#include <optional>
 
 #include "isa/validate.h"
 #include "kernel/kernel.h"
 #include "kernel/tracer.h"
+#include "util/format_bytes.h"
 
 namespace trnsim::kernel {
 
@@ -17,9 +19,11 @@ namespace {
 thread_local Tracer* g_current = nullptr;
 std::atomic<std::uint64_t> g_next_serial{1};  // Tracer::serial; 0 is no trace
 
-std::uint64_t product(const Shape& s, std::size_t from) {
-  std::uint64_t n = 1;
-  for (std::size_t d = from; d < s.size(); ++d) n *= static_cast<std::uint64_t>(s[d]);
+// Bytes of the elements of `s` from dim `from` on, or nothing when that overflows 2^64.
+std::optional<std::uint64_t> bytes_of(const Shape& s, std::size_t from, std::uint64_t elem) {
+  std::uint64_t n = elem;
+  for (std::size_t d = from; d < s.size(); ++d)
+    if (__builtin_mul_overflow(n, static_cast<std::uint64_t>(s[d]), &n)) return std::nullopt;
   return n;
 }
 
@@ -79,8 +83,12 @@ bool tracing() {
   return g_current != nullptr;
 }
 
-Tracer::Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs)
-    : chip_(chip), serial_(g_next_serial.fetch_add(1, std::memory_order_relaxed)) {
+Tracer::Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs,
+               std::uint64_t max_instructions, std::uint64_t recorded_before)
+    : chip_(chip),
+      serial_(g_next_serial.fetch_add(1, std::memory_order_relaxed)),
+      max_instructions_(max_instructions),
+      recorded_before_(recorded_before) {
   ir_.name = std::move(name);
   ir_.program_id = program_id;
   ir_.num_programs = num_programs;
@@ -119,6 +127,10 @@ Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name
             .role = role,
             .fixed_offset = fixed_offset};
   const std::uint64_t elem = numerics::storage_bytes(dtype);
+  const std::optional<std::uint64_t> bytes = bytes_of(shape, is_on_chip(buffer) ? 1 : 0, elem);
+  if (!bytes)
+    throw KernelError(where, fmt::format("tensor '{}' [{}] of {} has more than 2^64 bytes", s.name,
+                                         fmt::join(shape, ", "), numerics::name(dtype)));
   if (is_on_chip(buffer)) {
     const bool sbuf = buffer == Buffer::kSbuf;
     const auto partitions =
@@ -134,7 +146,7 @@ Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name
       throw KernelError(where, fmt::format("tile '{}' has {} partitions; {} has {}", s.name,
                                            shape[0], buffer_name(buffer), partitions));
     s.partitions = static_cast<std::uint32_t>(shape[0]);
-    s.bytes = product(shape, 1) * elem;
+    s.bytes = *bytes;
     if (s.bytes > capacity)
       throw KernelError(where,
                         fmt::format("tile '{}' needs {} bytes per partition; {} has {} per "
@@ -145,7 +157,16 @@ Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name
                                            "partition of {}",
                                            s.name, *fixed_offset, capacity, buffer_name(buffer)));
   } else {
-    s.bytes = product(shape, 0) * elem;
+    s.bytes = *bytes;
+    const std::uint64_t capacity = arch::hbm_capacity_bytes(chip_);
+    if (s.bytes > capacity - std::min(capacity, hbm_bytes_))
+      throw KernelError(
+          where, fmt::format("HBM tensor '{}' [{}] of {} needs {}; {} has {} of HBM, {} "
+                             "of it already declared by this kernel",
+                             s.name, fmt::join(shape, ", "), numerics::name(dtype),
+                             util::format_bytes(s.bytes), chip_.name, util::format_bytes(capacity),
+                             util::format_bytes(hbm_bytes_)));
+    hbm_bytes_ += s.bytes;
   }
   ir_.storages.push_back(s);
   return view_of(s.id);
@@ -224,6 +245,12 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
     throw KernelError(where, fmt::format("{} is not valid on {}", isa::op_name(op), chip_.name),
                       std::move(rules));
   }
+  if (recorded_before_ + ir_.instructions.size() >= max_instructions_)
+    throw KernelError(
+        where, fmt::format("kernel '{}' records more than {} instructions (host memory: about 2 "
+                           "KB each to compile and simulate); time a smaller problem, or raise "
+                           "TraceOptions::max_instructions",
+                           ir_.name, max_instructions_));
   IrInstruction ir_inst;
   ir_inst.inst.op = std::move(op);
   ir_inst.inst.rounding = placement.rounding;
@@ -240,6 +267,36 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
   ir_.instructions.push_back(std::move(ir_inst));
 }
 
+namespace {
+
+// The inputs fit the chip's HBM together, before anything is traced (a problem far larger
+// than the device would otherwise trace until the host runs out of memory). No location:
+// the caller, not the kernel, chose the inputs.
+void require_inputs_fit_hbm(std::span<const TensorSpec> inputs, const arch::ChipConfig& chip) {
+  const std::uint64_t capacity = arch::hbm_capacity_bytes(chip);
+  std::uint64_t total = 0;
+  for (const TensorSpec& spec : inputs) {
+    for (std::int64_t d : spec.shape)
+      if (d <= 0)
+        throw KernelError({}, fmt::format("input '{}' has shape [{}]: every dim must be positive",
+                                          spec.name, fmt::join(spec.shape, ", ")));
+    const std::optional<std::uint64_t> bytes =
+        bytes_of(spec.shape, 0, numerics::storage_bytes(spec.dtype));
+    if (!bytes || *bytes > capacity - std::min(capacity, total))
+      throw KernelError(
+          {}, fmt::format("input '{}' [{}] of {} needs {}; {} has {} of HBM{}", spec.name,
+                          fmt::join(spec.shape, ", "), numerics::name(spec.dtype),
+                          bytes ? util::format_bytes(*bytes) : "more than 2^64 bytes", chip.name,
+                          util::format_bytes(capacity),
+                          total ? fmt::format(", {} of it taken by the inputs before it",
+                                              util::format_bytes(total))
+                                : ""));
+    total += *bytes;
+  }
+}
+
+}  // namespace
+
 std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inputs,
                             const arch::ChipConfig& chip, const TraceOptions& options) {
   const int n = options.num_programs;
@@ -249,9 +306,11 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
                       fmt::format("kernel '{}' launched on {} cores, but {} allows logical core "
                                   "sizes [{}]",
                                   options.name, n, chip.name, fmt::join(chip.lnc_options, ", ")));
+  require_inputs_fit_hbm(inputs, chip);
   std::vector<KernelIr> programs;
+  std::uint64_t recorded = 0;  // by the programs before this one
   for (int p = 0; p < n; ++p) {
-    Tracer tracer(chip, options.name, p, n);
+    Tracer tracer(chip, options.name, p, n, options.max_instructions, recorded);
     TraceScope scope(tracer);
     std::vector<Tensor> args;
     for (const TensorSpec& spec : inputs) {
@@ -275,6 +334,7 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
       s.role = TensorRole::kOutput;
       tracer.ir().outputs.push_back(out.storage());
     }
+    recorded += tracer.ir().instructions.size();
     programs.push_back(std::move(tracer.ir()));
   }
   require_outputs_written(programs);

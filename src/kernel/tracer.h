@@ -1,6 +1,7 @@
 // Internal to the kernel layer: the per-thread recorder behind the nl/nisa calls.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -12,7 +13,10 @@ isa::Origin origin_of(const Loc& loc);
 
 class Tracer {
  public:
-  Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs);
+  // The launch may record `max_instructions` (TraceOptions), of which the programs traced
+  // before this one recorded `recorded_before`; KernelError beyond.
+  Tracer(const arch::ChipConfig& chip, std::string name, int program_id, int num_programs,
+         std::uint64_t max_instructions = UINT64_MAX, std::uint64_t recorded_before = 0);
 
   // The tracer of this thread's kernel; KernelError at `loc` when nothing is being traced.
   static Tracer& current(const Loc& loc);
@@ -48,6 +52,8 @@ class Tracer {
  private:
   const arch::ChipConfig& chip_;
   std::uint64_t serial_;
+  std::uint64_t max_instructions_, recorded_before_;
+  std::uint64_t hbm_bytes_ = 0;  // declared in HBM by this trace (inputs, outputs, scratch)
   KernelIr ir_;
   std::uint32_t barriers_ = 0;
 };

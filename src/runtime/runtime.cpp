@@ -9,6 +9,8 @@
 #include <stdexcept>
 
 #include "numerics/numerics.h"
+#include "util/format_bytes.h"
+#include "util/host_memory.h"
 
 namespace trnsim::runtime {
 
@@ -18,8 +20,12 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The element count, or -1 when a dim is negative or the count overflows int64.
 std::int64_t product(const kernel::Shape& s) {
-  return std::accumulate(s.begin(), s.end(), std::int64_t{1}, std::multiplies<>());
+  std::int64_t n = 1;
+  for (std::int64_t d : s)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) return -1;
+  return n;
 }
 
 // SplitMix64 of (seed, index): independent of how the tensor is split or visited.
@@ -54,19 +60,18 @@ std::size_t HostTensor::byte_size() const {
 }
 
 std::size_t HostTensor::stored_size() const {
-  if (deferred_ == nullptr) return bytes_.size();
-  return static_cast<std::size_t>(deferred_->words) * numerics::storage_bytes(deferred_->dtype);
+  return deferred_ == nullptr ? bytes_.size() : deferred_->bytes_made;
 }
 
 const std::vector<std::uint8_t>& HostTensor::bytes() const {
   if (deferred_ == nullptr) return bytes_;
   Deferred& d = *deferred_;
-  std::call_once(d.once, [&d] {
-    std::vector<float> values(static_cast<std::size_t>(d.words) *
-                              numerics::info(d.dtype).elements_per_word);
-    generate_uniform(values, d.seed, d.lo, d.hi);
-    d.bytes.assign(static_cast<std::size_t>(d.words) * numerics::storage_bytes(d.dtype), 0);
-    numerics::encode_bytes(d.dtype, values, std::as_writable_bytes(std::span(d.bytes)));
+  std::call_once(d.once, [&d, this] {
+    d.bytes = d.make();
+    if (d.bytes.size() != d.bytes_made)
+      throw std::logic_error(fmt::format("{}: the deferred contents have {} bytes, not {}", name,
+                                         d.bytes.size(), d.bytes_made));
+    d.make = nullptr;  // frees what the recipe captured
     d.ready.store(true, std::memory_order_release);
   });
   return d.bytes;
@@ -104,19 +109,33 @@ std::vector<float> HostTensor::to_floats() const {
   return out;
 }
 
-HostTensor random_tensor(std::string name, DType dtype, kernel::Shape shape, std::uint32_t seed,
-                         float lo, float hi) {
+HostTensor HostTensor::deferred(std::string name, DType dtype, kernel::Shape shape,
+                                std::function<std::vector<std::uint8_t>()> make) {
   HostTensor t(std::move(name), dtype, std::move(shape), {});
   if (t.words() < 0 || numerics::storage_bytes(dtype) == 0)
-    throw std::invalid_argument(fmt::format("{}: no random values for shape [{}] of {}", t.name,
-                                            fmt::join(t.shape, ", "), numerics::name(dtype)));
-  t.deferred_ = std::make_shared<HostTensor::Deferred>();
-  t.deferred_->dtype = dtype;
-  t.deferred_->words = t.words();
-  t.deferred_->seed = seed;
-  t.deferred_->lo = lo;
-  t.deferred_->hi = hi;
+    throw std::invalid_argument(fmt::format("{}: no contents for shape [{}] of {} ({})", t.name,
+                                            fmt::join(t.shape, ", "), numerics::name(dtype),
+                                            numerics::storage_bytes(dtype) == 0
+                                                ? "the type has no storage size"
+                                                : "a negative dim, or more elements than 2^63"));
+  t.deferred_ = std::make_shared<Deferred>();
+  t.deferred_->make = std::move(make);
+  t.deferred_->bytes_made = t.byte_size();
   return t;
+}
+
+HostTensor random_tensor(std::string name, DType dtype, kernel::Shape shape, std::uint32_t seed,
+                         float lo, float hi) {
+  const std::int64_t words = HostTensor(name, dtype, shape, {}).words();
+  return HostTensor::deferred(std::move(name), dtype, std::move(shape), [=] {
+    std::vector<float> values(static_cast<std::size_t>(words) *
+                              numerics::info(dtype).elements_per_word);
+    generate_uniform(values, seed, lo, hi);
+    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(words) *
+                                    numerics::storage_bytes(dtype));
+    numerics::encode_bytes(dtype, values, std::as_writable_bytes(std::span(bytes)));
+    return bytes;
+  });
 }
 
 BuiltKernel build(const kernel::KernelFn& fn, std::span<const kernel::TensorSpec> inputs,
@@ -131,6 +150,32 @@ BuiltKernel build(const kernel::KernelFn& fn, std::span<const kernel::TensorSpec
   built.compile_ms = ms_since(t0);
   return built;
 }
+
+namespace {
+
+// A functional run holds the inputs on the host, every HBM tensor it touches in the simulated
+// HBM (inputs, outputs, scratch) and the outputs read back: refuse one that cannot fit in
+// the host's memory before allocating any of it.
+void require_host_memory(const BuiltKernel& kernel, std::span<const HostTensor> inputs) {
+  const std::uint64_t host = util::physical_memory_bytes();
+  if (host == 0) return;
+  double need = 0;
+  for (const compiler::HbmPlacement& p : kernel.compiled.hbm) {
+    need += static_cast<double>(p.bytes);
+    if (p.role == kernel::TensorRole::kOutput) need += static_cast<double>(p.bytes);
+  }
+  for (const HostTensor& t : inputs) need += static_cast<double>(t.byte_size());
+  if (need > static_cast<double>(host))
+    throw sim::SimError(fmt::format(
+        "kernel '{}': a functional run needs about {} of host memory for its data (inputs on "
+        "the host, its HBM tensors in the simulated HBM, outputs read back); this host has {}. "
+        "Time it without data (--timing-only, LaunchOptions::functional = false) or run a "
+        "smaller problem",
+        kernel.compiled.name, util::format_bytes(static_cast<std::uint64_t>(need)),
+        util::format_bytes(host)));
+}
+
+}  // namespace
 
 LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
                     std::span<const HostTensor> inputs, const LaunchOptions& options) {
@@ -158,6 +203,7 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
         fmt::format("{} programs from core {} do not fit the {} cores of {}", programs,
                     options.first_core, chip.cores_per_chip, chip.name));
 
+  if (options.functional) require_host_memory(kernel, inputs);
   sim::Device device(chip, cores);
   const auto& ir0 = kernel.ir.front();
   for (const compiler::HbmPlacement& p : ck.hbm) {

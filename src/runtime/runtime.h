@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -26,10 +27,11 @@ using numerics::DType;
 
 // A dense row-major host array of storage words (x4-packed types: one word per 4 values).
 //
-// A tensor from random_tensor holds only its recipe until its contents are first asked for
-// (bytes(), to_floats()): a timing-only launch never asks, so timing a large kernel does
-// not spend its host time and memory on inputs it does not compute with. The values are
-// the same whenever they are generated; copies share them once generated.
+// A deferred tensor (random_tensor, HostTensor::deferred) holds only its recipe until its
+// contents are first asked for (bytes(), to_floats()): a timing-only launch never asks, so
+// timing a large kernel does not spend its host time and memory on inputs it does not
+// compute with. The values are the same whenever they are generated; copies share them once
+// generated.
 class HostTensor {
  public:
   std::string name;
@@ -43,6 +45,11 @@ class HostTensor {
   // Values rounded to nearest even into dtype (not for x4-packed types).
   static HostTensor from_floats(std::string name, DType dtype, kernel::Shape shape,
                                 std::span<const float> values);
+  // Contents made by `make` on first access; it must return byte_size() bytes (checked) and
+  // give the same bytes every time. Throws std::invalid_argument for a shape with a negative
+  // dim or more than 2^63 elements.
+  static HostTensor deferred(std::string name, DType dtype, kernel::Shape shape,
+                             std::function<std::vector<std::uint8_t>()> make);
 
   std::int64_t words() const;     // product of shape
   std::size_t byte_size() const;  // words() x storage bytes of dtype (generates nothing)
@@ -59,19 +66,16 @@ class HostTensor {
   kernel::TensorSpec spec() const { return {name, dtype, shape}; }
 
  private:
-  friend HostTensor random_tensor(std::string, DType, kernel::Shape, std::uint32_t, float, float);
-  // Uniform values in [lo, hi) from `seed`, generated once and shared by the copies.
+  // The recipe, run once and shared by the copies.
   struct Deferred {
-    DType dtype = DType::kFloat32;  // as made (the tensor's fields may be edited since)
-    std::int64_t words = 0;
-    std::uint32_t seed = 0;
-    float lo = -1.0f, hi = 1.0f;
+    std::function<std::vector<std::uint8_t>()> make;
+    std::size_t bytes_made = 0;  // what `make` returns (the tensor's fields may be edited since)
     std::once_flag once;
     std::atomic<bool> ready{false};
     std::vector<std::uint8_t> bytes;
   };
   std::vector<std::uint8_t> bytes_;     // the contents, unless deferred_
-  std::shared_ptr<Deferred> deferred_;  // random values not generated yet (or shared)
+  std::shared_ptr<Deferred> deferred_;  // contents not made yet (or shared)
 };
 
 // Uniform values in [lo, hi) from a counter-based generator: the same seed gives the same

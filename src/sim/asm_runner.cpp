@@ -7,6 +7,7 @@
 
 #include "isa/asm.h"
 #include "numerics/numerics.h"
+#include "util/format_bytes.h"
 #include "util/read_file.h"
 
 namespace trnsim::sim {
@@ -158,7 +159,8 @@ AsmRunOutcome run_asm(const AsmRunRequest& request) {
     try {
       device.allocate_at(t.address, t.bytes());
     } catch (const SimError& e) {
-      throw SimError(fmt::format("hbm tensor {}: {}", t.to_string(), e.what()));
+      throw SimError(fmt::format("hbm tensor {} ({}): {}", t.to_string(),
+                                 util::format_bytes(t.bytes()), e.diagnostics().front().message));
     }
   }
   for (const TensorInit& init : request.inits) {
@@ -196,8 +198,11 @@ AsmRunOutcome run_asm(const AsmRunRequest& request) {
   } else {
     outcome.result = run(device, outcome.program, request.options);
   }
-  for (const HbmTensor& t : outcome.tensors)
-    outcome.contents[t.name] = device.read(t.address, t.bytes());
+  // A timing-only run computes no data: reading its tensors back would only give every
+  // declared byte host memory (gigabytes for a large @hbm declaration).
+  if (request.options.functional)
+    for (const HbmTensor& t : outcome.tensors)
+      outcome.contents[t.name] = device.read(t.address, t.bytes());
   return outcome;
 }
 

@@ -65,8 +65,9 @@ struct AsmRunOutcome {
   isa::Program program;
   std::vector<HbmTensor> tensors;
   RunResult result;
-  std::map<std::string, std::vector<std::uint8_t>> contents;  // every tensor after the run
-  std::optional<TimingReport> timing;                         // when the request was timed
+  // Every tensor after the run; empty in timing-only runs (options.functional false).
+  std::map<std::string, std::vector<std::uint8_t>> contents;
+  std::optional<TimingReport> timing;  // when the request was timed
 };
 
 // Parses, allocates and fills the tensors, runs, and reads every tensor back. Throws

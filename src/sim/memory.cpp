@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "sim/sim.h"
+#include "util/format_bytes.h"
 
 namespace trnsim::sim {
 
@@ -64,8 +65,8 @@ std::uint64_t Hbm::allocate(std::uint64_t bytes, std::uint64_t align) {
   }
   candidate = (candidate + align - 1) & ~(align - 1);
   if (candidate + bytes > capacity_)
-    throw SimError(
-        fmt::format("hbm allocate: {} bytes do not fit in the {} byte HBM", bytes, capacity_));
+    throw SimError(fmt::format("hbm allocate: {} ({} bytes) do not fit in the {} of HBM",
+                               util::format_bytes(bytes), bytes, util::format_bytes(capacity_)));
   allocate_at(candidate, bytes);
   return candidate;
 }
@@ -73,8 +74,8 @@ std::uint64_t Hbm::allocate(std::uint64_t bytes, std::uint64_t align) {
 void Hbm::allocate_at(std::uint64_t address, std::uint64_t bytes) {
   if (bytes == 0) throw SimError("hbm allocate: size 0");
   if (address + bytes > capacity_ || address + bytes < address)
-    throw SimError(fmt::format("hbm allocate: [{:#x}, {:#x}) exceeds the capacity {:#x}", address,
-                               address + bytes, capacity_));
+    throw SimError(fmt::format("hbm allocate: [{:#x}, {:#x}) exceeds the capacity {:#x} ({})",
+                               address, address + bytes, capacity_, util::format_bytes(capacity_)));
   auto next = allocations_.lower_bound(address);
   if (next != allocations_.end() && next->first < address + bytes)
     throw SimError(fmt::format("hbm allocate: [{:#x}, {:#x}) overlaps the allocation at {:#x}",

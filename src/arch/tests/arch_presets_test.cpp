@@ -171,7 +171,10 @@ TEST(Presets, LogicalCoresAndPowerRamp) {
   EXPECT_TRUE(lnc_allowed(trn2, 2));
   EXPECT_FALSE(lnc_allowed(trn1, 2));
   EXPECT_EQ(trn2.default_lnc, 2);
-  EXPECT_TRUE(trn3.provenance.at("default_lnc").estimate);
+  // NCC_EVRF066: neuronx-cc defaults to LNC=2 on Trn2 and later (a published fact now).
+  EXPECT_EQ(trn3.default_lnc, 2);
+  EXPECT_FALSE(trn3.provenance.at("default_lnc").estimate);
+  EXPECT_NE(trn3.provenance.at("default_lnc").source.find("EVRF066"), std::string::npos);
   EXPECT_FALSE(trn1.tensor.power_ramp);
   EXPECT_TRUE(trn2.tensor.power_ramp);
   EXPECT_TRUE(trn3.tensor.power_ramp);

@@ -225,6 +225,84 @@ TEST(KernelErrors, ATensorOfAnotherTraceIsAnErrorWhereItIsUsed) {
   }
 }
 
+// A problem larger than the device is refused with its figures before it is traced (or
+// while, for the HBM a kernel declares itself), never by the host running out of memory.
+TEST(KernelErrors, InputsLargerThanTheChipsHbmAreRefusedBeforeTracing) {
+  bool traced = false;
+  try {
+    trace(
+        [&](std::span<const Tensor>) {
+          traced = true;
+          return std::vector<Tensor>{};
+        },
+        std::vector<TensorSpec>{{"a_t", DType::kBFloat16, {1'000'000, 1'000'000}}}, trn3(),
+        {.name = "huge"});
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("input 'a_t' [1000000, 1000000] of bfloat16 needs "
+                                         "1.82 TiB; trn3 has 144 GiB of HBM"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_FALSE(traced);
+}
+
+TEST(KernelErrors, AnHbmTensorBeyondTheChipsHbmNamesItsLine) {
+  int line = 0;
+  try {
+    trace_one(
+        [&](std::span<const Tensor>) {
+          line = __LINE__ + 1;
+          Tensor big = nl::ndarray({1 << 20, 1 << 20}, DType::kFloat32, nl::shared_hbm, "big");
+          return std::vector<Tensor>{big};
+        },
+        {{"x", DType::kFloat32, {128, 4}}});
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
+    EXPECT_NE(std::string(e.what()).find("HBM tensor 'big' [1048576, 1048576] of float32 needs "
+                                         "4 TiB"),
+              std::string::npos)
+        << e.what();
+  }
+  // More bytes than 2^64: the count does not wrap to a small allocation.
+  try {
+    trace_one(
+        [&](std::span<const Tensor>) {
+          Tensor big = nl::ndarray({std::int64_t{1} << 62, 8}, DType::kFloat32, nl::hbm, "wrap");
+          return std::vector<Tensor>{big};
+        },
+        {{"x", DType::kFloat32, {128, 4}}});
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 2^64 bytes"), std::string::npos) << e.what();
+  }
+}
+
+TEST(KernelErrors, ALaunchRecordingTooManyInstructionsStopsAtItsLine) {
+  int line = 0;
+  try {
+    trace(
+        [&](std::span<const Tensor> in) {
+          Tensor out = nl::ndarray({128, 4}, DType::kFloat32, nl::shared_hbm, "out");
+          for (int i = 0; i < 100; ++i) {
+            line = __LINE__ + 1;
+            nl::store(out, nl::load(in[0]));
+          }
+          return std::vector<Tensor>{out};
+        },
+        std::vector<TensorSpec>{{"x", DType::kFloat32, {128, 4}}}, trn3(),
+        {.name = "loop", .num_programs = 2, .max_instructions = 250});
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    // Program 0 records 200 (a load and a store per step), program 1 runs out after 50:
+    // the budget is the launch's, not each program's.
+    EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
+    EXPECT_NE(std::string(e.what()).find("records more than 250 instructions"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(KernelErrors, CallsOutsideATraceAreReported) {
   EXPECT_FALSE(tracing());
   EXPECT_THROW(nl::ndarray({128, 4}, DType::kFloat32), KernelError);

@@ -134,5 +134,57 @@ TEST(Launch, RandomInputReshapedAfterItsRecipeIsRejectedUngenerated) {
   EXPECT_FALSE(x.generated());
 }
 
+TEST(HostTensor, DeferredContentsAreMadeOnceOnFirstAccessAndSizeChecked) {
+  int made = 0;
+  const HostTensor t = HostTensor::deferred("t", DType::kUInt8, {2, 3}, [&made] {
+    ++made;
+    return std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6};
+  });
+  EXPECT_FALSE(t.generated());
+  EXPECT_EQ(made, 0);
+  EXPECT_EQ(t.bytes(), (std::vector<std::uint8_t>{1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(t.bytes().size(), 6u);
+  EXPECT_EQ(made, 1);
+  const HostTensor wrong = HostTensor::deferred("wrong", DType::kFloat32, {2, 3},
+                                                [] { return std::vector<std::uint8_t>(5); });
+  EXPECT_THROW((void)wrong.bytes(), std::logic_error);
+}
+
+TEST(HostTensor, AShapeOfMoreThan2To63ElementsIsAClearError) {
+  try {
+    (void)random_tensor("huge", DType::kBFloat16, {4'000'000'000, 4'000'000'000}, 1);
+    FAIL() << "expected std::invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("more elements than 2^63"), std::string::npos) << e.what();
+  }
+}
+
+// out = in[0:128, 0:64]: a tiny program over an input of any size.
+std::vector<Tensor> first_tile(std::span<const Tensor> in) {
+  Tensor y = nl::ndarray({128, 64}, DType::kFloat32, nl::shared_hbm, "y");
+  nl::store(y, nl::load(in[0](nl::ds(0, 128), nl::ds(0, 64))));
+  return {y};
+}
+
+// 64 TiB of input fits a chip given 1 PiB of HBM but no host: the functional run is refused
+// with both figures before anything is allocated, and the timing-only run needs no data.
+TEST(Launch, AFunctionalRunLargerThanTheHostIsRefusedBeforeItAllocates) {
+  const arch::ChipConfig chip =
+      arch::load_json_text(R"({"base":"trn3","hbm":{"capacity_gib":1048576}})", "big.json");
+  const std::vector<HostTensor> inputs = {
+      random_tensor("x", DType::kFloat32, {std::int64_t{1} << 32, std::int64_t{1} << 12}, 1)};
+  const BuiltKernel built = build(first_tile, std::vector{inputs[0].spec()}, chip);
+  try {
+    (void)launch(built, chip, inputs);
+    FAIL() << "expected sim::SimError";
+  } catch (const sim::SimError& e) {
+    EXPECT_NE(std::string(e.what()).find("of host memory"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("--timing-only"), std::string::npos) << e.what();
+  }
+  const LaunchResult timed = launch(built, chip, inputs, {.functional = false});
+  EXPECT_GT(timed.simulated_ns, 0);
+  EXPECT_FALSE(inputs[0].generated());
+}
+
 }  // namespace
 }  // namespace trnsim::runtime

@@ -128,5 +128,20 @@ TEST(AsmRunner, UnfilledInputIsAnUninitialisedReadAndWrongSizeIsRejected) {
   EXPECT_NO_THROW(run_asm(request));
 }
 
+// A timing-only run computes no data, so a tensor it never touches (64 GiB here: more than
+// the host has) costs no host memory: nothing reads it back and its storage is never made.
+TEST(Examples, TimingOnlyRunsGiveUntouchedHbmTensorsNoHostMemory) {
+  AsmRunRequest request;
+  request.asm_path = example_path("softmax_row.s");
+  request.extra_tensors = {
+      {"weights", 0x100000000, numerics::DType::kFloat32, {std::uint64_t{1} << 34}}};
+  request.options.functional = false;
+  request.timed = true;
+  const AsmRunOutcome outcome = run_asm(request);
+  ASSERT_TRUE(outcome.timing.has_value());
+  EXPECT_GT(outcome.timing->total_ns, 0);
+  EXPECT_TRUE(outcome.contents.empty());
+}
+
 }  // namespace
 }  // namespace trnsim::sim::testing
