@@ -382,7 +382,11 @@ profile::ProfileInput profile_input(const Run& run, std::string title) {
 
 void print_report(const kernels::ProblemReport& report) {
   fmt::print("{}", kernels::format_report(report));
-  for (const auto& t : report.launch.timing) fmt::print("{}", sim::format_timing_report(t));
+  // Several cores (a logical core): the launch's totals, then each core's report labelled.
+  if (report.launch.chip_timing)
+    fmt::print("{}", sim::format_chip_timing_report(*report.launch.chip_timing));
+  else
+    for (const auto& t : report.launch.timing) fmt::print("{}", sim::format_timing_report(t));
 }
 
 std::string percent_change(double before, double after) {

@@ -233,6 +233,7 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   run_options.validate = !(ck.validated_for && *ck.validated_for == chip);
   sim::MultiRunResult multi = sim::run_cores(device, launches, run_options);
   result.host_seconds = ms_since(t0) / 1000.0;
+  if (options.timing && programs > 1) result.chip_timing = chip_timing.chip_report(launches, multi);
   result.runs = std::move(multi.cores);
   if (options.timing) {
     for (int p = 0; p < programs; ++p)

@@ -115,6 +115,9 @@ struct LaunchResult {
   std::vector<HostTensor> outputs;        // kernel return order (empty in timing-only runs)
   std::vector<sim::RunResult> runs;       // per program id
   std::vector<sim::TimingReport> timing;  // per program id, when timed
+  // The launch's totals over its cores (end time, FLOPs and HBM bytes against the launched
+  // cores' and the chip's peaks) with each core's report: timed launches of several programs.
+  std::optional<sim::ChipTimingReport> chip_timing;
   double simulated_ns = 0;                // end of the last core (timed runs)
   double host_seconds = 0;                // wall time of the simulation
 };
