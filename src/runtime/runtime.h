@@ -118,8 +118,8 @@ struct LaunchResult {
   // The launch's totals over its cores (end time, FLOPs and HBM bytes against the launched
   // cores' and the chip's peaks) with each core's report: timed launches of several programs.
   std::optional<sim::ChipTimingReport> chip_timing;
-  double simulated_ns = 0;                // end of the last core (timed runs)
-  double host_seconds = 0;                // wall time of the simulation
+  double simulated_ns = 0;  // end of the last core (timed runs)
+  double host_seconds = 0;  // wall time of the simulation
 };
 
 // Runs a built kernel on a fresh device of `chip`. Inputs must match the kernel's input
