@@ -112,9 +112,12 @@ Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
            fmt::format("slice {}:{} is out of range for dim {} (size {}) of '{}' {}", s.start,
                        s.stop == kEnd ? std::string() : std::to_string(s.stop), d, size, name(),
                        shape_text(shape_)));
-    const std::int64_t count = (stop - start + s.step - 1) / s.step;
+    // Not (stop - start + step - 1) / step: that overflows for a step near 2^63. A slice of
+    // one element keeps the dim's own stride (stride * step could overflow, and is unused).
+    const std::int64_t count = stop == start ? 0 : (stop - start - 1) / s.step + 1;
+    const std::int64_t step = count > 1 ? s.step : 1;
     if (on_chip && d == 0) {
-      if (s.step != 1)
+      if (step != 1)
         fail(indices[d].where, "the partition dim of an on-chip tile cannot be strided");
       out.partition_offset_ += static_cast<std::uint32_t>(start);
       out.shape_.push_back(count);
@@ -122,7 +125,7 @@ Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
     } else {
       out.offset_ += start * stride;
       out.shape_.push_back(count);
-      out.strides_.push_back(stride * s.step);
+      out.strides_.push_back(stride * step);
     }
     kept_from_int.push_back(false);
   }

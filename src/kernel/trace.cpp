@@ -316,6 +316,8 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
     for (const TensorSpec& spec : inputs) {
       Tensor t = tracer.declare(spec.shape, spec.dtype, Buffer::kSharedHbm, spec.name,
                                 Loc::current(), TensorRole::kInput);
+      // Declared by the caller, not at a line of the kernel (nor of this file).
+      tracer.ir().storages[t.storage()].origin = {};
       tracer.ir().inputs.push_back(t.storage());
       args.push_back(t);
     }
@@ -330,7 +332,10 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
                                       "in nl::shared_hbm",
                                       s.name, buffer_name(s.buffer)));
       if (s.role == TensorRole::kInput)
-        throw KernelError(s.origin, fmt::format("kernel output '{}' is one of its inputs", s.name));
+        throw KernelError({}, fmt::format("kernel '{}' returns its input '{}' as an output (an "
+                                          "output must be a new nl::shared_hbm tensor the kernel "
+                                          "writes: copy the input into one)",
+                                          options.name, s.name));
       s.role = TensorRole::kOutput;
       tracer.ir().outputs.push_back(out.storage());
     }

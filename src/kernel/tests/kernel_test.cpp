@@ -118,6 +118,23 @@ TEST(KernelErrors, OutOfRangeSliceNamesTheKernelLine) {
   }
 }
 
+// A valid slice whose step is larger than the dim takes one element (its count used to
+// overflow to an empty dim).
+TEST(KernelViews, AHugeSliceStepTakesOneElement) {
+  trace_one([](std::span<const Tensor>) {
+    Tensor t = nl::ndarray({128, 512}, DType::kFloat32, nl::sbuf, "tile");
+    nisa::memset(t, 1.0f);
+    const Tensor column = t(nl::all, Slice{3, kEnd, std::int64_t{1} << 62});
+    EXPECT_EQ(column.shape(), (Shape{128, 1}));
+    const Tensor row = t(Slice{5, 6, std::int64_t{1} << 62}, nl::all);  // one partition
+    EXPECT_EQ(row.shape(), (Shape{1, 512}));
+    EXPECT_EQ(row.partition_offset(), 5u);
+    Tensor out = nl::ndarray({128, 1}, DType::kFloat32, nl::sbuf, "out");
+    nisa::tensor_copy(out, column);
+    return std::vector<Tensor>{};
+  });
+}
+
 TEST(KernelErrors, MatmulIntoSbufIsRejectedWithTheRule) {
   int line = 0;
   try {
@@ -299,6 +316,18 @@ TEST(KernelErrors, ALaunchRecordingTooManyInstructionsStopsAtItsLine) {
     // the budget is the launch's, not each program's.
     EXPECT_EQ(e.where().line, static_cast<std::uint32_t>(line)) << e.what();
     EXPECT_NE(std::string(e.what()).find("records more than 250 instructions"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(KernelErrors, ReturningAnInputSaysSoWithoutALibraryLocation) {
+  try {
+    trace_one([](std::span<const Tensor> in) { return std::vector<Tensor>{in[0]}; },
+              {{"x", DType::kFloat32, {128, 4}}});
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_TRUE(e.where().file.empty()) << e.what();
+    EXPECT_NE(std::string(e.what()).find("returns its input 'x' as an output"), std::string::npos)
         << e.what();
   }
 }
