@@ -175,6 +175,46 @@ void require_host_memory(const BuiltKernel& kernel, std::span<const HostTensor> 
         util::format_bytes(host)));
 }
 
+// "tile 'acc' (declared at kernel.cpp:12:5)" for a storage of program `program`.
+std::string describe_storage(const BuiltKernel& kernel, std::size_t program, kernel::StorageId id,
+                             const char* what) {
+  const kernel::Storage& s = kernel.ir[program].storages[id];
+  if (!s.origin.known()) return fmt::format("{} '{}'", what, s.name);
+  return fmt::format("{} '{}' (declared at {})", what, s.name, util::to_string(s.origin));
+}
+
+// Names the kernel's data at a place of the launch's cores, from the compiler's placements:
+// the HBM tensor holding an address, or the tiles placed over an SBUF/PSUM byte (several
+// when the allocator gave the place to tiles live at different times).
+sim::MemoryNamer memory_namer(const BuiltKernel& kernel, int first_core) {
+  return [&kernel, first_core](int core, isa::Memory memory, std::uint32_t partition,
+                               std::uint64_t byte) -> std::string {
+    const compiler::CompiledKernel& ck = kernel.compiled;
+    if (memory == isa::Memory::kHbm) {
+      for (const compiler::HbmPlacement& p : ck.hbm)
+        if (byte >= p.address && byte < p.address + p.bytes)
+          return describe_storage(kernel, static_cast<std::size_t>(std::max(p.program, 0)),
+                                  p.storage, "tensor");
+      return "";
+    }
+    const auto program = static_cast<std::size_t>(core - first_core);
+    if (core < first_core || program >= ck.onchip.size()) return "";
+    std::vector<std::string> tiles;
+    for (const compiler::OnChipPlacement& p : ck.onchip[program])
+      if (p.memory == memory && partition < p.partitions && byte >= p.offset &&
+          byte < p.offset + p.bytes)
+        tiles.push_back(describe_storage(kernel, program, p.storage, "tile"));
+    if (tiles.empty()) return "";
+    if (tiles.size() == 1) return tiles.front();
+    constexpr std::size_t kShown = 3;
+    const std::size_t shown = std::min(tiles.size(), kShown);
+    return fmt::format(
+        "one of the tiles placed there: {}{}",
+        fmt::join(tiles.begin(), tiles.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+        tiles.size() > shown ? fmt::format(" and {} more", tiles.size() - shown) : "");
+  };
+}
+
 }  // namespace
 
 LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
@@ -228,6 +268,7 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   run_options.uninitialized = options.uninitialized;
   run_options.functional = options.functional;
   run_options.seed = options.seed;
+  run_options.name_memory = memory_namer(kernel, options.first_core);
   // The compiler validated the programs against this very chip: a timing-only run need not
   // check them again (functional runs always do).
   run_options.validate = !(ck.validated_for && *ck.validated_for == chip);

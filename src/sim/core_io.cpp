@@ -41,8 +41,15 @@ std::int64_t read_word(const std::uint8_t* p, std::size_t bytes, bool sign_exten
 }  // namespace
 
 CoreOperandIO::CoreOperandIO(Device& device, Core& core, const isa::Instruction& inst,
-                             std::size_t index, std::uint32_t seed, UninitializedPolicy policy)
-    : device_(device), core_(core), inst_(inst), index_(index), seed_(seed), policy_(policy) {
+                             std::size_t index, std::uint32_t seed, UninitializedPolicy policy,
+                             const MemoryNamer* namer)
+    : device_(device),
+      core_(core),
+      inst_(inst),
+      index_(index),
+      seed_(seed),
+      policy_(policy),
+      namer_(namer) {
   // Names every operand by the address of its AccessPattern.
   isa::for_each_operand(inst.op, [this](const isa::AccessPattern& ap, const isa::OperandRef& o) {
     field_names_[&ap] = o.label();
@@ -134,16 +141,20 @@ std::vector<bool> CoreOperandIO::check_initialized(const isa::AccessPattern& ap,
   if (!any_missing) return {};
   if (policy_ == UninitializedPolicy::kError) {
     const std::uint64_t byte = first_missing - base + ap.offset;  // offset within the row
-    std::string where;
+    std::string where, name;
     if (ap.memory == isa::Memory::kHbm) {
       const auto address =
           static_cast<std::uint64_t>(static_cast<std::int64_t>(ap.offset) + hbm_row_offset(ap, r)) +
           (first_missing - base);
       where = fmt::format("hbm address {:#x}", address);
+      if (namer_ != nullptr && *namer_) name = (*namer_)(core_.index(), ap.memory, 0, address);
     } else {
       where = fmt::format("{} partition {} byte {}", isa::memory_name(ap.memory),
                           ap.start_partition + r, byte);
+      if (namer_ != nullptr && *namer_)
+        name = (*namer_)(core_.index(), ap.memory, ap.start_partition + r, byte);
     }
+    if (!name.empty()) where += fmt::format(" ({})", name);
     // Most often a missing semaphore: the writer sits on another queue and has not run yet.
     fail(
         fmt::format("operand '{}' reads uninitialised memory: {} was never written (if an "

@@ -19,8 +19,9 @@ namespace trnsim::sim {
 
 class CoreOperandIO final : public OperandIO {
  public:
+  // `namer` (may be null or empty) names the data of an uninitialised read in its error.
   CoreOperandIO(Device& device, Core& core, const isa::Instruction& inst, std::size_t index,
-                std::uint32_t seed, UninitializedPolicy policy);
+                std::uint32_t seed, UninitializedPolicy policy, const MemoryNamer* namer = nullptr);
 
   Tile load(const isa::AccessPattern& ap) override;
   void store(const isa::AccessPattern& ap, const Tile& values) override;
@@ -67,6 +68,7 @@ class CoreOperandIO final : public OperandIO {
   std::size_t index_;
   std::uint32_t seed_;
   UninitializedPolicy policy_;
+  const MemoryNamer* namer_;
   std::uint32_t stores_ = 0;
   std::map<const isa::AccessPattern*, std::vector<float>> scalar_columns_;
   std::map<const void*, std::string> field_names_;

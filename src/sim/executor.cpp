@@ -358,7 +358,8 @@ class Executor {
     }
 
     if (options_.functional) {
-      CoreOperandIO io(device_, *c.core, inst, index, c.seed, options_.uninitialized);
+      CoreOperandIO io(device_, *c.core, inst, index, c.seed, options_.uninitialized,
+                       &options_.name_memory);
       try {
         attributed(c, multi_core_, [&] { execute(inst, io, device_); });
       } catch (const SimError&) {

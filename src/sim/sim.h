@@ -181,6 +181,13 @@ enum class UninitializedPolicy : std::uint8_t {
   kIgnore,   // read the poison pattern (0xFF bytes) as it is
 };
 
+// What the program's author calls the data at a place: (physical core, memory, partition,
+// byte offset inside the partition; for HBM the address and partition 0) -> a description
+// such as "tile 'acc' (kernel.cpp:12:5)", or "" when it does not know. The runtime passes one
+// built from the compiler's placements, so that an error names the tile, not just the byte.
+using MemoryNamer = std::function<std::string(int core, isa::Memory memory, std::uint32_t partition,
+                                              std::uint64_t byte)>;
+
 struct RunOptions {
   bool check_hazards = true;
   UninitializedPolicy uninitialized = UninitializedPolicy::kError;
@@ -197,6 +204,7 @@ struct RunOptions {
   // model's preparation); 0 = one per hardware thread. The run itself is one event loop, and
   // results are the same bits for every thread count (docs/simulator.md).
   unsigned threads = 0;
+  MemoryNamer name_memory;  // optional: names the data an uninitialised read touched
 };
 
 enum class HazardKind : std::uint8_t { kReadAfterWrite, kWriteAfterRead, kWriteAfterWrite };

@@ -1,5 +1,6 @@
 // Host tensors: random inputs generated only when their contents are needed, with the same
 // bits whenever and wherever they are generated; launches that do and do not need them.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
 #include <thread>
@@ -184,6 +185,32 @@ TEST(Launch, AFunctionalRunLargerThanTheHostIsRefusedBeforeItAllocates) {
   const LaunchResult timed = launch(built, chip, inputs, {.functional = false});
   EXPECT_GT(timed.simulated_ns, 0);
   EXPECT_FALSE(inputs[0].generated());
+}
+
+// An uninitialised read names the tile the kernel declared, not only the byte.
+TEST(Launch, AnUninitialisedReadNamesTheTileAndItsLine) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  int line = 0;
+  const BuiltKernel built = build(
+      [&line](std::span<const Tensor>) {
+        Tensor y = nl::ndarray({128, 64}, DType::kFloat32, nl::shared_hbm, "y");
+        line = __LINE__ + 1;
+        Tensor never = nl::ndarray({128, 64}, DType::kFloat32, nl::sbuf, "never_written");
+        nl::store(y, never);
+        return std::vector<Tensor>{y};
+      },
+      std::vector{HostTensor::zeros("x", DType::kFloat32, {128, 64}).spec()}, chip);
+  try {
+    (void)launch(built, chip, std::vector{HostTensor::zeros("x", DType::kFloat32, {128, 64})});
+    FAIL() << "expected sim::SimError";
+  } catch (const sim::SimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("reads uninitialised memory"), std::string::npos) << what;
+    EXPECT_NE(what.find(fmt::format("(tile 'never_written' (declared at {}", __FILE__)),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find(fmt::format(":{}:", line)), std::string::npos) << what;
+  }
 }
 
 }  // namespace
