@@ -2,7 +2,10 @@
 #include <fmt/core.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <exception>
+#include <string>
 
 #include "arch/arch.h"
 #include "cli/commands.h"
@@ -12,6 +15,23 @@
 namespace trnsim::cli {
 void register_profile_command(CLI::App& app);  // cmd_profile.cpp: trnsim profile-asm
 }  // namespace trnsim::cli
+
+namespace {
+
+// CLI11 takes an argument for a number only when a digit follows the '-': "-inf" and "-nan"
+// are read as (unknown) options. True when such a value comes before any "--".
+bool has_non_finite_negative(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") return false;
+    std::transform(arg.begin(), arg.end(), arg.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    if (arg == "-inf" || arg == "-infinity" || arg == "-nan") return true;
+  }
+  return false;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"trnsim: a simulator and toolchain for Trainium-class accelerators"};
@@ -26,7 +46,12 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    const int status = app.exit(e);
+    if (status != 0 && has_non_finite_negative(argc, argv))
+      fmt::print(stderr,
+                 "note: a value that starts with '-' but not with a digit (-inf, -nan) must "
+                 "follow '--', e.g. trnsim numerics convert --to bf16 -- -inf -nan\n");
+    return status;
   } catch (const std::exception& e) {
     fmt::print(stderr, "{}\n", trnsim::util::format_exception(e, "trnsim"));
     return 1;

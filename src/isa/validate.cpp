@@ -8,6 +8,7 @@
 #include <cmath>
 #include <initializer_list>
 #include <limits>
+#include <string>
 
 #include "isa/validate_detail.h"
 
@@ -140,7 +141,19 @@ void check_operand(Checker& c, std::string_view name, const AccessPattern& ap) {
     if (ap.start_partition != 0) {
       c.add(name, "start_partition must be 0 in hbm (the offset is the address)");
     }
-    if (ap.byte_span().first < 0) c.add(name, "pattern reaches below address 0");
+    // Every address the pattern forms lies in [lo, hi); bounding it by the chip's HBM also
+    // keeps the simulator's address arithmetic far from 2^64 (a partition or free step of
+    // 2^62 elements used to wrap around to the rows it should not reach).
+    const auto [lo, hi] = ap.byte_span();
+    const std::uint64_t capacity = arch::hbm_capacity_bytes(c.chip);
+    if (lo < 0) {
+      c.add(name, "pattern reaches below address 0");
+    } else if (static_cast<std::uint64_t>(hi) > capacity) {
+      const bool saturated = hi == std::numeric_limits<std::int64_t>::max();
+      c.add(name, fmt::format("pattern reaches up to byte {}, beyond the {} bytes of HBM of {}",
+                              saturated ? std::string("2^63 or more") : std::to_string(hi),
+                              capacity, c.chip.name));
+    }
   }
 
   // Which engines reach which memory (ARCH-v2; ISA).

@@ -92,6 +92,30 @@ TEST(Validation, ValidProgramDoesNotThrow) {
   EXPECT_NO_THROW(validate_program(p, chip(4)));
 }
 
+// HBM addresses are bounded by the chip's HBM, so a huge partition or free step cannot wrap
+// around 2^64 back onto the rows it should not reach (it used to run with rc 0).
+TEST(Validation, HbmPatternsStayInsideTheChipsHbm) {
+  const std::string sb2 = sb(2, 0, "fp32", 4);
+  const std::string partition_step =
+      dma(sb2, "hbm[p0:2x4611686018427387904, addr=0x0, fp32, [[1,4]]]");
+  const std::string free_step =
+      dma(sb2, "hbm[p0:2x4, addr=0x0, fp32, [[4611686018427387904,2],[1,2]]]");
+  const std::string past_end = dma(sb2, "hbm[p0:2x4, addr=0x23FFFFFFF0, fp32, [[1,4]]]");
+  for (const std::string& text : {partition_step, free_step, past_end}) {
+    SCOPED_TRACE(text);
+    try {
+      validate_program(parse_program(text), chip(4));
+      FAIL() << "no violation";
+    } catch (const ValidationError& e) {
+      EXPECT_NE(std::string(e.what()).find("beyond the 154618822656 bytes of HBM of trn3"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  EXPECT_NO_THROW(validate_program(
+      parse_program(dma(sb2, "hbm[p0:2x4, addr=0x23FFFFFFE0, fp32, [[1,4]]]")), chip(4)));
+}
+
 TEST(Validation, InstructionWithoutOriginOmitsIt) {
   Violation v{3, "memset", Origin{}, "", "something"};
   EXPECT_EQ(v.to_string(), "error: instruction 3 (memset): something");
