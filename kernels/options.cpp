@@ -52,17 +52,10 @@ const char* type_word(KernelOption::Type t) {
                                  std::string_view name) {
   std::string text = fmt::format("{} has no option '{}'", kernel, name);
   if (options.empty()) throw std::invalid_argument(text + "; it has no tuning options");
-  const KernelOption* best = nullptr;
-  std::size_t best_distance = 0;
-  for (const auto& o : options) {
-    const std::size_t d = util::edit_distance(name, o.name);
-    if (best == nullptr || d < best_distance) {
-      best = &o;
-      best_distance = d;
-    }
-  }
-  if (best != nullptr && best_distance <= std::max<std::size_t>(2, best->name.size() / 3))
-    text += fmt::format(" (did you mean '{}'?)", best->name);
+  std::vector<std::string_view> names;
+  for (const auto& o : options) names.push_back(o.name);
+  if (const std::string best = util::closest(name, names); !best.empty())
+    text += fmt::format(" (did you mean '{}'?)", best);
   throw std::invalid_argument(fmt::format("{}; its options are {}", text, option_list(options)));
 }
 

@@ -95,26 +95,7 @@ std::string shorten(std::string_view name) {
 using util::edit_distance;
 
 std::string closest(std::string_view name, const std::vector<std::string>& candidates) {
-  const std::size_t limit = std::max<std::size_t>(2, name.size() / 3);
-  std::string best;
-  std::size_t best_distance = std::numeric_limits<std::size_t>::max();
-  for (const auto& candidate : candidates) {
-    std::size_t distance = 0;
-    // A prefix ("clock" for "clock_ghz") counts as close whatever its length.
-    if (!name.empty() && (candidate.rfind(name, 0) == 0 || name.rfind(candidate, 0) == 0)) {
-      distance = 1;
-    } else if (std::max(name.size(), candidate.size()) - std::min(name.size(), candidate.size()) >
-               limit) {
-      continue;  // too far apart in length to be close (and a long name is costly to compare)
-    } else {
-      distance = edit_distance(name, candidate);
-    }
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = candidate;
-    }
-  }
-  return best_distance <= limit ? best : std::string();
+  return util::closest(name, candidates, /*prefixes_are_close=*/true);
 }
 
 std::string join(const std::vector<std::string>& items, std::string_view separator) {

@@ -22,6 +22,7 @@
 #include "profile/profile.h"
 #include "sim/timing_model.h"
 #include "util/diagnostic.h"
+#include "util/edit_distance.h"
 
 namespace trnsim::cli {
 
@@ -171,8 +172,12 @@ void write_text(const std::string& path, const std::string& text) {
 const kernels::KernelInfo& find_or_list(const std::string& name, std::string_view context) {
   const kernels::KernelInfo* info = kernels::find_kernel(name);
   if (info == nullptr) {
-    list_kernels();
-    throw std::invalid_argument(fmt::format("{}no library kernel is called '{}'", context, name));
+    std::vector<std::string_view> names;
+    for (const auto& k : kernels::library()) names.push_back(k.name);
+    const std::string best = util::closest(name, names);
+    throw std::invalid_argument(
+        fmt::format("{}no library kernel is called '{}'{}; `trnsim run --list` lists them", context,
+                    name, best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best)));
   }
   return *info;
 }

@@ -10,6 +10,7 @@
 #include "arch/arch.h"
 #include "cli/commands.h"
 #include "cli/run_asm.h"
+#include "cli/version.h"
 #include "util/diagnostic.h"
 
 namespace trnsim::cli {
@@ -35,6 +36,9 @@ bool has_non_finite_negative(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   CLI::App app{"trnsim: a simulator and toolchain for Trainium-class accelerators"};
+  app.set_version_flag("--version",
+                       fmt::format("trnsim {} (git {}, {} build)", trnsim::cli::kVersion,
+                                   trnsim::cli::kGitRevision, trnsim::cli::kBuildType));
   app.require_subcommand(1);
   trnsim::cli::register_config_command(app);
   trnsim::cli::register_numerics_command(app);

@@ -27,21 +27,9 @@ using namespace asm_detail;
 // ---------------------------------------------------------------------------------------
 // "Did you mean": the closest candidate within a small edit distance.
 
-using util::edit_distance;
-
 template <class Range>
 std::string did_you_mean(std::string_view word, const Range& candidates) {
-  // Long garbage words are not worth comparing (and would make this quadratic).
-  if (word.empty() || word.size() > 64) return "";
-  std::string_view best;
-  std::size_t best_distance = std::max<std::size_t>(2, word.size() / 3) + 1;
-  for (std::string_view candidate : candidates) {
-    const std::size_t d = edit_distance(word, candidate);
-    if (d < best_distance) {
-      best_distance = d;
-      best = candidate;
-    }
-  }
+  const std::string best = util::closest(word, candidates);
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
