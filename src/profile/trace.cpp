@@ -147,6 +147,10 @@ class CoreTrace {
     const std::size_t tid = tracks_.of_instruction[i] + 1u;
     const double dur = std::max(0.0, time.occupied_until - time.start);
     const double stall = std::max(0.0, time.start - attr_.queue_free[i]);
+    // The slice in the trace's whole nanoseconds: its start and its end are rounded, not its
+    // start and its duration, so consecutive slices on a track nest instead of overlapping.
+    const double slice_start = std::round(time.start);
+    const double slice_dur = std::max(0.0, std::round(time.occupied_until) - slice_start);
     if (c.dma)
       detail::spread(hbm_, bucket_ns_, time.start, std::max(time.start, time.end),
                      static_cast<double>(c.hbm_bytes));
@@ -159,7 +163,7 @@ class CoreTrace {
                      "{{\"ph\":\"f\",\"bp\":\"e\",\"name\":\"s{}\",\"cat\":\"semaphore\",\"id\":{"
                      "},\"pid\":{},\"tid\":{},\"ts\":",
                      attr_.wait_sem[i], flow_base_ + i, pid_, tid);
-      us(b_, time.start);
+      us(b_, slice_start);
       b_ += '}';
     }
     sink_.begin_event();
@@ -167,9 +171,9 @@ class CoreTrace {
     detail::json_string(b_, isa::op_name(inst.op));
     fmt::format_to(out(), ",\"cat\":\"{}\",\"pid\":{},\"tid\":{},\"ts\":",
                    isa::engine_name(inst.queue.engine), pid_, tid);
-    us(b_, time.start);
+    us(b_, slice_start);
     b_ += ",\"dur\":";
-    us(b_, dur);
+    us(b_, slice_dur);
     write_args(i, c, time, stall);
     b_ += '}';
     // Flows out of this instruction's signal, one per instruction it released; placed at the
@@ -182,7 +186,7 @@ class CoreTrace {
                        "{{\"ph\":\"s\",\"name\":\"s{}\",\"cat\":\"semaphore\",\"id\":{},\"pid\":{"
                        "},\"tid\":{},\"ts\":",
                        attr_.wait_sem[target], flow_base_ + target, pid_, tid);
-        us(b_, time.start + dur);
+        us(b_, slice_start + slice_dur);
         b_ += '}';
       }
   }

@@ -1,7 +1,9 @@
 // Chrome trace JSON: parsed back with nlohmann_json, required fields, per-track monotonic
 // timestamps, paired flows, metadata names and counters.
+#include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -35,6 +37,7 @@ void check_trace(const json& trace, std::size_t expected_slices, std::set<int> p
   const json& events = trace["traceEvents"];
   ASSERT_TRUE(events.is_array());
   std::map<std::pair<int, int>, double> last_ts;
+  std::map<std::pair<int, int>, long long> last_end_ns;  // of the last slice on each track
   std::map<std::pair<int, int>, std::string> names;
   std::map<std::uint64_t, int> starts, finishes;
   std::size_t slices = 0, counters = 0;
@@ -65,6 +68,12 @@ void check_trace(const json& trace, std::size_t expected_slices, std::set<int> p
     last_ts[key] = ts;
     if (ph == "X") {
       ++slices;
+      // Slices on one track nest: each starts at or after the end of the one before, in the
+      // trace's own whole nanoseconds (start and duration rounded separately overlapped).
+      const auto ns = [](double us) { return std::llround(us * 1000); };
+      if (last_end_ns.count(key))
+        EXPECT_GE(ns(ts), last_end_ns[key]) << "slice overlaps the one before: " << e.dump();
+      last_end_ns[key] = ns(ts) + ns(e["dur"].get<double>());
       for (const char* f : {"name", "dur", "args"})
         EXPECT_TRUE(e.contains(f)) << f << " in " << e.dump();
       EXPECT_GE(e["dur"].get<double>(), 0);
@@ -121,6 +130,39 @@ TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
       EXPECT_EQ(e["args"]["flops"].get<double>(), 2.0 * 128 * 128 * 256);
     }
   EXPECT_TRUE(found);
+}
+
+// DMA times are fractional nanoseconds (bytes over a rate): back-to-back copies of odd sizes
+// on one queue would overlap by 1 ns if the trace rounded start and duration separately.
+TEST(ProfileTrace, SlicesOfOddDurationsOnOneTrackNest) {
+  std::string text = "# @hbm x@0x0:float32[128,1000]\n";
+  for (int i = 0; i < 40; ++i)
+    text += fmt::format(
+        "[dma.0] dma_copy dst=sbuf[p0:128, off={}, float32, [[1,{}]]], src=hbm[p0:128x1000, "
+        "addr=0x0, float32, [[1,{}]]]\n",
+        (i % 4) * 4000, 37 + 13 * i, 37 + 13 * i);
+  AsmRun r;
+  sim::AsmRunRequest req;
+  req.asm_text = text;
+  req.asm_path = "odd.s";
+  req.inits.push_back({"x", sim::TensorInit::Kind::kRandom, "", {}, 1});
+  req.timed = true;
+  req.options.check_hazards = false;  // the copies overwrite each other's tiles on purpose
+  r.outcome = sim::run_asm(req);
+  ProfileInput in{&r.chip, {{0, &r.outcome.program, &r.outcome.result, &*r.outcome.timing}}, "odd"};
+  std::stringstream out;
+  write_chrome_trace(in, out);
+  const json trace = json::parse(out.str());
+  long long last_end = -1;
+  int slices = 0;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X") continue;
+    ++slices;
+    const long long start = std::llround(e["ts"].get<double>() * 1000);
+    EXPECT_GE(start, last_end) << e.dump();
+    last_end = start + std::llround(e["dur"].get<double>() * 1000);
+  }
+  EXPECT_EQ(slices, 40);
 }
 
 TEST(ProfileTrace, OneProcessPerCore) {
