@@ -11,11 +11,13 @@
 #include <algorithm>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
 
 #include "arch/arch.h"
 #include "cli/commands.h"
+#include "cli/version.h"
 #include "isa/asm.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
@@ -385,6 +387,62 @@ profile::ProfileInput profile_input(const Run& run, std::string title) {
   return input;
 }
 
+// The whole result of a run as JSON (`--json`): the problem, the check, the simulated time
+// and rates, what bounded it, the profiler's suggestions and every core's timing report.
+nlohmann::json result_json(const Run& run, const RunSpec& spec, bool timing_only) {
+  const kernels::ProblemReport& r = run.report;
+  nlohmann::json j;
+  j["label"] = r.label;
+  j["kernel"] = spec.info->name;
+  j["shape"] = spec.shape;
+  j["dtype"] = numerics::name(spec.dtype);
+  j["chip"] = r.chip;
+  j["lnc"] = r.cores;
+  nlohmann::json options = nlohmann::json::object();
+  for (const kernels::KernelOption& o : spec.info->options) {
+    const kernels::OptionValue* set = spec.options.find(o.name);
+    const std::string text = kernels::format_option(o, set != nullptr ? *set : o.default_value);
+    options[o.name] = text.substr(text.find('=') + 1);
+  }
+  j["options"] = options;
+  j["schedule"] = spec.schedule;
+  j["timing_only"] = timing_only;
+  if (r.check) {
+    j["check"] = {{"ok", r.check->ok},
+                  {"checked", r.check->checked},
+                  {"max_abs_error", r.check->max_abs_error},
+                  {"max_rel_error", r.check->max_rel_error},
+                  {"worst", r.check->worst},
+                  {"tolerance", r.tolerance}};
+  } else {
+    j["check"] = nullptr;
+  }
+  j["simulated_ns"] = r.simulated_ns;
+  j["flops"] = r.flops;
+  j["achieved_flops_per_s"] = r.achieved_flops_per_s;
+  j["peak_flops_per_s"] = r.peak_flops_per_s;
+  j["peak_mode"] = r.peak_mode;
+  j["mfu_percent"] = r.percent_of_peak();
+  j["hbm_bytes"] = r.hbm_bytes;
+  j["achieved_hbm_bytes_per_s"] = r.achieved_hbm_bytes_per_s;
+  j["hbm_share_bytes_per_s"] = r.hbm_share_bytes_per_s;
+  j["mbu_percent"] = r.percent_of_hbm();
+  j["bound_by"] = {{"queue", r.bound_queue}, {"busy_fraction", r.bound_busy_fraction}};
+  j["compiled"] = {{"instructions", r.instructions},
+                   {"waits", r.waits},
+                   {"sbuf_peak_bytes_per_partition", r.sbuf_peak_bytes},
+                   {"psum_peak_bytes_per_partition", r.psum_peak_bytes}};
+  j["suggestions"] = nlohmann::json::array();
+  if (!r.launch.timing.empty())
+    for (const profile::Suggestion& s : profile::analyze(profile_input(run, r.label)).suggestions)
+      j["suggestions"].push_back(
+          {{"rule", s.rule}, {"title", s.title}, {"detail", s.detail}, {"source", s.source}});
+  j["cores"] = nlohmann::json::array();
+  for (const sim::TimingReport& t : r.launch.timing)
+    j["cores"].push_back(nlohmann::json::parse(sim::timing_report_json(t)));
+  return j;
+}
+
 void print_report(const kernels::ProblemReport& report) {
   fmt::print("{}", kernels::format_report(report));
   // Several cores (a logical core): the launch's totals, then each core's report labelled.
@@ -446,9 +504,11 @@ int run_command(const RunArgs& args) {
     print_report(report);
   }
   if (!args.json.empty()) {
-    std::vector<std::string> parts;
-    for (const auto& t : report.launch.timing) parts.push_back(sim::timing_report_json(t));
-    write_text(args.json, fmt::format("[\n{}\n]\n", fmt::join(parts, ",\n")));
+    nlohmann::json j;
+    j["trnsim"] = {{"version", kVersion}, {"git", kGitRevision}, {"build", kBuildType}};
+    j["run"] = result_json(*run, spec, args.timing_only);
+    if (other) j["compare"] = result_json(*other, *other_spec, args.timing_only);
+    write_text(args.json, j.dump(2) + "\n");
   }
   if (!args.profile.empty() || !args.trace.empty()) {
     std::string title = report.label, other_title;
@@ -504,7 +564,9 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
       ->check(CLI::IsMember({"ir", "asm"}));
   cmd->add_option("--emit-file", args->emit_file,
                   "Write the --emit output to FILE instead of stdout");
-  cmd->add_option("--json", args->json, "Write the timing reports as JSON to FILE");
+  cmd->add_option("--json", args->json,
+                  "Write the whole result as JSON to FILE: problem, check, time, rates, MFU/MBU, "
+                  "bound, suggestions, each core's timing, trnsim version");
   cmd->add_option("--lnc", args->lnc,
                   "Logical core size: run the kernel on this many physical cores (NKI kernel[n])")
       ->check(CLI::Range(1, 4096));
