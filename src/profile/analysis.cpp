@@ -6,7 +6,9 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <tuple>
 #include <utility>
 
@@ -14,6 +16,7 @@
 #include "profile/detail.h"
 #include "profile/profile.h"
 #include "util/enum_names.h"
+#include "util/read_file.h"
 
 namespace trnsim::profile {
 
@@ -635,6 +638,34 @@ void finish_stalls(CoreWalk& w) {
             [](const StallBucket& x, const StallBucket& y) { return x.ns > y.ns; });
 }
 
+// Fills SourceLine::code from the source files (each read once, at most 16 MiB; a file that
+// cannot be read leaves its lines without code). Lines are trimmed and cut at 200 bytes.
+void read_source_code(Analysis& a) {
+  constexpr std::uint64_t kMaxFileBytes = std::uint64_t{16} << 20;
+  constexpr std::size_t kMaxLineBytes = 200;
+  std::map<std::string, std::vector<std::string>> files;
+  for (SourceLine& s : a.sources) {
+    if (s.file.empty() || s.line == 0) continue;
+    auto it = files.find(s.file);
+    if (it == files.end()) {
+      std::vector<std::string> lines;
+      try {
+        std::istringstream in(util::read_file(s.file, kMaxFileBytes, "source file"));
+        for (std::string line; std::getline(in, line);) lines.push_back(std::move(line));
+      } catch (const util::Error&) {
+        // Not readable here (moved, another machine): the explorer shows file:line only.
+      }
+      it = files.emplace(s.file, std::move(lines)).first;
+    }
+    if (s.line > it->second.size()) continue;
+    std::string_view code = it->second[s.line - 1];
+    const std::size_t first = code.find_first_not_of(" \t");
+    code = first == std::string_view::npos ? std::string_view() : code.substr(first);
+    while (!code.empty() && (code.back() == '\r' || code.back() == ' ')) code.remove_suffix(1);
+    s.code = std::string(code.substr(0, kMaxLineBytes));
+  }
+}
+
 }  // namespace
 
 Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
@@ -670,6 +701,7 @@ Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
     a.total_ns = std::max(a.total_ns, w.cp.metrics.total_ns);
     a.cores.push_back(std::move(w.cp));
   }
+  if (options.read_source_code) read_source_code(a);
   a.suggestions = suggest(a);
   return a;
 }

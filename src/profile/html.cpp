@@ -216,6 +216,7 @@ void analysis_json(Json& j, const Analysis& a, const HtmlOptions& options) {
     j.open('{');
     j.kv("file", s.file);
     j.kv("line", s.line);
+    j.kv("code", s.code);
     j.kv("busy_ns", s.busy_ns);
     j.kv("stall_ns", s.stall_ns);
     j.kv("flops", s.flops);

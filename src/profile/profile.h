@@ -127,6 +127,7 @@ struct SourceLine {
   double busy_ns = 0, stall_ns = 0;
   double flops = 0;
   std::uint64_t instructions = 0;
+  std::string code;  // the line's text, trimmed ("" when the file cannot be read)
 };
 
 // Counters over time: `buckets` equal intervals of the core's run.
@@ -198,6 +199,8 @@ struct Analysis {
 struct AnalyzeOptions {
   int counter_buckets = 200;
   bool keep_text = true;  // keep each instruction's printed assembly for the explorer
+  // Read each source file once to show its lines' code (SourceLine::code) in the explorer.
+  bool read_source_code = true;
 };
 
 Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options = {});

@@ -422,9 +422,9 @@ function renderSource() {
   var lines = RUN.sources.map(function (s, i) { return { i: i, s: s }; }).filter(function (x) { return x.s.n > 0; });
   lines.sort(function (a, b) { return (b.s.busy_ns + b.s.stall_ns) - (a.s.busy_ns + a.s.stall_ns); });
   var mx = lines.length ? Math.max.apply(null, lines.map(function (x) { return x.s.busy_ns + x.s.stall_ns; })) : 1;
-  sec.appendChild(table(['source line', 'instructions', 'busy', '', 'stalled', '', 'FLOPs'], lines.map(function (x) {
-    return [srcName(RUN, x.i), x.s.n, fmtNs(x.s.busy_ns), bar(x.s.busy_ns / (mx || 1)), fmtNs(x.s.stall_ns), bar(x.s.stall_ns / (mx || 1), 'stall'), fmtNum(x.s.flops, '')];
-  }), { left: [0, 3, 5] }));
+  sec.appendChild(table(['source line', 'code', 'instructions', 'busy', '', 'stalled', '', 'FLOPs'], lines.map(function (x) {
+    return [srcName(RUN, x.i), el('code', null, x.s.code || ''), x.s.n, fmtNs(x.s.busy_ns), bar(x.s.busy_ns / (mx || 1)), fmtNs(x.s.stall_ns), bar(x.s.stall_ns / (mx || 1), 'stall'), fmtNum(x.s.flops, '')];
+  }), { left: [0, 1, 4, 6] }));
 }
 
 function renderStalls() {

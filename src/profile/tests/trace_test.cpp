@@ -165,6 +165,23 @@ TEST(ProfileTrace, SlicesOfOddDurationsOnOneTrackNest) {
   EXPECT_EQ(slices, 40);
 }
 
+// The explorer's source view shows each line's code, read from the source file.
+TEST(ProfileAnalysis, SourceLinesCarryTheirCode) {
+  const auto r = run_matmul_example();
+  ProfileInput in{
+      &r->chip, {{0, &r->outcome.program, &r->outcome.result, &*r->outcome.timing}}, "matmul"};
+  const Analysis a = analyze(in);
+  std::size_t with_code = 0;
+  for (const SourceLine& s : a.sources) {
+    if (s.line == 0) continue;
+    EXPECT_EQ(s.code.rfind('[', 0), 0u) << s.file << ":" << s.line << " '" << s.code << "'";
+    with_code += s.code.empty() ? 0 : 1;
+  }
+  EXPECT_GT(with_code, 0u);
+  const Analysis none = analyze(in, {.read_source_code = false});
+  for (const SourceLine& s : none.sources) EXPECT_TRUE(s.code.empty());
+}
+
 TEST(ProfileTrace, OneProcessPerCore) {
   const auto r = run_matmul_example();
   const auto& o = r->outcome;
