@@ -97,9 +97,14 @@ void dma_wait(const RuleInput& in, std::vector<Suggestion>& out) {
   for (std::size_t t = 0; t < cp.tracks.size(); ++t) {
     const TrackProfile& tp = cp.tracks[t];
     if (!is_compute(tp.queue.engine)) continue;
+    // The track's first instruction waits for its first load at pipeline fill whatever the
+    // kernel does: no prefetch can hide it, so it is not counted.
+    const InstructionProfile* first = nullptr;
+    for (const auto& ip : cp.instructions)
+      if (ip.track == t && (first == nullptr || ip.start < first->start)) first = &ip;
     std::map<std::uint16_t, std::pair<double, std::size_t>> by_queue;  // releaser track
     for (const auto& ip : cp.instructions)
-      if (ip.track == t && ip.cause == StallCause::kDma) {
+      if (ip.track == t && ip.cause == StallCause::kDma && &ip != first) {
         by_queue[ip.released_track].first += ip.stall_ns;
         ++by_queue[ip.released_track].second;
       }
@@ -108,14 +113,16 @@ void dma_wait(const RuleInput& in, std::vector<Suggestion>& out) {
       const double pct = 100.0 * v.first / in.total;
       if (pct < kDmaWaitPercent) continue;
       const std::uint32_t src = common_source(cp, [&](const InstructionProfile& ip) {
-        return ip.track == t && ip.cause == StallCause::kDma && ip.released_track == q;
+        return ip.track == t && ip.cause == StallCause::kDma && ip.released_track == q &&
+               &ip != first;
       });
       out.push_back(make_suggestion(
           "dma_wait", in,
           fmt::format("{} engine idle {:.1f}% of the run waiting on DMA queue {}", tp.name, pct,
                       cp.tracks[q].name),
           fmt::format(
-              "{} {} instruction(s) waited {:.0f} ns in total for transfers on {}. Issue those "
+              "{} {} instruction(s) waited {:.0f} ns in total for transfers on {} (after the "
+              "first, which waits at pipeline fill). Issue those "
               "loads earlier (prefetch the next tile) or give the kernel more buffers so loads "
               "overlap compute, and spread transfers over more DMA queues.",
               v.second, tp.name, v.first, cp.tracks[q].name),
@@ -182,7 +189,7 @@ void partitions(const RuleInput& in, std::vector<Suggestion>& out) {
 void small_dma(const RuleInput& in, std::vector<Suggestion>& out) {
   const CoreProfile& cp = in.cp;
   double dma_busy = 0, ns = 0, bytes = 0, run = 0;
-  std::size_t count = 0;
+  std::size_t count = 0, transposes = 0;
   std::uint64_t descriptors = 0;
   auto pick = [&](const InstructionProfile& ip) {
     return ip.is_dma && ip.min_contiguous_bytes > 0 && ip.min_contiguous_bytes < kSmallRunBytes;
@@ -192,6 +199,7 @@ void small_dma(const RuleInput& in, std::vector<Suggestion>& out) {
     dma_busy += busy(ip);
     if (!pick(ip)) continue;
     ++count;
+    if (in.a.op_names[ip.op] == "dma_transpose") ++transposes;
     ns += busy(ip);
     bytes += static_cast<double>(ip.bytes);
     run += ip.min_contiguous_bytes;
@@ -203,9 +211,13 @@ void small_dma(const RuleInput& in, std::vector<Suggestion>& out) {
       fmt::format(
           "{:.0f} bytes in {} descriptors, contiguous runs of {:.0f} B on average (below {:.0f} "
           "B), {:.1f}% of DMA busy time. Change the layout so each partition's data is "
-          "contiguous in HBM (transpose once, or load wider rows), or use dma_transpose.",
+          "contiguous in HBM (transpose once, or load wider rows){}.",
           bytes, descriptors, run / static_cast<double>(count), kSmallRunBytes,
-          100.0 * ns / dma_busy),
+          100.0 * ns / dma_busy,
+          // Advising dma_transpose for transfers that already are dma_transposes is no advice.
+          transposes == count ? ", or transpose on the tensor engine (nc_transpose) instead"
+          : transposes == 0   ? ", or use dma_transpose"
+                              : ""),
       common_source(cp, pick), ns));
 }
 

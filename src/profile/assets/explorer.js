@@ -88,11 +88,24 @@ function renderSummary(run, parent, heading) {
     if (run.cores.length > 1) parent.appendChild(el('h3', null, 'core ' + core.core));
     var cards = el('div', { 'class': 'cards' });
     card(cards, 'total time', fmtNs(m.total_ns));
-    card(cards, 'MFU (' + m.tensor_mode + ')', pct(m.mfu_percent));
-    card(cards, 'HFU', pct(m.hfu_percent));
+    // A kernel without tensor-engine work (vector, scalar, DMA only) is bounded by something
+    // else: lead with that engine and MBU instead of an MFU of 0%.
+    var tensorWork = m.achieved_flops_per_s > 0;
+    if (tensorWork) {
+      card(cards, 'MFU (' + m.tensor_mode + ')', pct(m.mfu_percent));
+      card(cards, 'HFU', pct(m.hfu_percent));
+    }
     card(cards, 'MBU (HBM)', pct(m.mbu_percent));
     card(cards, 'bounding engine', m.bounding_engine + ' ' + pct(m.bounding_active_percent));
-    card(cards, 'tensor achieved / peak', fmtNum(m.achieved_flops_per_s, 'FLOP/s') + ' / ' + fmtNum(m.peak_flops_per_s, 'FLOP/s'));
+    if (!tensorWork) {
+      core.tracks.forEach(function (t) {
+        if (t.name === m.bounding_engine && t.peak_per_s > 0)
+          card(cards, t.name + ' achieved / peak', fmtNum(t.achieved_per_s, t.unit) + ' / ' + fmtNum(t.peak_per_s, t.unit) + ' (' + pct(100 * t.achieved_per_s / t.peak_per_s) + ')');
+      });
+      card(cards, 'tensor engine', 'no matmul work (MFU does not apply)');
+    } else {
+      card(cards, 'tensor achieved / peak', fmtNum(m.achieved_flops_per_s, 'FLOP/s') + ' / ' + fmtNum(m.peak_flops_per_s, 'FLOP/s'));
+    }
     card(cards, 'HBM achieved / share', fmtNum(m.achieved_hbm_bytes_per_s, 'B/s') + ' / ' + fmtNum(m.hbm_bandwidth_bytes_per_s, 'B/s'));
     card(cards, 'dma_active_time_percent', pct(m.dma_active_time_percent));
     card(cards, 'average_dma_size', fmtNum(m.average_dma_size, 'B'));
@@ -157,6 +170,17 @@ function drawRoofline(cv, run, core) {
   g.moveTo(X(xmin), Y(bw * xmin)); g.lineTo(X(ridge), Y(peak)); g.lineTo(X(xmax), Y(peak)); g.stroke();
   g.fillText('HBM ' + fmtNum(bw, 'B/s'), X(xmin) + 4, Y(bw * xmin * 3) - 4);
   pts.forEach(function (p) { g.fillStyle = p.c; g.beginPath(); g.arc(X(p.x), Y(p.y), 4, 0, 7); g.fill(); });
+  // Legend: a source line's point uses on-chip bytes (SBUF/PSUM), which the HBM roof does not
+  // bound, so it may sit above that roof; the run's point uses HBM bytes.
+  [['#4a7bd0', 'source line: FLOP per on-chip byte'], ['#d9534f', 'run: FLOP per HBM byte']].forEach(function (e, k) {
+    var y = H - B - 30 + 12 * k;
+    g.fillStyle = e[0]; g.beginPath(); g.arc(L + 10, y - 3, 3, 0, 7); g.fill();
+    g.fillStyle = '#333'; g.fillText(e[1], L + 18, y);
+  });
+  if (!pts.length) {
+    g.fillStyle = '#333';
+    g.fillText('no tensor-engine FLOPs: bound by ' + m.bounding_engine + ', MBU ' + pct(m.mbu_percent), L + 10, 24);
+  }
   cv.title = pts.map(function (p) { return p.label + ': ' + p.x.toFixed(1) + ' FLOP/B, ' + fmtNum(p.y, 'FLOP/s'); }).join('\n');
   cv.setAttribute('data-points', pts.length);
 }

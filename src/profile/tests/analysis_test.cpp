@@ -116,12 +116,25 @@ TEST(ProfileAnalysis, StallIsAttributedToTheSemaphoreSatisfiedLast) {
     EXPECT_NEAR(track(c, name)->stalled_ns, q.stalled_ns, 1e-6) << name;
     EXPECT_NEAR(track(c, name)->busy_ns, q.busy_ns, 1e-6) << name;
   }
-  // Suggestion: TensorE idle waiting on dma.1, with the matmul's source line.
+  // The matmul's one wait is at pipeline fill, which no prefetch can hide: no advice.
+  EXPECT_EQ(rule(a, "dma_wait"), nullptr);
+}
+
+// A second load the next matmul waits for, after the first: that wait could overlap compute.
+TEST(ProfileSuggestions, DmaWaitsAfterPipelineFillAdvisePrefetching) {
+  isa::Program p = two_loads_then_matmul();
+  p.instructions.push_back(make(dma_q(1), load(0x200000, 128, 4096, 1024), {}, {{4, 1}}, 14));
+  p.instructions.push_back(
+      make(tensor_q(), matmul(128, 128, 512, 0, 1024), {{4, 1}}, {{5, 1}}, 15));
+  const auto run = run_timed(p);
+  const Analysis a = analyze(run->input());
+  ASSERT_EQ(a.cores[0].instructions[5].cause, StallCause::kDma);
   const Suggestion* s = rule(a, "dma_wait");
   ASSERT_NE(s, nullptr);
   EXPECT_NE(s->title.find("dma.1"), std::string::npos) << s->title;
   EXPECT_NE(s->title.find("tensor"), std::string::npos) << s->title;
-  EXPECT_EQ(s->source, "k.s:12");
+  EXPECT_EQ(s->source, "k.s:15");  // the second matmul, not the one at pipeline fill
+  EXPECT_NE(s->detail.find("1 tensor instruction(s)"), std::string::npos) << s->detail;
 }
 
 TEST(ProfileAnalysis, BackToBackInstructionsHaveNoStall) {
@@ -229,6 +242,23 @@ TEST(ProfileSuggestions, SmallContiguousDmaRuns) {
   const Suggestion* s = rule(a, "small_dma");
   ASSERT_NE(s, nullptr);
   EXPECT_EQ(s->source, "k.s:40");
+  EXPECT_NE(s->detail.find("or use dma_transpose"), std::string::npos) << s->detail;
+}
+
+// The same advice for transfers that already are dma_transposes would be no advice.
+TEST(ProfileSuggestions, SmallRunsOfADmaTransposeDoNotAdviseDmaTranspose) {
+  isa::Program p;
+  // The first 8 columns of an HBM [256, 16] bf16 matrix -> SBUF [8, 256]: 16-byte runs.
+  isa::DmaTranspose d;
+  d.dst = sbuf(DType::kBFloat16, 8, 0, 256);
+  d.src = access_pattern(isa::Memory::kHbm, DType::kBFloat16, 0, 256, 0, {{1, 8}}, 16);
+  p.instructions.push_back(make(dma_q(0), d, {}, {}, 41));
+  const auto run = run_timed(p);
+  const Analysis a = analyze(run->input());
+  const Suggestion* s = rule(a, "small_dma");
+  ASSERT_NE(s, nullptr);
+  EXPECT_EQ(s->detail.find("use dma_transpose"), std::string::npos) << s->detail;
+  EXPECT_NE(s->detail.find("nc_transpose"), std::string::npos) << s->detail;
 }
 
 TEST(ProfileSuggestions, PowerRampThrottling) {

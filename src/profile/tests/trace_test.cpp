@@ -71,8 +71,9 @@ void check_trace(const json& trace, std::size_t expected_slices, std::set<int> p
       // Slices on one track nest: each starts at or after the end of the one before, in the
       // trace's own whole nanoseconds (start and duration rounded separately overlapped).
       const auto ns = [](double us) { return std::llround(us * 1000); };
-      if (last_end_ns.count(key))
+      if (last_end_ns.count(key)) {
         EXPECT_GE(ns(ts), last_end_ns[key]) << "slice overlaps the one before: " << e.dump();
+      }
       last_end_ns[key] = ns(ts) + ns(e["dur"].get<double>());
       for (const char* f : {"name", "dur", "args"})
         EXPECT_TRUE(e.contains(f)) << f << " in " << e.dump();
