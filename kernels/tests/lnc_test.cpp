@@ -95,14 +95,19 @@ TEST(LogicalCore, EveryKernelIsCorrectOnTwoCores) {
 // The same problems with program 1 doing nothing: its share of the output is never written
 // (reads back as the simulator's poison bytes), so the check must fail. This proves both that
 // every kernel gives the second core a share of the output and that the check sees it.
+// Kernel `k`'s trn3 problem of `shape` (default dtype and options) on `lnc` cores.
+Problem lnc_problem(const KernelInfo& k, const std::vector<std::int64_t>& shape, int lnc) {
+  Problem problem = k.make(shape, k.default_dtype, trn3());
+  problem.lnc = lnc;
+  return problem;
+}
+
 TEST(LogicalCore, TheCheckFailsWhenOneProgramWritesNothing) {
   for (const auto& [name, shape] : kCorrectnessShapes) {
     SCOPED_TRACE(name);
     const KernelInfo* k = find_kernel(name);
     ASSERT_NE(k, nullptr) << "no kernel " << name;
-    const arch::ChipConfig chip = trn3();
-    Problem problem = k->make(shape, k->default_dtype, chip);
-    problem.lnc = 2;
+    Problem problem = lnc_problem(*k, shape, 2);
     // Programs trace in order, so program 1 can declare the outputs program 0 returned.
     auto outputs = std::make_shared<std::vector<kernel::TensorSpec>>();
     problem.fn = [whole = problem.fn, outputs](std::span<const kernel::Tensor> in) {
@@ -117,15 +122,12 @@ TEST(LogicalCore, TheCheckFailsWhenOneProgramWritesNothing) {
         declared.push_back(nl::ndarray(t.shape, t.dtype, nl::shared_hbm, t.name));
       return declared;
     };
-    expect_check_fails(run_problem(problem, chip));
+    expect_check_fails(run_problem(problem, trn3()));
   }
 }
 
 ProblemReport time_problem(const KernelInfo& k, const std::vector<std::int64_t>& shape, int lnc) {
-  const arch::ChipConfig chip = trn3();
-  Problem problem = k.make(shape, k.default_dtype, chip);
-  problem.lnc = lnc;
-  return run_problem(problem, chip, {.functional = false});
+  return run_problem(lnc_problem(k, shape, lnc), trn3(), {.functional = false});
 }
 
 TEST(LogicalCore, TwoCoresRunAtLeast1Point8TimesFaster) {

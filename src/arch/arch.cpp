@@ -158,9 +158,11 @@ double hbm_bytes_per_ns_per_core(const ChipConfig& c) {
 }
 
 std::uint64_t hbm_capacity_bytes(const ChipConfig& c) {
-  // Validation bounds capacity_gib to 0.01..1048576 GiB, so the product fits a uint64.
+  // Validation bounds capacity_gib to 0.01..1048576 GiB; the clamps keep a config built in
+  // code without validation from an out-of-range cast.
   const double bytes = c.hbm.capacity_gib.value * 1024.0 * 1024.0 * 1024.0;
-  return bytes >= 1 ? static_cast<std::uint64_t>(bytes) : 1;
+  if (!(bytes >= 1)) return 1;
+  return bytes < 0x1p64 ? static_cast<std::uint64_t>(bytes) : UINT64_MAX;
 }
 
 double dma_bytes_per_ns_per_core(const ChipConfig& c) {

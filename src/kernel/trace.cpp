@@ -325,7 +325,8 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
     for (const Tensor& out : outputs) {
       if (!out.valid())
         throw KernelError({}, fmt::format("kernel '{}' returned an invalid tensor", options.name));
-      Storage& s = tracer.ir().storages[tracer.storage_of(out, Loc::current()).id];
+      const StorageId id = tracer.storage_of(out, Loc::current()).id;  // of this trace
+      Storage& s = tracer.ir().storages[id];
       if (s.buffer != Buffer::kSharedHbm)
         throw KernelError(s.origin,
                           fmt::format("kernel output '{}' is in {}; outputs must be declared "

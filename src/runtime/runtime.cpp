@@ -126,7 +126,7 @@ HostTensor HostTensor::deferred(std::string name, DType dtype, kernel::Shape sha
 
 HostTensor random_tensor(std::string name, DType dtype, kernel::Shape shape, std::uint32_t seed,
                          float lo, float hi) {
-  const std::int64_t words = HostTensor(name, dtype, shape, {}).words();
+  const std::int64_t words = product(shape);  // deferred() rejects a negative count
   return HostTensor::deferred(std::move(name), dtype, std::move(shape), [=] {
     std::vector<float> values(static_cast<std::size_t>(words) *
                               numerics::info(dtype).elements_per_word);

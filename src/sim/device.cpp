@@ -148,9 +148,8 @@ std::vector<std::uint8_t> Core::read_onchip(isa::Memory memory, std::uint32_t pa
 
 Device::Device(arch::ChipConfig chip, int num_cores) : chip_(std::move(chip)) {
   if (num_cores < 1) throw SimError(fmt::format("device: {} cores requested", num_cores));
-  if (!(chip_.hbm.capacity_gib.value >= 0.01 && chip_.hbm.capacity_gib.value <= 1048576))
-    throw SimError(fmt::format("chip config: hbm.capacity_gib must be in 0.01..1048576, got {}",
-                               chip_.hbm.capacity_gib.value));
+  if (!(chip_.hbm.capacity_gib.value > 0))
+    throw SimError("chip config: hbm.capacity_gib must be positive");
   hbm_ = std::make_unique<Hbm>(arch::hbm_capacity_bytes(chip_));
   for (int i = 0; i < num_cores; ++i) cores_.emplace_back(chip_, i);
 }
