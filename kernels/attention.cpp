@@ -247,7 +247,7 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
 
 namespace {
 
-// Double reference: rows of probabilities are computed once per sampled query row.
+// Double reference: one output row per sampled query row (its scores, softmax and P V).
 ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, double scale) {
   return [=](const std::vector<std::vector<float>>& in, std::size_t,
              std::span<const std::int64_t> idx) {
@@ -256,23 +256,19 @@ ReferenceFn attention_reference(std::int64_t s, std::int64_t d, bool causal, dou
     const auto& vv = in[2];
     const auto output_row = [&](std::int64_t i) {  // query row i of the output
       const std::int64_t n = causal ? i + 1 : s;
-      std::vector<double> sc(static_cast<std::size_t>(n));
-      double mx = -INFINITY;
-      for (std::int64_t j = 0; j < n; ++j) {
-        double acc = 0;
-        for (std::int64_t k = 0; k < d; ++k)
-          acc += double(qt[static_cast<std::size_t>(k * s + i)]) *
-                 double(kt[static_cast<std::size_t>(k * s + j)]);
-        sc[static_cast<std::size_t>(j)] = acc * scale;
-        mx = std::max(mx, acc * scale);
+      // Scores accumulate over the head dimension in the outer loop so that the inner loop
+      // walks a row of K^T contiguously (vectorised); each score still sums k = 0, 1, ...
+      std::vector<double> sc(static_cast<std::size_t>(n), 0.0);
+      for (std::int64_t k = 0; k < d; ++k) {
+        add_scaled(sc, qt[static_cast<std::size_t>(k * s + i)], kt.data() + k * s);
       }
+      double mx = -INFINITY;
+      for (auto& x : sc) mx = std::max(mx, x *= scale);
       double l = 0;
       for (auto& x : sc) l += (x = std::exp(x - mx));
       std::vector<double> o(static_cast<std::size_t>(d), 0.0);
       for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t k = 0; k < d; ++k)
-          o[static_cast<std::size_t>(k)] +=
-              sc[static_cast<std::size_t>(j)] * double(vv[static_cast<std::size_t>(j * d + k)]);
+        add_scaled(o, sc[static_cast<std::size_t>(j)], vv.data() + j * d);
       for (auto& x : o) x /= l;
       return o;
     };

@@ -159,30 +159,44 @@ Problem make_mlp(const std::vector<std::int64_t>& shape, DType dtype, isa::Activ
   p.reference = [t, h, f, act](const std::vector<std::vector<float>>& in, std::size_t,
                                std::span<const std::int64_t> idx) {
     (void)t;
-    const auto hidden_row = [&](std::int64_t tok) {  // a[tok, :] = act(g) u
-      std::vector<double> g(static_cast<std::size_t>(f), 0.0), u(static_cast<std::size_t>(f), 0.0);
-      for (std::int64_t k = 0; k < h; ++k) {
-        const double xv = in[0][static_cast<std::size_t>(tok * h + k)];
-        const float* wgr = in[1].data() + k * f;
-        const float* wur = in[2].data() + k * f;
-        for (std::int64_t j = 0; j < f; ++j) {
-          g[static_cast<std::size_t>(j)] += xv * double(wgr[j]);
-          u[static_cast<std::size_t>(j)] += xv * double(wur[j]);
+    // a[tok, :] = act(g) u for a block of tokens: each weight row is read once per block
+    // (not once per token) and the inner loop walks it contiguously; every g and u still sums
+    // k = 0, 1, ... in order.
+    const auto hidden_rows = [&](std::span<const std::int64_t> tokens) {
+      const std::size_t nt = tokens.size(), fu = static_cast<std::size_t>(f);
+      std::vector<std::vector<double>> g(nt, std::vector<double>(fu, 0.0));
+      std::vector<std::vector<double>> u(nt, std::vector<double>(fu, 0.0));
+      constexpr std::int64_t kChunk = 256;  // columns per pass: the block's sums stay in L2
+      for (std::int64_t j0 = 0; j0 < f; j0 += kChunk) {
+        const std::int64_t j1 = std::min(f, j0 + kChunk);
+        for (std::int64_t k = 0; k < h; ++k) {
+          const float* wgr = in[1].data() + k * f;
+          const float* wur = in[2].data() + k * f;
+          for (std::size_t b = 0; b < nt; ++b) {
+            const double xv = in[0][static_cast<std::size_t>(tokens[b] * h + k)];
+            const auto cols = static_cast<std::size_t>(j1 - j0);
+            add_scaled(std::span(g[b]).subspan(static_cast<std::size_t>(j0), cols), xv, wgr + j0);
+            add_scaled(std::span(u[b]).subspan(static_cast<std::size_t>(j0), cols), xv, wur + j0);
+          }
         }
       }
-      for (std::int64_t j = 0; j < f; ++j)
-        g[static_cast<std::size_t>(j)] =
-            act_ref(act, g[static_cast<std::size_t>(j)]) * u[static_cast<std::size_t>(j)];
+      for (std::size_t b = 0; b < nt; ++b)
+        for (std::size_t j = 0; j < fu; ++j) g[b][j] = act_ref(act, g[b][j]) * u[b][j];
       return g;
     };
-    return sample_by_row(idx, h, hidden_row,
-                         [&](const std::vector<double>& a, std::int64_t, std::int64_t col) {
-                           double s = 0;
-                           for (std::int64_t j = 0; j < f; ++j)
-                             s += a[static_cast<std::size_t>(j)] *
-                                  double(in[3][static_cast<std::size_t>(j * h + col)]);
-                           return s;
-                         });
+    // w_down by output column, so that each sampled element reads a contiguous column.
+    std::vector<float> w_down_t(static_cast<std::size_t>(f * h));
+    for (std::int64_t j = 0; j < f; ++j)
+      for (std::int64_t c = 0; c < h; ++c)
+        w_down_t[static_cast<std::size_t>(c * f + j)] = in[3][static_cast<std::size_t>(j * h + c)];
+    return sample_by_row_blocks(idx, h, 32, hidden_rows,
+                                [&](const std::vector<double>& a, std::int64_t, std::int64_t col) {
+                                  const float* w = w_down_t.data() + col * f;
+                                  double s = 0;
+                                  for (std::int64_t j = 0; j < f; ++j)
+                                    s += a[static_cast<std::size_t>(j)] * double(w[j]);
+                                  return s;
+                                });
   };
   // a = act(g) u is rounded to BF16 for the down matmul: independent errors of at most
   // 2^-8 |a_f| (std 2^-8 |a_f| / sqrt(3)). With these weights E[a^2] <= E[g^2] E[u^2] <= 1/9

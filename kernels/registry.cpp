@@ -95,6 +95,13 @@ void check_psum_block(std::string_view kernel, std::int64_t block_m, std::int64_
                     kernel, block_m, block_n, block_m * block_n, chip.name, banks));
 }
 
+__attribute__((target_clones("avx512f", "avx2", "default"))) void add_scaled(std::span<double> acc,
+                                                                             double x,
+                                                                             const float* w) {
+  double* a = acc.data();
+  for (std::size_t j = 0; j < acc.size(); ++j) a[j] += x * double(w[j]);
+}
+
 double half_ulp(DType t) {
   // Types without a mantissa (integers, E8M0) are checked as if they were bf16.
   return std::ldexp(1.0, -(numerics::mantissa_bits(t).value_or(7) + 1));
@@ -108,8 +115,9 @@ const KernelInfo* find_kernel(std::string_view name) {
 
 CheckResult check(const Problem& problem, const std::vector<runtime::HostTensor>& outputs,
                   std::size_t samples) {
-  std::vector<std::vector<float>> inputs;
-  for (const auto& t : problem.inputs) inputs.push_back(t.to_floats());
+  std::vector<std::vector<float>> inputs(problem.inputs.size());
+  util::parallel_for(inputs.size(), util::resolve_threads(0),
+                     [&](std::size_t i) { inputs[i] = problem.inputs[i].to_floats(); });
   CheckResult r;
   for (std::size_t o = 0; o < outputs.size(); ++o) {
     const std::vector<float> got = outputs[o].to_floats();

@@ -4,9 +4,9 @@
 // (for achieved vs peak).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -18,6 +18,7 @@
 #include "kernel/kernel.h"
 #include "kernels/options.h"
 #include "runtime/runtime.h"
+#include "util/parallel.h"
 
 namespace trnsim::kernels {
 
@@ -38,21 +39,54 @@ using ReferenceFn =
                                       std::size_t output, std::span<const std::int64_t> indices)>;
 
 // Reference values at the sampled flat indices of a [rows, width] output whose rows are costly
-// (a softmax row's statistics, an MLP hidden row): `row(i)` is computed once per sampled row
-// i, then `value(row_data, i, column)` gives each sampled element of it.
-template <class RowFn, class ValueFn>
-std::vector<double> sample_by_row(std::span<const std::int64_t> indices, std::int64_t width,
-                                  RowFn row, ValueFn value) {
-  std::map<std::int64_t, std::vector<double>> rows;
+// (an MLP or attention row): each distinct sampled row is computed once, `block` rows at a
+// time by `rows(ids)` (one row per id, in order), so that rows sharing costly data (an MLP's
+// weights) read it once per block; blocks run on all host threads, each into its own slots,
+// so the values do not depend on the thread count (`rows` must only read shared state).
+// Then `value(row_data, i, column)` gives each sampled element of row i.
+template <class RowsFn, class ValueFn>
+std::vector<double> sample_by_row_blocks(std::span<const std::int64_t> indices, std::int64_t width,
+                                         std::size_t block, RowsFn rows, ValueFn value) {
+  std::vector<std::int64_t> distinct;
+  distinct.reserve(indices.size());
+  for (std::int64_t flat : indices) distinct.push_back(flat / width);
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  using Row = typename decltype(rows(std::span<const std::int64_t>{}))::value_type;
+  std::vector<Row> computed(distinct.size());
+  block = std::max<std::size_t>(1, block);
+  util::parallel_for((distinct.size() + block - 1) / block, util::resolve_threads(0),
+                     [&](std::size_t b) {
+                       const std::size_t first = b * block;
+                       const std::size_t count = std::min(block, distinct.size() - first);
+                       std::vector<Row> some = rows(std::span(distinct).subspan(first, count));
+                       std::move(some.begin(), some.end(), computed.begin() + first);
+                     });
   std::vector<double> out;
   out.reserve(indices.size());
   for (std::int64_t flat : indices) {
     const std::int64_t i = flat / width;
-    auto it = rows.find(i);
-    if (it == rows.end()) it = rows.emplace(i, row(i)).first;
-    out.push_back(value(it->second, i, flat % width));
+    const auto slot = std::lower_bound(distinct.begin(), distinct.end(), i) - distinct.begin();
+    out.push_back(value(computed[static_cast<std::size_t>(slot)], i, flat % width));
   }
   return out;
+}
+
+// acc[j] += x * w[j] for every j: the inner loop of the references' sums in double,
+// vectorised for the host's widest ISA; every element is rounded as in the scalar loop
+// (a multiply, then an add: no fused multiply-add), so the values are the same on every host.
+void add_scaled(std::span<double> acc, double x, const float* w);
+
+// sample_by_row_blocks one row at a time: `row(i)` computes row i.
+template <class RowFn, class ValueFn>
+std::vector<double> sample_by_row(std::span<const std::int64_t> indices, std::int64_t width,
+                                  RowFn row, ValueFn value) {
+  return sample_by_row_blocks(
+      indices, width, 1,
+      [&](std::span<const std::int64_t> ids) {
+        return std::vector<decltype(row(std::int64_t{}))>{row(ids.front())};
+      },
+      value);
 }
 
 struct Problem {

@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <chrono>
 
 #include "timing/timing.h"
 
@@ -72,7 +73,12 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
       throw sim::SimError(std::move(first));
     }
   }
-  if (options.functional) r.check = check(problem, r.launch.outputs);
+  if (options.functional) {
+    const auto start = std::chrono::steady_clock::now();
+    r.check = check(problem, r.launch.outputs);
+    r.check_seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
 
   r.flops = problem.flops;
   r.hbm_bytes = problem.hbm_bytes;
@@ -147,7 +153,9 @@ std::string format_report(const ProblemReport& r) {
       "PSUM peak {:.1f} KiB/partition; trace {:.0f} ms + compile {:.0f} ms\n",
       r.instructions, r.waits, static_cast<double>(r.sbuf_peak_bytes) / 1024.0,
       static_cast<double>(r.psum_peak_bytes) / 1024.0, r.trace_ms, r.compile_ms);
-  out += fmt::format("  host:      {:.2f} s of simulation\n", r.host_seconds);
+  out += fmt::format("  host:      {:.2f} s of simulation", r.host_seconds);
+  if (r.check) out += fmt::format(", {:.2f} s checking against the reference", r.check_seconds);
+  out += "\n";
   return out;
 }
 

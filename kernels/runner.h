@@ -32,7 +32,8 @@ struct ProblemReport {
   std::string peak_mode;
   std::string bound_queue;  // busiest queue of core 0
   double bound_busy_fraction = 0;
-  double host_seconds = 0;
+  double host_seconds = 0;   // simulating (the launch)
+  double check_seconds = 0;  // computing the reference and comparing (functional runs)
   runtime::BuiltKernel built;
   runtime::LaunchResult launch;
 

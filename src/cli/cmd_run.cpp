@@ -437,6 +437,10 @@ nlohmann::json result_json(const Run& run, const RunSpec& spec, bool timing_only
     for (const profile::Suggestion& s : profile::analyze(profile_input(run, r.label)).suggestions)
       j["suggestions"].push_back(
           {{"rule", s.rule}, {"title", s.title}, {"detail", s.detail}, {"source", s.source}});
+  j["host_seconds"] = {{"trace", r.trace_ms * 1e-3},
+                       {"compile", r.compile_ms * 1e-3},
+                       {"simulation", r.host_seconds},
+                       {"check", r.check_seconds}};
   j["cores"] = nlohmann::json::array();
   for (const sim::TimingReport& t : r.launch.timing)
     j["cores"].push_back(nlohmann::json::parse(sim::timing_report_json(t)));

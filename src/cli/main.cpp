@@ -12,6 +12,7 @@
 #include "cli/run_asm.h"
 #include "cli/version.h"
 #include "util/diagnostic.h"
+#include "util/host_memory.h"
 
 namespace trnsim::cli {
 void register_profile_command(CLI::App& app);  // cmd_profile.cpp: trnsim profile-asm
@@ -35,6 +36,7 @@ bool has_non_finite_negative(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  trnsim::util::keep_freed_memory_for_reuse();
   CLI::App app{"trnsim: a simulator and toolchain for Trainium-class accelerators"};
   app.set_version_flag("--version",
                        fmt::format("trnsim {} (git {}, {} build)", trnsim::cli::kVersion,

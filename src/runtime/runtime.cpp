@@ -11,6 +11,7 @@
 #include "numerics/numerics.h"
 #include "util/format_bytes.h"
 #include "util/host_memory.h"
+#include "util/huge_pages.h"
 
 namespace trnsim::runtime {
 
@@ -104,7 +105,8 @@ HostTensor HostTensor::from_floats(std::string name, DType dtype, kernel::Shape 
 
 std::vector<float> HostTensor::to_floats() const {
   const std::size_t per_word = numerics::info(dtype).elements_per_word;
-  std::vector<float> out(static_cast<std::size_t>(words()) * per_word);
+  std::vector<float> out;
+  util::assign_huge(out, static_cast<std::size_t>(words()) * per_word);
   numerics::decode_bytes(dtype, std::as_bytes(std::span(bytes())), out);
   return out;
 }
@@ -128,11 +130,12 @@ HostTensor random_tensor(std::string name, DType dtype, kernel::Shape shape, std
                          float lo, float hi) {
   const std::int64_t words = product(shape);  // deferred() rejects a negative count
   return HostTensor::deferred(std::move(name), dtype, std::move(shape), [=] {
-    std::vector<float> values(static_cast<std::size_t>(words) *
-                              numerics::info(dtype).elements_per_word);
+    std::vector<float> values;
+    util::assign_huge(values,
+                      static_cast<std::size_t>(words) * numerics::info(dtype).elements_per_word);
     generate_uniform(values, seed, lo, hi);
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(words) *
-                                    numerics::storage_bytes(dtype));
+    std::vector<std::uint8_t> bytes;
+    util::assign_huge(bytes, static_cast<std::size_t>(words) * numerics::storage_bytes(dtype));
     numerics::encode_bytes(dtype, values, std::as_writable_bytes(std::span(bytes)));
     return bytes;
   });

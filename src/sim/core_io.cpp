@@ -10,6 +10,7 @@
 #include "numerics/numerics.h"
 #include "sim/access.h"
 #include "sim/describe.h"
+#include "util/huge_pages.h"
 
 namespace trnsim::sim {
 
@@ -238,7 +239,7 @@ Tile CoreOperandIO::load(const isa::AccessPattern& ap) {
   Tile tile;
   tile.partitions = ap.partitions;
   tile.free = rows.free;
-  tile.values.resize(static_cast<std::size_t>(ap.partitions) * rows.free);
+  util::assign_huge(tile.values, static_cast<std::size_t>(ap.partitions) * rows.free);
   const std::size_t esize = rows.element_bytes;
   const float fill = numerics::is_float(ap.dtype) ? std::numeric_limits<float>::quiet_NaN() : 4.0f;
   std::vector<std::uint8_t> staging(rows.contiguous ? 0 : rows.free * esize);

@@ -49,8 +49,9 @@ OnChipMemory::OnChipMemory(std::string name, std::uint32_t partitions,
     : name_(std::move(name)),
       partitions_(partitions),
       bytes_per_partition_(bytes_per_partition),
-      data_(partitions * bytes_per_partition, kPoisonByte),
-      init_(partitions * bytes_per_partition) {}
+      init_(partitions * bytes_per_partition) {
+  util::assign_huge(data_, partitions * bytes_per_partition, kPoisonByte);
+}
 
 std::uint64_t Hbm::allocate(std::uint64_t bytes, std::uint64_t align) {
   if (bytes == 0) throw SimError("hbm allocate: size 0");

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "util/huge_pages.h"
+
 namespace trnsim::sim {
 
 // Every byte of fresh memory holds this value: 0xFFFFFFFF is a NaN in fp32 (and 0xFFFF in
@@ -79,7 +81,7 @@ struct HbmAllocation {
  private:
   void materialize() {
     if (materialized()) return;
-    storage_.assign(bytes, kPoisonByte);
+    util::assign_huge(storage_, bytes, kPoisonByte);
     init_ = InitMap(bytes);
   }
   std::vector<std::uint8_t> storage_;
