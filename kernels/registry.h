@@ -156,6 +156,11 @@ struct KernelInfo {
                const OptionValues& set = {}) const;
 };
 
+// The version of what trnsim and a kernel library of the user's (plugin.h) exchange: the
+// layouts of KernelInfo, Problem and the types they hold. Raised when any of them changes,
+// so that a library built against another trnsim is refused instead of misread.
+inline constexpr int kKernelLibraryAbi = 1;
+
 // Every kernel registers itself from its own source file:
 //   const bool matmul_registered = register_kernel({...});
 // (the library is an object library, so no registration is dropped by the linker; the name

@@ -19,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/version.h"
 #include "isa/asm.h"
+#include "kernels/library_loader.h"
 #include "kernels/registry.h"
 #include "kernels/runner.h"
 #include "profile/profile.h"
@@ -38,12 +39,13 @@ struct RunArgs {
   std::string emit;  // ir | asm
   std::string emit_file;
   std::string json;
-  std::string profile;           // explorer report (HTML)
-  std::string trace;             // Chrome trace (JSON)
-  std::vector<std::string> set;  // --set key=value[,key=value]...: the kernel's tuning options
-  std::string compare;           // trnsim profile: the second run, as overrides of the first
-  bool compare_given = false;    // --compare was on the command line (even if empty)
-  int lnc = 0;                   // 0 = the problem's own
+  std::string profile;            // explorer report (HTML)
+  std::string trace;              // Chrome trace (JSON)
+  std::vector<std::string> set;   // --set key=value[,key=value]...: the kernel's tuning options
+  std::vector<std::string> load;  // kernel libraries of the user's (kernels/plugin.h)
+  std::string compare;            // trnsim profile: the second run, as overrides of the first
+  bool compare_given = false;     // --compare was on the command line (even if empty)
+  int lnc = 0;                    // 0 = the problem's own
   bool timing_only = false, no_schedule = false, no_power_ramp = false, list = false;
   bool no_hazards = false;
 };
@@ -462,6 +464,7 @@ std::string percent_change(double before, double after) {
 }
 
 int run_command(const RunArgs& args) {
+  for (const std::string& file : args.load) kernels::load_kernel_library(file);
   if (args.list || args.kernel.empty()) {
     list_kernels(args.kernel.empty() ? nullptr : &find_or_list(args.kernel, ""));
     return args.kernel.empty() && !args.list ? 1 : 0;
@@ -564,6 +567,12 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
       ->take_all();
   cmd->add_option("--chip", args->chip, "Chip preset (trn1, trn2, trn3) or JSON config file")
       ->capture_default_str();
+  cmd->add_option("--load", args->load,
+                  "Load a kernel library of your own (a shared library built against trnsim's "
+                  "package, docs/user-guide.md): its kernels run, list and profile as the "
+                  "library's (repeatable)")
+      ->type_name("FILE.so")
+      ->allow_extra_args(false);
   cmd->add_option("--emit", args->emit, "Also print a compiler stage: ir or asm")
       ->check(CLI::IsMember({"ir", "asm"}));
   cmd->add_option("--emit-file", args->emit_file,
