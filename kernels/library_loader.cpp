@@ -62,10 +62,11 @@ std::vector<std::string> load_kernel_library(const std::string& path) {
   auto* entry = find_function<void()>(handle, "trnsim_register_kernels");
   if (entry == nullptr || abi == nullptr) {
     dlclose(handle);
-    fail(path,
-         fmt::format("not a trnsim kernel library (it defines no {})",
-                     entry == nullptr ? "trnsim_register_kernels()" : "trnsim_kernel_library_abi()"),
-         {how_to_write_one()});
+    fail(
+        path,
+        fmt::format("not a trnsim kernel library (it defines no {})",
+                    entry == nullptr ? "trnsim_register_kernels()" : "trnsim_kernel_library_abi()"),
+        {how_to_write_one()});
   }
   if (const int built_for = abi(); built_for != kKernelLibraryAbi) {
     dlclose(handle);

@@ -4,9 +4,9 @@
 #   a_t = A transposed, [K=256, M=256] bf16 (the stationary operand is K-major)
 #   b   = [K=256, N=256] bf16
 #   c   = [M=256, N=256] float32, written by the program
-# @hbm a_t@0x0:bfloat16[256,256]
-# @hbm b@0x20000:bfloat16[256,256]
-# @hbm c@0x40000:float32[256,256]
+.hbm a_t@0x0:bfloat16[256,256]
+.hbm b@0x20000:bfloat16[256,256]
+.hbm c@0x40000:float32[256,256]
 #
 # SBUF, per partition (partition = k within a 128-row K tile):
 #   [0, 1024)     a_t K tiles 0 and 1 (512 bytes = 256 bf16 each)

@@ -1,7 +1,7 @@
 # Softmax of one row of 512 fp32 values: y = exp(x - max x) / sum exp(x - max x).
 #
-# @hbm x@0x0:float32[1,512]
-# @hbm y@0x1000:float32[1,512]
+.hbm x@0x0:float32[1,512]
+.hbm y@0x1000:float32[1,512]
 #
 # SBUF partition 0: x at 0, -max at 2048, sum at 2052, 1/sum at 2056, exp(x - max) at 4096,
 # y at 6144. Semaphores: s1 x loaded, s2 -max ready, s3 exponentials ready, s4 y ready.

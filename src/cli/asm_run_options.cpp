@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "isa/asm.h"
+
 namespace trnsim::cli {
 
 std::pair<std::string, std::string> split_assignment(const std::string& text, const char* option,
@@ -23,7 +25,7 @@ void add_program_options(CLI::App* cmd, AsmRunArgs& args) {
       ->capture_default_str();
   cmd->add_option("--hbm", args.hbm,
                   "Declare an HBM tensor NAME@ADDRESS:DTYPE[D0,D1,...] (in addition to the "
-                  "file's '# @hbm' directives)");
+                  "file's .hbm lines)");
   cmd->add_option("--input", args.inputs, "Fill tensor NAME from raw little-endian FILE")
       ->type_name("NAME=FILE");
   cmd->add_option(
@@ -69,7 +71,8 @@ sim::AsmRunRequest make_asm_request(const AsmRunArgs& args, const std::string& p
   sim::AsmRunRequest request;
   request.asm_path = path;
   request.chip = args.chip;
-  for (const auto& spec : args.hbm) request.extra_tensors.push_back(sim::parse_hbm_tensor(spec));
+  for (const auto& spec : args.hbm)
+    request.extra_tensors.push_back(isa::parse_hbm_tensor(spec, "--hbm"));
   for (const auto& text : args.inputs) {
     auto [name, file] = split_assignment(text, "--input", false);
     request.inits.push_back({name, sim::TensorInit::Kind::kFile, file, {}, 0});

@@ -492,8 +492,17 @@ int run_command(const RunArgs& args) {
     for (const auto& ir : report.built.ir) text += kernel::format_ir(ir);
     write_text(args.emit_file, text);
   } else if (args.emit == "asm") {
+    // Each program declares its HBM tensors (.hbm), so one core's runs with run-asm as is.
+    const std::vector<isa::Program>& programs = report.built.compiled.programs;
     std::string text;
-    for (const auto& p : report.built.compiled.programs) text += isa::print_program(p);
+    for (std::size_t p = 0; p < programs.size(); ++p) {
+      if (programs.size() > 1)
+        text += fmt::format(
+            "# core {} of {} (trnsim run-asm runs one core's program: copy "
+            "this part to a file of its own)\n",
+            p, programs.size());
+      text += isa::print_program(programs[p]);
+    }
     write_text(args.emit_file, text);
   }
   if (other) {

@@ -7,7 +7,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
+#include <set>
 #include <stdexcept>
 
 #include "compiler/passes.h"
@@ -109,6 +111,28 @@ void validate_compiled(const isa::Program& prog, const arch::ChipConfig& chip, s
   }
 }
 
+// The HBM tensors program `p` addresses, as its .hbm declarations: printed, the program
+// runs with `trnsim run-asm` as written. Names are the kernel's, made assembly identifiers
+// and unique ("load x" -> load_x, a second "y" -> y_1).
+std::vector<isa::HbmTensor> hbm_declarations(const std::vector<HbmPlacement>& hbm, int p) {
+  std::vector<isa::HbmTensor> out;
+  std::set<std::string> taken;
+  for (const HbmPlacement& h : hbm) {
+    if (h.program != -1 && h.program != p) continue;
+    std::string name = h.name.empty() ? "tensor" : h.name;
+    for (char& c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+    if (std::isdigit(static_cast<unsigned char>(name.front()))) name = "_" + name;
+    std::string unique = name;
+    for (int n = 1; !taken.insert(unique).second; ++n) unique = fmt::format("{}_{}", name, n);
+    isa::HbmTensor t{unique, h.address, h.dtype, {}};
+    for (const std::int64_t d : h.shape) t.shape.push_back(static_cast<std::uint64_t>(d));
+    if (t.shape.empty()) t.shape.push_back(1);  // a scalar
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 }  // namespace
 
 CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfig& chip,
@@ -153,6 +177,7 @@ CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfi
     out.stats.dependencies += sync.cross_edges;
     isa::Program& prog = out.programs[p];
     prog.instructions = std::move(sync.program);
+    prog.hbm = hbm_declarations(out.hbm, static_cast<int>(p));
     out.stats.instructions += prog.instructions.size();
     timer.done("synchronise");
 

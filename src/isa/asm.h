@@ -31,5 +31,9 @@ Program parse_program(std::string_view text, const std::string& file = "<asm>");
 // than kMaxProgramFileBytes (a /dev/zero given by mistake must not exhaust host memory).
 inline constexpr std::uint64_t kMaxProgramFileBytes = std::uint64_t{256} << 20;
 Program parse_program_file(const std::string& path);
+// One NAME@ADDRESS:DTYPE[D0,D1,...] (a .hbm line's operand) given on its own, e.g. by
+// `run-asm --hbm`; AsmError at `file` (line 1) when it is malformed, has a zero dimension or
+// a size that does not fit 64-bit addresses.
+HbmTensor parse_hbm_tensor(std::string_view spec, const std::string& file = "--hbm");
 
 }  // namespace trnsim::isa

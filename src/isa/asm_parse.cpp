@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <optional>
 #include <type_traits>
 
 #include "isa/asm.h"
 #include "isa/asm_detail.h"
 #include "isa/asm_line_parser.h"
+#include "numerics/dtype.h"
 #include "util/edit_distance.h"
 #include "util/read_file.h"
 
@@ -386,20 +388,65 @@ struct ParseState {
   bool seed_given = false;
 };
 
-void parse_line(LineParser& p, ParseState& state) {
-  if (p.at_end()) return;  // blank or comment-only
-  if (p.peek() == '.') {
-    const std::size_t start = p.position();
-    p.consume('.');
-    const std::string_view directive = p.identifier();
-    if (directive != "seed") {
+// NAME@ADDRESS:DTYPE[D0,D1,...]: the operand of a .hbm line and of `run-asm --hbm`.
+HbmTensor parse_hbm_spec(LineParser& p) {
+  HbmTensor t;
+  p.skip_space();
+  const std::size_t start = p.position();
+  t.name = std::string(p.identifier());
+  if (t.name.empty()) p.fail("expected the tensor's name: NAME@ADDRESS:DTYPE[D0,D1,...]");
+  p.expect('@', "expected '@' and the byte address after the name (e.g. a@0x0:bfloat16[256,256])");
+  t.address = p.integer<std::uint64_t>("the address");
+  p.expect(':', "expected ':' and the dtype after the address (e.g. a@0x0:bfloat16[256,256])");
+  const std::size_t dtype_position = p.position();
+  const std::string_view dtype_name = p.identifier();
+  const std::optional<DType> dtype = numerics::parse_dtype(dtype_name);
+  if (!dtype) p.fail_at(dtype_position, fmt::format("unknown dtype {}", quoted_word(dtype_name)));
+  t.dtype = *dtype;
+  p.expect('[', "expected '[' and the dimensions after the dtype (e.g. bfloat16[256,256])");
+  std::uint64_t bytes = numerics::storage_bytes(t.dtype);
+  do {
+    p.skip_space();
+    const std::size_t dim_position = p.position();
+    t.shape.push_back(p.integer<std::uint64_t>("a dimension"));
+    if (t.shape.back() == 0) p.fail_at(dim_position, "a zero dimension");
+    // A wrapped size would allocate a few bytes for a huge tensor.
+    if (__builtin_mul_overflow(bytes, t.shape.back(), &bytes) || t.address + bytes < t.address)
       p.fail_at(start,
-                fmt::format("unknown directive '.{}' (expected '.seed')", directive.substr(0, 40)));
-    }
+                fmt::format("hbm tensor '{}': its size does not fit in 64-bit addresses", t.name));
+  } while (p.consume(','));
+  p.expect(']', "expected ',' and a dimension, or ']'");
+  return t;
+}
+
+void parse_directive(LineParser& p, ParseState& state) {
+  const std::size_t start = p.position();
+  p.consume('.');
+  const std::string_view directive = p.identifier();
+  if (directive == "seed") {
     if (state.seed_given) p.fail_at(start, "duplicate .seed directive");
     state.seed_given = true;
     state.program.seed = p.integer<std::uint32_t>("the seed");
     if (!p.at_end()) p.fail("expected the end of the line after .seed N");
+  } else if (directive == "hbm") {
+    p.skip_space();
+    const std::size_t spec_position = p.position();
+    HbmTensor t = parse_hbm_spec(p);
+    if (!p.at_end()) p.fail("expected the end of the line after .hbm NAME@ADDRESS:DTYPE[DIMS]");
+    for (const HbmTensor& other : state.program.hbm)
+      if (other.name == t.name)
+        p.fail_at(spec_position, fmt::format("hbm tensor '{}' is declared twice", t.name));
+    state.program.hbm.push_back(std::move(t));
+  } else {
+    p.fail_at(start, fmt::format("unknown directive '.{}' (expected '.seed' or '.hbm')",
+                                 directive.substr(0, 40)));
+  }
+}
+
+void parse_line(LineParser& p, ParseState& state) {
+  if (p.at_end()) return;  // blank or comment-only
+  if (p.peek() == '.') {
+    parse_directive(p, state);
     return;
   }
   Instruction inst;
@@ -479,6 +526,16 @@ Program parse_program(std::string_view text, const std::string& file) {
     line_start = line_end + 1;
   }
   return std::move(state.program);
+}
+
+HbmTensor parse_hbm_tensor(std::string_view spec, const std::string& file) {
+  if (spec.size() > kMaxLineBytes)
+    throw AsmError(file, 1, 1, fmt::format("longer than {} bytes", kMaxLineBytes));
+  reject_control_characters(spec, 1, file);
+  LineParser p(spec, 1, file);
+  HbmTensor t = parse_hbm_spec(p);
+  if (!p.at_end()) p.fail("expected the end after NAME@ADDRESS:DTYPE[D0,D1,...]");
+  return t;
 }
 
 Program parse_program_file(const std::string& path) {

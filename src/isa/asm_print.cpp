@@ -2,6 +2,7 @@
 // (with a grammar) in docs/isa.md. Written once per field type and driven by each operation's
 // fields() visitor, so a new operation needs no code here.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <bit>
@@ -242,9 +243,25 @@ std::string print_instruction(const Instruction& inst) {
   return out;
 }
 
+std::uint64_t HbmTensor::elements() const {
+  std::uint64_t n = 1;
+  for (const std::uint64_t d : shape) n *= d;
+  return n;
+}
+
+std::uint64_t HbmTensor::bytes() const {
+  return elements() * numerics::storage_bytes(dtype);
+}
+
+std::string HbmTensor::to_string() const {
+  return fmt::format("{}@{:#x}:{}[{}]", name, address, numerics::name(dtype),
+                     fmt::join(shape, ","));
+}
+
 std::string print_program(const Program& program) {
   std::string out;
   if (program.seed != 0) out += fmt::format(".seed {}\n", program.seed);
+  for (const HbmTensor& t : program.hbm) out += fmt::format(".hbm {}\n", t.to_string());
   for (const Instruction& inst : program.instructions) {
     out += print_instruction(inst);
     out += '\n';

@@ -54,9 +54,25 @@ struct Instruction {
   friend bool operator==(const Instruction&, const Instruction&) = default;
 };
 
+// An HBM tensor that a program addresses, declared in assembly by a line
+//   .hbm NAME@ADDRESS:DTYPE[D0,D1,...]
+// (`trnsim run-asm` allocates it at ADDRESS, fills it with --random or --input, prints it
+// with --print). Instructions address it by absolute byte address.
+struct HbmTensor {
+  std::string name;
+  std::uint64_t address = 0;
+  DType dtype = DType::kFloat32;
+  std::vector<std::uint64_t> shape;
+  std::uint64_t elements() const;
+  std::uint64_t bytes() const;    // elements * storage bytes (x4-packed: per word)
+  std::string to_string() const;  // NAME@0xADDRESS:DTYPE[D0,D1,...], as in a .hbm line
+  friend bool operator==(const HbmTensor&, const HbmTensor&) = default;
+};
+
 struct Program {
   std::vector<Instruction> instructions;
-  std::uint32_t seed = 0;  // stochastic rounding and RNG initial state
+  std::uint32_t seed = 0;      // stochastic rounding and RNG initial state
+  std::vector<HbmTensor> hbm;  // the .hbm declarations, in order
   friend bool operator==(const Program&, const Program&) = default;
 };
 

@@ -2,9 +2,9 @@
 // so tests exercise exactly the CLI's code path.
 //
 // HBM tensors are declared by name, address, dtype and shape, either in the assembly file
-// as comment directives or by the caller:
-//     # @hbm a@0x0:bfloat16[256,256]
-//     # @hbm out@0x40000:float32[256,256]
+// by directives or by the caller:
+//     .hbm a@0x0:bfloat16[256,256]
+//     .hbm out@0x40000:float32[256,256]
 // Instructions then address them by absolute HBM byte address (the `offset` of an hbm
 // operand). Each tensor becomes one allocation; contents come from a file, host bytes or a
 // seeded random fill, or stay uninitialised (reading them is then an error).
@@ -23,23 +23,9 @@
 
 namespace trnsim::sim {
 
-struct HbmTensor {
-  std::string name;
-  std::uint64_t address = 0;
-  numerics::DType dtype = numerics::DType::kFloat32;
-  std::vector<std::uint64_t> shape;
-  std::uint64_t elements() const;
-  std::uint64_t bytes() const;    // elements * storage bytes (x4-packed: per word)
-  std::string to_string() const;  // the spec syntax below
-};
-
-// "NAME@ADDRESS:DTYPE[D0,D1,...]"; ADDRESS decimal or 0x-hex; DTYPE any name
-// numerics::parse_dtype accepts. Throws SimError naming what is wrong.
-HbmTensor parse_hbm_tensor(std::string_view spec);
-// Every "@hbm SPEC" directive in comment lines (starting with '#', ';' or "//") of the text;
-// a bad one is an error located at its line of `file`.
-std::vector<HbmTensor> find_hbm_directives(std::string_view asm_text,
-                                           const std::string& file = "<asm>");
+// The HBM tensors of an assembly program: its .hbm lines (isa::HbmTensor) and any the
+// caller adds.
+using isa::HbmTensor;
 
 struct TensorInit {
   enum class Kind : std::uint8_t { kFile, kBytes, kRandom };
@@ -54,7 +40,7 @@ struct AsmRunRequest {
   std::string asm_path;       // read from this file ...
   std::string asm_text;       // ... unless the text is given directly (then asm_path names it)
   std::string chip = "trn3";  // preset name or JSON file
-  std::vector<HbmTensor> extra_tensors;  // in addition to the file's @hbm directives
+  std::vector<HbmTensor> extra_tensors;  // in addition to the file's .hbm lines
   std::vector<TensorInit> inits;
   RunOptions options;  // options.cost_model is replaced by the timing model when `timed`
   bool timed = false;  // time the run with sim::TimingModel (docs/timing-model.md)

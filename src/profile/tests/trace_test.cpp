@@ -136,7 +136,7 @@ TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
 // DMA times are fractional nanoseconds (bytes over a rate): back-to-back copies of odd sizes
 // on one queue would overlap by 1 ns if the trace rounded start and duration separately.
 TEST(ProfileTrace, SlicesOfOddDurationsOnOneTrackNest) {
-  std::string text = "# @hbm x@0x0:float32[128,1000]\n";
+  std::string text = ".hbm x@0x0:float32[128,1000]\n";
   for (int i = 0; i < 40; ++i)
     text += fmt::format(
         "[dma.0] dma_copy dst=sbuf[p0:128, off={}, float32, [[1,{}]]], src=hbm[p0:128x1000, "

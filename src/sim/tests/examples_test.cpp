@@ -86,31 +86,52 @@ TEST(Examples, ParseAndPrintRoundTrip) {
 }
 
 TEST(AsmRunner, HbmDirectivesAndSpecs) {
-  const auto tensors = find_hbm_directives(
-      "# @hbm a@0x100:bfloat16[2,3]\n; @hbm b@4096:float32[8]\n[sync] sem # @hbm not@0:f32[1]\n");
-  ASSERT_EQ(tensors.size(), 2u);
-  EXPECT_EQ(tensors[0].name, "a");
-  EXPECT_EQ(tensors[0].address, 0x100u);
-  EXPECT_EQ(tensors[0].bytes(), 12u);
-  EXPECT_EQ(tensors[1].to_string(), "b@0x1000:float32[8]");
-  EXPECT_THROW(parse_hbm_tensor("a:float32[4]"), SimError);
-  EXPECT_THROW(parse_hbm_tensor("a@0x0:notatype[4]"), SimError);
-  EXPECT_THROW(parse_hbm_tensor("a@0x0:float32[0]"), SimError);
+  const isa::Program program = isa::parse_program(
+      ".hbm a@0x100:bfloat16[2,3]\n.hbm b@4096:float32[8] # comment\n[sync] sem\n");
+  ASSERT_EQ(program.hbm.size(), 2u);
+  EXPECT_EQ(program.hbm[0].name, "a");
+  EXPECT_EQ(program.hbm[0].address, 0x100u);
+  EXPECT_EQ(program.hbm[0].bytes(), 12u);
+  EXPECT_EQ(program.hbm[1].to_string(), "b@0x1000:float32[8]");
+  // The declarations are part of the program: printed, and parsed back equal.
+  EXPECT_EQ(isa::parse_program(isa::print_program(program)), program);
+  EXPECT_EQ(isa::parse_hbm_tensor("c@0x0:bf16[4, 5]"),
+            (isa::HbmTensor{"c", 0, numerics::DType::kBFloat16, {4, 5}}));
+  // A comment is only a comment (the old '# @hbm' convention declares nothing).
+  EXPECT_TRUE(isa::parse_program("# @hbm a@0x0:float32[4]\n").hbm.empty());
 }
 
-// Sizes that wrap 64 bits used to become tiny allocations (2^62 + 1 fp32 elements: 4 bytes).
-TEST(AsmRunner, HbmSizesThatWrapAreLocatedErrors) {
-  for (const char* spec :
-       {"a@0x0:float32[4611686018427387905]", "a@0x0:float32[4294967296,4294967296]",
-        "a@0xFFFFFFFFFFFFFFF0:float32[8]"}) {
+// Each bad declaration is an assembly error at its line and column.
+TEST(AsmRunner, BadHbmDeclarationsAreLocatedErrors) {
+  const struct {
+    const char* line;
+    std::uint32_t column;
+    const char* why;
+  } cases[] = {
+      // Sizes that wrap 64 bits used to become tiny allocations (2^62 + 1 fp32: 4 bytes).
+      {".hbm a@0x0:float32[4611686018427387905]", 6, "does not fit in 64-bit addresses"},
+      {".hbm a@0x0:float32[4294967296,4294967296]", 6, "does not fit in 64-bit addresses"},
+      {".hbm a@0xFFFFFFFFFFFFFFF0:float32[8]", 6, "does not fit in 64-bit addresses"},
+      {".hbm a:float32[4]", 7, "expected '@'"},
+      {".hbm a@0x0:notatype[4]", 12, "unknown dtype 'notatype'"},
+      {".hbm a@0x0:float32[0]", 20, "a zero dimension"},
+      {".hbm a@0x0:float32[4", 21, "expected ',' and a dimension, or ']'"},
+      {".hbm a@0x0:float32[4] extra", 23, "expected the end of the line"},
+      {".hbm b@0x0:float32[4]\n.hbm b@0x100:float32[4]", 6, "'b' is declared twice"},
+      {".tensor a@0x0:float32[4]", 1, "unknown directive '.tensor'"},
+  };
+  for (const auto& c : cases) {
     try {
-      find_hbm_directives(std::string("[sync] sem\n  # @hbm ") + spec + "\n", "k.s");
-      ADD_FAILURE() << spec;
-    } catch (const SimError& e) {
-      EXPECT_EQ(e.diagnostics().front().where, (util::SourceLocation{"k.s", 2, 5})) << e.what();
-      EXPECT_NE(e.why().find("does not fit in 64-bit addresses"), std::string::npos) << e.what();
+      (void)isa::parse_program(std::string("[sync] sem\n") + c.line + "\n", "k.s");
+      ADD_FAILURE() << c.line;
+    } catch (const isa::AsmError& e) {
+      const std::uint32_t line =
+          std::string_view(c.line).find('\n') == std::string_view::npos ? 2 : 3;
+      EXPECT_EQ(e.where(), (util::SourceLocation{"k.s", line, c.column})) << e.what();
+      EXPECT_NE(e.message().find(c.why), std::string::npos) << e.what();
     }
   }
+  EXPECT_THROW(isa::parse_hbm_tensor("a@0x0:float32[4]junk"), isa::AsmError);
 }
 
 TEST(AsmRunner, UnfilledInputIsAnUninitialisedReadAndWrongSizeIsRejected) {
