@@ -36,6 +36,7 @@ ProblemReport build_problem(const Problem& problem, const arch::ChipConfig& chip
   build.name = problem.label;
   build.lnc = problem.lnc;
   build.compile = options.compile;
+  build.progress = options.progress;
   try {
     r.built = runtime::build(problem.fn, specs, chip, build);
   } catch (const kernel::KernelError& e) {
@@ -61,6 +62,7 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
   launch.functional = options.functional;
   launch.check_hazards = options.check_hazards;
   launch.power_ramp = options.power_ramp;
+  launch.progress = options.progress;
   r.launch = runtime::launch(r.built, chip, problem.inputs, launch);
   r.host_seconds = r.launch.host_seconds;
   r.simulated_ns = r.launch.simulated_ns;
@@ -74,6 +76,7 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
     }
   }
   if (options.functional) {
+    util::enter(options.progress, util::Progress::Phase::kChecking);
     const auto start = std::chrono::steady_clock::now();
     r.check = check(problem, r.launch.outputs);
     r.check_seconds =

@@ -15,6 +15,7 @@ struct RunProblemOptions {
   bool check_hazards = true;
   std::optional<bool> power_ramp;
   compiler::CompileOptions compile;
+  util::Progress* progress = nullptr;  // optional: the phases and simulated instructions
 };
 
 struct ProblemReport {

@@ -10,6 +10,7 @@
 
 #include "arch/arch.h"
 #include "cli/asm_run_options.h"
+#include "cli/progress_line.h"
 #include "profile/profile.h"
 #include "sim/asm_runner.h"
 #include "util/diagnostic.h"
@@ -45,9 +46,17 @@ arch::ChipConfig load_chip(const std::string& name) {
   return arch::load_file(name);
 }
 
+// run_asm with a progress line on a terminal (erased when it returns).
+sim::AsmRunOutcome run_with_progress(sim::AsmRunRequest request) {
+  util::Progress progress;
+  request.options.progress = &progress;
+  const ProgressLine line(progress);
+  return sim::run_asm(request);
+}
+
 int profile_asm_command(const ProfileAsmArgs& args) {
   const arch::ChipConfig chip = load_chip(args.chip);
-  const sim::AsmRunOutcome outcome = sim::run_asm(make_request(args, args.file));
+  const sim::AsmRunOutcome outcome = run_with_progress(make_request(args, args.file));
   const profile::ProfileInput input =
       make_input(chip, outcome, args.title.empty() ? args.file : args.title);
 
@@ -55,7 +64,8 @@ int profile_asm_command(const ProfileAsmArgs& args) {
   profile::ProfileInput other_input;
   profile::ReportFiles files{args.html, args.trace, nullptr};
   if (!args.compare.empty()) {
-    other = std::make_unique<sim::AsmRunOutcome>(sim::run_asm(make_request(args, args.compare)));
+    other =
+        std::make_unique<sim::AsmRunOutcome>(run_with_progress(make_request(args, args.compare)));
     other_input = make_input(chip, *other, args.compare);
     files.compare = &other_input;
   }

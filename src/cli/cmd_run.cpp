@@ -17,6 +17,7 @@
 
 #include "arch/arch.h"
 #include "cli/commands.h"
+#include "cli/progress_line.h"
 #include "cli/version.h"
 #include "isa/asm.h"
 #include "kernels/library_loader.h"
@@ -331,8 +332,10 @@ struct Run {
   kernels::ProblemReport report;
 };
 
-kernels::RunProblemOptions run_options(const RunSpec& spec, bool timing_only) {
+kernels::RunProblemOptions run_options(const RunSpec& spec, bool timing_only,
+                                       util::Progress* progress) {
   kernels::RunProblemOptions options;
+  options.progress = progress;
   options.functional = !timing_only;
   options.compile.schedule = spec.schedule;
   options.power_ramp = spec.power_ramp;
@@ -343,18 +346,20 @@ kernels::RunProblemOptions run_options(const RunSpec& spec, bool timing_only) {
 // Loads the chip, makes the problem (shape, dtype and option checks) and traces and compiles
 // it (the kernel's own checks and the compiler's, e.g. tiles that do not fit SBUF): so both
 // runs of a comparison are checked before either is simulated.
-std::unique_ptr<Run> prepare(const RunSpec& spec, bool timing_only) {
+std::unique_ptr<Run> prepare(const RunSpec& spec, bool timing_only, util::Progress* progress) {
   auto run = std::make_unique<Run>();
   run->chip = arch::load(spec.chip);
   run->problem = spec.info->make(spec.shape, spec.dtype, run->chip, spec.options);
   if (spec.lnc > 0) run->problem.lnc = spec.lnc;
-  run->report = kernels::build_problem(run->problem, run->chip, run_options(spec, timing_only));
+  run->report =
+      kernels::build_problem(run->problem, run->chip, run_options(spec, timing_only, progress));
   return run;
 }
 
 // Simulates a prepared run, checks it and completes its report.
-void execute(Run& run, const RunSpec& spec, bool timing_only) {
-  kernels::launch_problem(run.report, run.problem, run.chip, run_options(spec, timing_only));
+void execute(Run& run, const RunSpec& spec, bool timing_only, util::Progress* progress) {
+  kernels::launch_problem(run.report, run.problem, run.chip,
+                          run_options(spec, timing_only, progress));
 }
 
 std::string spec_text(const RunSpec& spec) {
@@ -474,18 +479,21 @@ int run_command(const RunArgs& args) {
   // simulated: a mistake in either stops the command before anything is simulated.
   std::optional<RunSpec> other_spec;
   if (args.compare_given) other_spec = compare_spec(args.compare, spec);
-  const std::unique_ptr<Run> run = prepare(spec, args.timing_only);
-  std::unique_ptr<Run> other;
-  if (other_spec) {
-    try {
-      other = prepare(*other_spec, args.timing_only);
-    } catch (const std::exception& e) {
-      throw util::with_context(
-          e, fmt::format("--compare '{}' ({})", args.compare, spec_text(*other_spec)));
+  util::Progress progress;
+  std::unique_ptr<Run> run, other;
+  {
+    const ProgressLine line(progress);  // erased before anything is printed
+    run = prepare(spec, args.timing_only, &progress);
+    if (other_spec) {
+      try {
+        other = prepare(*other_spec, args.timing_only, &progress);
+      } catch (const std::exception& e) {
+        throw util::with_context(
+            e, fmt::format("--compare '{}' ({})", args.compare, spec_text(*other_spec)));
+      }
     }
+    execute(*run, spec, args.timing_only, &progress);
   }
-
-  execute(*run, spec, args.timing_only);
   const kernels::ProblemReport& report = run->report;
   if (args.emit == "ir") {
     std::string text;
@@ -509,7 +517,8 @@ int run_command(const RunArgs& args) {
     fmt::print("before: ");
     print_report(report);
     try {
-      execute(*other, *other_spec, args.timing_only);
+      const ProgressLine line(progress);
+      execute(*other, *other_spec, args.timing_only, &progress);
     } catch (const std::exception& e) {
       throw util::with_context(
           e, fmt::format("--compare '{}' ({})", args.compare, spec_text(*other_spec)));

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cli/asm_run_options.h"
+#include "cli/progress_line.h"
 #include "cli/run_asm.h"
 #include "isa/asm.h"
 #include "numerics/numerics.h"
@@ -68,7 +69,12 @@ int run_asm_command(const RunAsmArgs& args) {
   // count instructions, so it times the run as well.
   request.timed = args.timing || args.timing_only || !args.json.empty() || args.no_power_ramp;
 
-  const sim::AsmRunOutcome outcome = sim::run_asm(request);
+  util::Progress progress;
+  request.options.progress = &progress;
+  const sim::AsmRunOutcome outcome = [&] {
+    const ProgressLine line(progress);  // erased before the report
+    return sim::run_asm(request);
+  }();
   const sim::RunResult& result = outcome.result;
   fmt::print("{}: {} instructions executed, end time {:g}{}\n", args.file,
              result.instructions_executed, result.end_time, outcome.timing ? " ns" : "");

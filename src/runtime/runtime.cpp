@@ -146,8 +146,10 @@ BuiltKernel build(const kernel::KernelFn& fn, std::span<const kernel::TensorSpec
   BuiltKernel built;
   built.inputs.assign(inputs.begin(), inputs.end());
   auto t0 = std::chrono::steady_clock::now();
+  util::enter(options.progress, util::Progress::Phase::kTracing);
   built.ir = kernel::trace(fn, inputs, chip, {options.name, options.lnc});
   built.trace_ms = ms_since(t0);
+  util::enter(options.progress, util::Progress::Phase::kCompiling);
   t0 = std::chrono::steady_clock::now();
   built.compiled = compiler::compile(built.ir, chip, options.compile);
   built.compile_ms = ms_since(t0);
@@ -222,6 +224,7 @@ sim::MemoryNamer memory_namer(const BuiltKernel& kernel, int first_core) {
 
 LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
                     std::span<const HostTensor> inputs, const LaunchOptions& options) {
+  util::enter(options.progress, util::Progress::Phase::kLoading);
   const compiler::CompiledKernel& ck = kernel.compiled;
   const int programs = static_cast<int>(ck.programs.size());
   if (inputs.size() != kernel.inputs.size())
@@ -272,6 +275,7 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   run_options.functional = options.functional;
   run_options.seed = options.seed;
   run_options.name_memory = memory_namer(kernel, options.first_core);
+  run_options.progress = options.progress;  // the simulating phase
   // The compiler validated the programs against this very chip: a timing-only run need not
   // check them again (functional runs always do).
   run_options.validate = !(ck.validated_for && *ck.validated_for == chip);

@@ -87,6 +87,7 @@ struct BuildOptions {
   std::string name = "kernel";
   int lnc = 1;  // logical core size: programs (physical cores) per launch
   compiler::CompileOptions compile;
+  util::Progress* progress = nullptr;  // optional: enters the tracing and compiling phases
 };
 
 struct BuiltKernel {
@@ -108,7 +109,8 @@ struct LaunchOptions {
   std::optional<bool> power_ramp;  // unset = the chip's default
   sim::UninitializedPolicy uninitialized = sim::UninitializedPolicy::kError;
   std::optional<std::uint32_t> seed;
-  int first_core = 0;  // physical core that runs program 0
+  int first_core = 0;                  // physical core that runs program 0
+  util::Progress* progress = nullptr;  // optional: the simulating phase and its instructions
 };
 
 struct LaunchResult {

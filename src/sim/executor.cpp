@@ -228,6 +228,13 @@ class Executor {
   }
 
   MultiRunResult run() {
+    if (util::Progress* progress = options_.progress; progress != nullptr) {
+      std::uint64_t total = 0;
+      for (const CoreRun& c : cores_) total += c.program->instructions.size();
+      progress->done.store(0, std::memory_order_relaxed);
+      progress->total.store(total, std::memory_order_relaxed);
+      progress->enter(util::Progress::Phase::kSimulating);
+    }
     prepare_queues(cores_, queues_, device_, options_, multi_core_, &unit_cost_);
     for (CoreRun& c : cores_) {
       c.core->semaphores().fill(0);
@@ -440,6 +447,8 @@ class Executor {
   }
 
   void complete(CoreRun& c, std::size_t index) {
+    if (options_.progress != nullptr)
+      options_.progress->done.fetch_add(1, std::memory_order_relaxed);
     auto& sems = c.core->semaphores();
     const CoreRun::Info& info = c.info[index];
     const isa::SemSignal* signal = c.chunk_of(index).signals.data() + info.first_signal;

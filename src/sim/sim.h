@@ -23,6 +23,7 @@
 #include "arch/arch.h"
 #include "isa/isa.h"
 #include "sim/operand_io.h"
+#include "util/progress.h"
 
 namespace trnsim::sim {
 
@@ -205,6 +206,9 @@ struct RunOptions {
   // results are the same bits for every thread count (docs/simulator.md).
   unsigned threads = 0;
   MemoryNamer name_memory;  // optional: names the data an uninitialised read touched
+  // Optional: the run enters Phase::kSimulating with `total` its instructions, then counts
+  // each completed one in `done`.
+  util::Progress* progress = nullptr;
 };
 
 enum class HazardKind : std::uint8_t { kReadAfterWrite, kWriteAfterRead, kWriteAfterWrite };

@@ -62,6 +62,19 @@ TEST(Executor, SemaphoresOrderQueuesAndTimesFollow) {
   EXPECT_TRUE(result.hazards.empty());
 }
 
+// A progress display sees the simulating phase and every instruction counted once.
+TEST(Executor, ProgressCountsEveryCompletedInstruction) {
+  RoundTrip rt;
+  util::Progress progress;
+  progress.done = 99;  // a previous run's count is reset
+  RunOptions options;
+  options.progress = &progress;
+  const RunResult result = run(rt.device, rt.program, options);
+  EXPECT_EQ(progress.phase.load(), util::Progress::Phase::kSimulating);
+  EXPECT_EQ(progress.total.load(), rt.program.instructions.size());
+  EXPECT_EQ(progress.done.load(), result.instructions_executed);
+}
+
 // A counter that wrapped (2^32 - 1 + 2 = 1) would later show as a misleading deadlock.
 TEST(Executor, SemaphoreOverflowIsAnErrorAtTheSignal) {
   Device device(trn3());
