@@ -5,11 +5,14 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "arch/arch.h"
 #include "cli/asm_run_options.h"
+#include "cli/cli_output.h"
 #include "cli/progress_line.h"
 #include "profile/profile.h"
 #include "sim/asm_runner.h"
@@ -21,7 +24,7 @@ namespace {
 
 // profile-asm's own options on top of the shared ones: the files it writes.
 struct ProfileAsmArgs : AsmRunArgs {
-  std::string compare, html, trace, title;
+  std::string compare, html, trace, title, json;
 };
 
 sim::AsmRunRequest make_request(const ProfileAsmArgs& args, const std::string& path) {
@@ -54,6 +57,36 @@ sim::AsmRunOutcome run_with_progress(sim::AsmRunRequest request) {
   return sim::run_asm(request);
 }
 
+// One program's result as JSON (`--json`): its figures, the profiler's metrics and
+// suggestions, and the timing report.
+nlohmann::json run_json(const std::string& file, const sim::AsmRunOutcome& outcome,
+                        const profile::Analysis& a) {
+  const profile::Metrics& m = a.cores.front().metrics;
+  nlohmann::json j;
+  j["file"] = file;
+  j["instructions"] = outcome.program.instructions.size();
+  j["simulated_ns"] = m.total_ns;
+  j["metrics"] = {{"mfu_percent", m.mfu_percent},
+                  {"hfu_percent", m.hfu_percent},
+                  {"mbu_percent", m.mbu_percent},
+                  {"achieved_flops_per_s", m.achieved_flops_per_s},
+                  {"peak_flops_per_s", m.peak_flops_per_s},
+                  {"tensor_mode", m.tensor_mode},
+                  {"achieved_hbm_bytes_per_s", m.achieved_hbm_bytes_per_s},
+                  {"hbm_bandwidth_bytes_per_s", m.hbm_bandwidth_bytes_per_s},
+                  {"dma_active_time_percent", m.dma_active_time_percent},
+                  {"average_dma_size", m.average_dma_size},
+                  {"mm_arithmetic_intensity", m.mm_arithmetic_intensity}};
+  j["bound_by"] = {{"queue", m.bounding_engine}, {"active_percent", m.bounding_active_percent}};
+  j["suggestions"] = nlohmann::json::array();
+  for (const profile::Suggestion& s : a.suggestions)
+    j["suggestions"].push_back(
+        {{"rule", s.rule}, {"title", s.title}, {"detail", s.detail}, {"source", s.source}});
+  j["timing"] = outcome.timing ? nlohmann::json::parse(sim::timing_report_json(*outcome.timing))
+                               : nlohmann::json();
+  return j;
+}
+
 int profile_asm_command(const ProfileAsmArgs& args) {
   const arch::ChipConfig chip = load_chip(args.chip);
   const sim::AsmRunOutcome outcome = run_with_progress(make_request(args, args.file));
@@ -82,6 +115,26 @@ int profile_asm_command(const ProfileAsmArgs& args) {
       m.dma_active_time_percent, m.average_dma_size, m.mm_arithmetic_intensity);
   for (const auto& s : a.suggestions)
     fmt::print("  suggestion: {}{}\n", s.title, s.source.empty() ? "" : " (" + s.source + ")");
+  std::optional<profile::Analysis> other_analysis;
+  if (other) {
+    other_analysis = profile::analyze(other_input);
+    const profile::Metrics& o = other_analysis->cores.front().metrics;
+    fmt::print("comparison: {} -> {}\n", args.file, args.compare);
+    fmt::print("  simulated: {:.3f} us -> {:.3f} us ({}); bound by {} -> {}\n", m.total_ns * 1e-3,
+               o.total_ns * 1e-3, percent_change(m.total_ns, o.total_ns),
+               m.bounding_engine.empty() ? "-" : m.bounding_engine,
+               o.bounding_engine.empty() ? "-" : o.bounding_engine);
+    fmt::print("  MFU {:.2f}% -> {:.2f}%  MBU {:.2f}% -> {:.2f}%\n", m.mfu_percent, o.mfu_percent,
+               m.mbu_percent, o.mbu_percent);
+  }
+  if (!args.json.empty()) {
+    nlohmann::json j;
+    j["trnsim"] = version_json();
+    j["run"] = run_json(args.file, outcome, a);
+    if (other) j["compare"] = run_json(args.compare, *other, *other_analysis);
+    write_text_file(args.json, j.dump(2) + "\n");
+    fmt::print("  JSON written to {}\n", args.json);
+  }
   if (!args.html.empty())
     fmt::print("  {} written to {}\n", files.compare ? "comparison" : "report", args.html);
   if (!args.trace.empty()) fmt::print("  Chrome trace written to {}\n", args.trace);
@@ -105,6 +158,10 @@ void register_profile_command(CLI::App& app) {
                   "A second assembly file run with the same options: the report compares them")
       ->type_name("OTHER.s");
   cmd->add_option("--title", args->title, "Report title (default: the file name)");
+  cmd->add_option("--json", args->json,
+                  "Write the result as JSON to FILE: figures, MFU/MBU, bound, suggestions, the "
+                  "timing report (and the compared run's), trnsim version")
+      ->type_name("FILE");
   add_program_options(cmd, *args);
   cmd->add_flag("--timing-only", args->timing_only, "Time the run without computing data");
   cmd->add_flag("--no-power-ramp", args->no_power_ramp, "Time without the TensorE power ramp");

@@ -16,9 +16,9 @@
 #include <sstream>
 
 #include "arch/arch.h"
+#include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "cli/progress_line.h"
-#include "cli/version.h"
 #include "isa/asm.h"
 #include "kernels/library_loader.h"
 #include "kernels/registry.h"
@@ -162,16 +162,6 @@ std::string options_text(const RunSpec& spec) {
     parts.push_back(o != nullptr ? kernels::format_option(*o, value) : name);
   }
   return fmt::format("{}", fmt::join(parts, ", "));
-}
-
-void write_text(const std::string& path, const std::string& text) {
-  if (path.empty() || path == "-") {
-    fmt::print("{}", text);
-    return;
-  }
-  std::ofstream out(path);
-  out << text;
-  if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path));
 }
 
 const kernels::KernelInfo& find_or_list(const std::string& name, std::string_view context) {
@@ -463,11 +453,6 @@ void print_report(const kernels::ProblemReport& report) {
     for (const auto& t : report.launch.timing) fmt::print("{}", sim::format_timing_report(t));
 }
 
-std::string percent_change(double before, double after) {
-  if (before <= 0) return "-";
-  return fmt::format("{:+.1f}%", 100.0 * (after - before) / before);
-}
-
 int run_command(const RunArgs& args) {
   for (const std::string& file : args.load) kernels::load_kernel_library(file);
   if (args.list || args.kernel.empty()) {
@@ -498,7 +483,7 @@ int run_command(const RunArgs& args) {
   if (args.emit == "ir") {
     std::string text;
     for (const auto& ir : report.built.ir) text += kernel::format_ir(ir);
-    write_text(args.emit_file, text);
+    write_text_file(args.emit_file, text);
   } else if (args.emit == "asm") {
     // Each program declares its HBM tensors (.hbm), so one core's runs with run-asm as is.
     const std::vector<isa::Program>& programs = report.built.compiled.programs;
@@ -511,7 +496,7 @@ int run_command(const RunArgs& args) {
             p, programs.size());
       text += isa::print_program(programs[p]);
     }
-    write_text(args.emit_file, text);
+    write_text_file(args.emit_file, text);
   }
   if (other) {
     fmt::print("before: ");
@@ -530,10 +515,10 @@ int run_command(const RunArgs& args) {
   }
   if (!args.json.empty()) {
     nlohmann::json j;
-    j["trnsim"] = {{"version", kVersion}, {"git", kGitRevision}, {"build", kBuildType}};
+    j["trnsim"] = version_json();
     j["run"] = result_json(*run, spec, args.timing_only);
     if (other) j["compare"] = result_json(*other, *other_spec, args.timing_only);
-    write_text(args.json, j.dump(2) + "\n");
+    write_text_file(args.json, j.dump(2) + "\n");
   }
   if (!args.profile.empty() || !args.trace.empty()) {
     std::string title = report.label, other_title;
@@ -641,7 +626,8 @@ void register_run_command(CLI::App& app) {
   CLI::App* prof = app.add_subcommand(
       "profile", "Run a library kernel and write the explorer report (docs/profiler.md)");
   add_run_options(prof, pargs);
-  prof->add_option("-o,--output", pargs->profile, "Explorer report (HTML)")->required();
+  // Required to profile, not to list (`trnsim profile --list`): checked in the callback.
+  prof->add_option("-o,--output", pargs->profile, "Explorer report to write (HTML; required)");
   CLI::Option* compare =
       prof->add_option(
               "--compare", pargs->compare,
@@ -653,6 +639,13 @@ void register_run_command(CLI::App& app) {
           ->type_name("[KERNEL][,key=value]...");
   prof->callback([pargs, compare] {
     pargs->compare_given = compare->count() > 0;
+    if (!pargs->list && !pargs->kernel.empty() && pargs->profile.empty()) {
+      fmt::print(stderr,
+                 "trnsim profile: error: -o/--output is required (the explorer report to write, "
+                 "e.g. -o {}.html)\n",
+                 pargs->kernel);
+      throw CLI::RuntimeError(1);
+    }
     run_callback(pargs, "profile");
   });
 }

@@ -1,0 +1,32 @@
+# CTest driver for `trnsim profile-asm FILE --compare OTHER --json J` (registered in
+# src/cli/CMakeLists.txt): the JSON carries both runs' figures, metrics, suggestions and
+# timing reports and the trnsim version; stdout has the comparison line.
+#
+#   cmake -DTRNSIM=path/to/trnsim -DASM=file.s -DHTML=out.html -DJSON=out.json -P profile_asm_json.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/cli_test_util.cmake)
+cli_require(profile_asm_json.cmake TRNSIM ASM HTML JSON)
+file(REMOVE ${JSON})
+cli_run(out profile-asm ${ASM} --random a_t --random b -o ${HTML} --compare ${ASM} --json ${JSON})
+if(NOT out MATCHES "comparison: [^\n]+ -> [^\n]+\n  simulated: ([0-9.]+) us -> ([0-9.]+) us \\(\\+0\\.0%\\)")
+  message(FATAL_ERROR "no comparison line (the same file twice: +0.0%)")
+endif()
+file(READ ${JSON} json)
+string(JSON version GET "${json}" trnsim version)
+foreach(run run compare)
+  string(JSON ns GET "${json}" ${run} simulated_ns)
+  if(NOT ns GREATER 0)
+    message(FATAL_ERROR "${run}.simulated_ns is '${ns}'")
+  endif()
+  foreach(member file instructions metrics bound_by suggestions timing)
+    string(JSON type ERROR_VARIABLE missing TYPE "${json}" ${run} ${member})
+    if(missing)
+      message(FATAL_ERROR "${run} has no '${member}': ${missing}")
+    endif()
+  endforeach()
+  string(JSON mfu GET "${json}" ${run} metrics mfu_percent)
+  string(JSON total GET "${json}" ${run} timing total_ns)
+  if(NOT mfu GREATER 0 OR NOT total EQUAL ns)
+    message(FATAL_ERROR "${run}: MFU '${mfu}', timing total '${total}' vs simulated '${ns}'")
+  endif()
+endforeach()
+message("profile-asm --json: trnsim ${version}, both runs ${ns} ns")
