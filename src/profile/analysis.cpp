@@ -444,6 +444,7 @@ void accumulate(CoreWalk& w, Analysis& a, const InstructionProfile& ip, const de
   ++tp.instructions;
   tp.busy_ns += busy;
   tp.stalled_ns += ip.stall_ns;
+  m.stall_ns += ip.stall_ns;
   tp.flops += c.flops;
   tp.bytes += c.bytes;
   tp.elements += c.elements;
@@ -581,7 +582,9 @@ void finish_tracks(CoreWalk& w) {
   const arch::ChipConfig& chip = w.chip;
   Metrics& m = w.cp.metrics;
   const double seconds = m.total_ns * 1e-9;
-  const double dma_peak = chip.dma.engines_per_core * chip.dma.engine_bandwidth_gbps * 1e9;
+  m.dma_engines = static_cast<std::uint32_t>(std::max(0.0, chip.dma.engines_per_core.value));
+  m.dma_peak_bytes_per_s = m.dma_engines * chip.dma.engine_bandwidth_gbps * 1e9;
+  m.achieved_dma_bytes_per_s = seconds > 0 ? static_cast<double>(m.dma_bytes) / seconds : 0;
   for (TrackProfile& tp : w.cp.tracks) {
     tp.active_percent = percent(tp.busy_ns, m.total_ns);
     switch (tp.queue.engine) {
@@ -605,8 +608,10 @@ void finish_tracks(CoreWalk& w) {
         tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.elements) / seconds : 0;
         break;
       case isa::Engine::kDma:
+        // No peak of its own: every queue's transfers run on the same engines (one transfer in
+        // flight per queue, each spread over up to all of them), so the engines' peak bounds
+        // the queues' sum, Metrics::dma_peak_bytes_per_s, not each queue.
         tp.unit = "B/s";
-        tp.peak_per_s = dma_peak;
         tp.achieved_per_s = seconds > 0 ? static_cast<double>(tp.bytes) / seconds : 0;
         break;
       case isa::Engine::kSync:
@@ -624,18 +629,63 @@ void finish_tracks(CoreWalk& w) {
   }
 }
 
-// The stall buckets, largest first (HBM-limited time is one of them).
+// The stall buckets, largest first (HBM-limited time is one of them). Shares are of the
+// core's stall time, which sums the parallel queues' stalls; HBM-limited time is DMA engine
+// time, so its share is of the engines' time.
 void finish_stalls(CoreWalk& w) {
-  const double hbm_limited = w.cp.metrics.hbm_limited_ns;
-  if (hbm_limited > 0) {
+  const Metrics& m = w.cp.metrics;
+  if (m.hbm_limited_ns > 0) {
     StallBucket& b = w.stall_map["hbm"];
     b.key = "hbm";
     b.group = "hbm";
-    b.ns += hbm_limited;
+    b.ns += m.hbm_limited_ns;
   }
-  for (auto& [key, b] : w.stall_map) w.cp.stalls.push_back(b);
+  for (auto& [key, b] : w.stall_map) {
+    b.percent =
+        b.group == "hbm" ? percent(b.ns, m.total_ns * m.dma_engines) : percent(b.ns, m.stall_ns);
+    w.cp.stalls.push_back(b);
+  }
   std::sort(w.cp.stalls.begin(), w.cp.stalls.end(),
             [](const StallBucket& x, const StallBucket& y) { return x.ns > y.ns; });
+}
+
+template <class T>
+void insert_sorted_unique(std::vector<T>& v, T x) {
+  const auto it = std::lower_bound(v.begin(), v.end(), x);
+  if (it == v.end() || *it != x) v.insert(it, x);
+}
+
+// Stall time by (waiting source line, releasing source line, cause), largest first; the
+// semaphores and queues involved are details of a pair (a loop rotating over semaphores or
+// queues stays one pair). Needs every instruction's source, the releaser's included.
+void finish_stall_lines(CoreWalk& w) {
+  using Key = std::tuple<std::uint32_t, std::uint32_t, StallCause>;
+  std::map<Key, StallLinePair> pairs;
+  for (const InstructionProfile& ip : w.cp.instructions) {
+    if (ip.cause == StallCause::kNone) continue;
+    const bool released = ip.cause == StallCause::kDma || ip.cause == StallCause::kEngine;
+    const std::uint32_t releasing =
+        released ? w.cp.instructions[static_cast<std::size_t>(ip.released_by)].source : 0;
+    StallLinePair& p = pairs[Key{ip.source, releasing, ip.cause}];
+    p.waiting_source = ip.source;
+    p.releasing_source = releasing;
+    p.cause = ip.cause;
+    p.ns += ip.stall_ns;
+    ++p.instructions;
+    insert_sorted_unique(p.waiting_tracks, ip.track);
+    if (released) {
+      insert_sorted_unique(p.semaphores, ip.wait_sem);
+      insert_sorted_unique(p.releasing_tracks, ip.released_track);
+    }
+  }
+  auto& lines = w.cp.stall_lines;
+  for (auto& [key, p] : pairs) {
+    p.percent = percent(p.ns, w.cp.metrics.stall_ns);
+    lines.push_back(std::move(p));
+  }
+  // Stable: equal times keep the (waiting, releasing) source order.
+  std::stable_sort(lines.begin(), lines.end(),
+                   [](const StallLinePair& x, const StallLinePair& y) { return x.ns > y.ns; });
 }
 
 // Fills SourceLine::code from the source files (each read once, at most 16 MiB; a file that
@@ -698,6 +748,7 @@ Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
     finish_metrics(w);
     finish_tracks(w);
     finish_stalls(w);
+    finish_stall_lines(w);
     a.total_ns = std::max(a.total_ns, w.cp.metrics.total_ns);
     a.cores.push_back(std::move(w.cp));
   }

@@ -88,10 +88,14 @@ void metrics_json(Json& j, const Metrics& m) {
   j.kv("dma_active_time_percent", m.dma_active_time_percent);
   j.kv("average_dma_size", m.average_dma_size);
   j.kv("dma_transfers", static_cast<double>(m.dma_transfers));
+  j.kv("dma_engines", m.dma_engines);
+  j.kv("dma_peak_bytes_per_s", m.dma_peak_bytes_per_s);
+  j.kv("achieved_dma_bytes_per_s", m.achieved_dma_bytes_per_s);
   j.kv("mm_arithmetic_intensity", m.mm_arithmetic_intensity);
   j.kv("peak_flops_bandwidth_ratio", m.peak_flops_bandwidth_ratio);
   j.kv("throttled_ns", m.throttled_ns);
   j.kv("hbm_limited_ns", m.hbm_limited_ns);
+  j.kv("stall_ns", m.stall_ns);
   j.kv("sb_read_bytes", static_cast<double>(m.sb_read_bytes));
   j.kv("sb_write_bytes", static_cast<double>(m.sb_write_bytes));
   j.kv("psum_read_bytes", static_cast<double>(m.psum_read_bytes));
@@ -135,6 +139,20 @@ void stalls_and_counters_json(Json& j, const CoreProfile& cp) {
     j.kv("group", s.group);
     j.kv("ns", s.ns);
     j.kv("n", static_cast<double>(s.instructions));
+    j.kv("percent", s.percent);
+    j.close('}');
+  });
+  j.array("stall_lines", cp.stall_lines, [&](const StallLinePair& p) {
+    j.open('{');
+    j.kv("waiting", p.waiting_source);
+    j.kv("releasing", p.releasing_source);
+    j.kv("cause", stall_cause_name(p.cause));
+    j.kv("ns", p.ns);
+    j.kv("n", static_cast<double>(p.instructions));
+    j.kv("percent", p.percent);
+    j.array("sems", p.semaphores, [&](std::int16_t sem) { j.num(sem); });
+    j.array("waiting_tracks", p.waiting_tracks, [&](std::uint16_t t) { j.num(t); });
+    j.array("releasing_tracks", p.releasing_tracks, [&](std::uint16_t t) { j.num(t); });
     j.close('}');
   });
   j.key("counters");

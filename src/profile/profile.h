@@ -109,8 +109,10 @@ struct TrackProfile {
   std::uint64_t bytes = 0;
   std::uint64_t elements = 0;
   double achieved_per_s = 0;  // FLOP/s (tensor), elements/s (compute), bytes/s (DMA)
-  double peak_per_s = 0;      // the engine's peak in the same unit (0 = none)
-  std::string unit;           // "FLOP/s", "elem/s", "B/s", ""
+  // The engine's peak in the same unit; 0 = none. A DMA queue has none of its own: every
+  // queue of a core shares the same DMA engines, whose peak is Metrics::dma_peak_bytes_per_s.
+  double peak_per_s = 0;
+  std::string unit;  // "FLOP/s", "elem/s", "B/s", ""
 };
 
 // Stall time of one core grouped by what released it.
@@ -119,6 +121,25 @@ struct StallBucket {
   std::string group;  // "semaphore", "queue", "hbm", "other"
   double ns = 0;
   std::uint64_t instructions = 0;
+  // Share of a meaningful whole, never of the run (stalls of parallel queues add up past it):
+  // semaphore, queue and other buckets: of the core's stall time (Metrics::stall_ns);
+  // hbm: of the DMA engines' time (run length x Metrics::dma_engines).
+  double percent = 0;
+};
+
+// Stall time of one core grouped by the source line that waited and the source line whose
+// signal released the wait (the semaphore satisfied last, InstructionProfile::released_by).
+struct StallLinePair {
+  std::uint32_t waiting_source = 0;      // index into Analysis::sources (0 = no origin)
+  std::uint32_t releasing_source = 0;    // 0 = no origin, or nothing released it (barrier...)
+  StallCause cause = StallCause::kNone;  // kDma, kEngine (a release), kBarrier, kUnresolved
+  double ns = 0;
+  std::uint64_t instructions = 0;
+  double percent = 0;  // of the core's stall time (Metrics::stall_ns): the list sums to 100
+  // Details, each sorted and distinct: the semaphores that released the waits, the waiting
+  // and releasing queues (indices into CoreProfile::tracks).
+  std::vector<std::int16_t> semaphores;
+  std::vector<std::uint16_t> waiting_tracks, releasing_tracks;
 };
 
 struct SourceLine {
@@ -153,10 +174,17 @@ struct Metrics {
   double dma_active_time_percent = 0;  // some transfer in flight
   double average_dma_size = 0;         // bytes per DMA instruction
   std::uint64_t dma_transfers = 0;
-  double mm_arithmetic_intensity = 0;  // tensor FLOPs per HBM byte
+  // DMA over all queues: the queues share the core's DMA engines, so only their sum has a peak.
+  std::uint32_t dma_engines = 0;
+  double dma_peak_bytes_per_s = 0;      // engines x engine rate
+  double achieved_dma_bytes_per_s = 0;  // transfer bytes of every queue / time
+  double mm_arithmetic_intensity = 0;   // tensor FLOPs per HBM byte
   double peak_flops_bandwidth_ratio = 0;
   double throttled_ns = 0;
   double hbm_limited_ns = 0;
+  // Stall time of the core's instructions summed over its queues: up to (queues x total_ns),
+  // so it is the whole that stall shares are taken of, not total_ns.
+  double stall_ns = 0;
   std::uint64_t sb_read_bytes = 0, sb_write_bytes = 0;
   std::uint64_t psum_read_bytes = 0, psum_write_bytes = 0;
   std::string bounding_engine;  // track name with the highest active time ("dma" for DMA)
@@ -169,6 +197,7 @@ struct CoreProfile {
   std::vector<InstructionProfile> instructions;  // program order
   std::vector<Edge> edges;                       // sorted by `to`
   std::vector<StallBucket> stalls;               // sorted by ns, descending
+  std::vector<StallLinePair> stall_lines;        // sorted by ns, descending
   Metrics metrics;
   Counters counters;
 };

@@ -45,8 +45,9 @@ function table(headers, rows, opts) {
   });
   th.appendChild(tr); t.appendChild(th);
   var tb = el('tbody');
-  rows.forEach(function (r) {
+  rows.forEach(function (r, ri) {
     var row = el('tr');
+    if (opts && opts.rowClass && opts.rowClass(ri)) row.className = opts.rowClass(ri);
     r.forEach(function (v, i) {
       var c = el('td');
       if (v instanceof Node) c.appendChild(v); else c.textContent = v;
@@ -102,6 +103,8 @@ function renderSummary(run, parent, heading) {
         if (t.name === m.bounding_engine && t.peak_per_s > 0)
           card(cards, t.name + ' achieved / peak', fmtNum(t.achieved_per_s, t.unit) + ' / ' + fmtNum(t.peak_per_s, t.unit) + ' (' + pct(100 * t.achieved_per_s / t.peak_per_s) + ')');
       });
+      if (m.bounding_engine === 'dma' && m.dma_peak_bytes_per_s > 0)
+        card(cards, 'DMA (all queues) achieved / peak', fmtNum(m.achieved_dma_bytes_per_s, 'B/s') + ' / ' + fmtNum(m.dma_peak_bytes_per_s, 'B/s') + ' (' + pct(100 * m.achieved_dma_bytes_per_s / m.dma_peak_bytes_per_s) + ')');
       card(cards, 'tensor engine', 'no matmul work (MFU does not apply)');
     } else {
       card(cards, 'tensor achieved / peak', fmtNum(m.achieved_flops_per_s, 'FLOP/s') + ' / ' + fmtNum(m.peak_flops_per_s, 'FLOP/s'));
@@ -114,18 +117,12 @@ function renderSummary(run, parent, heading) {
     card(cards, 'throttled (power ramp)', fmtNs(m.throttled_ns));
     card(cards, 'sb_read / sb_write', fmtNum(m.sb_read_bytes, 'B') + ' / ' + fmtNum(m.sb_write_bytes, 'B'));
     parent.appendChild(cards);
-    var rows = core.tracks.map(function (t) {
-      var frac = t.peak_per_s > 0 ? t.achieved_per_s / t.peak_per_s : 0;
-      var cell = el('span');
-      cell.appendChild(bar(t.active_percent / 100));
-      cell.appendChild(document.createTextNode(' ' + pct(t.active_percent)));
-      return [t.name, t.instructions, fmtNs(t.busy_ns), fmtNs(t.stalled_ns), cell,
-        t.unit ? fmtNum(t.achieved_per_s, t.unit) : '-', t.peak_per_s ? fmtNum(t.peak_per_s, t.unit) : '-',
-        t.peak_per_s ? pct(100 * frac) : '-'];
-    });
+    var rows = trackRows(core), totalRow = rows.totalRow;
     var row = el('div', { 'class': 'row2' });
     var box = el('div');
-    box.appendChild(table(['engine / queue', 'instructions', 'busy', 'stalled', 'active time', 'achieved', 'peak', 'of peak'], rows, { left: [0, 4] }));
+    box.appendChild(table(['engine / queue', 'instructions', 'busy', 'stalled', 'active time', 'achieved', 'peak', 'of peak'], rows,
+      { left: [0, 4], rowClass: function (ri) { return ri === totalRow ? 'total' : ''; } }));
+    if (totalRow >= 0) box.appendChild(el('div', { 'class': 'hint' }, 'DMA queues share the core\'s ' + m.dma_engines + ' DMA engines: a queue has no peak of its own; the engines\' peak bounds all queues together (busy = time some transfer is in flight).'));
     row.appendChild(box);
     if (core === run.cores[0]) {
       var cv = el('canvas', { id: parent.id === 'summary' ? 'roofline' : 'roofline-' + parent.id, width: 360, height: 240 });
@@ -136,6 +133,34 @@ function renderSummary(run, parent, heading) {
       parent.appendChild(row);
     }
   });
+}
+
+function activeCell(percent) {
+  var cell = el('span');
+  cell.appendChild(bar(percent / 100));
+  cell.appendChild(document.createTextNode(' ' + pct(percent)));
+  return cell;
+}
+
+// One row per queue, then "DMA (all queues)" against the DMA engines' peak after the last DMA
+// queue (rows.totalRow is its index, -1 without DMA). A DMA queue's peak is 0: none of its own.
+function trackRows(core) {
+  var m = core.metrics, rows = [], totalRow = -1;
+  core.tracks.forEach(function (t, ti) {
+    rows.push([t.name, t.instructions, fmtNs(t.busy_ns), fmtNs(t.stalled_ns), activeCell(t.active_percent),
+      t.unit ? fmtNum(t.achieved_per_s, t.unit) : '-', t.peak_per_s ? fmtNum(t.peak_per_s, t.unit) : '-',
+      t.peak_per_s ? pct(100 * t.achieved_per_s / t.peak_per_s) : '-']);
+    var next = core.tracks[ti + 1];
+    if (t.engine === 'dma' && (!next || next.engine !== 'dma')) {
+      totalRow = rows.length;
+      rows.push(['DMA (all queues)', m.dma_transfers, fmtNs(m.total_ns * m.dma_active_time_percent / 100), '-',
+        activeCell(m.dma_active_time_percent), fmtNum(m.achieved_dma_bytes_per_s, 'B/s'),
+        m.dma_peak_bytes_per_s ? fmtNum(m.dma_peak_bytes_per_s, 'B/s') : '-',
+        m.dma_peak_bytes_per_s ? pct(100 * m.achieved_dma_bytes_per_s / m.dma_peak_bytes_per_s) : '-']);
+    }
+  });
+  rows.totalRow = totalRow;
+  return rows;
 }
 
 // Log-log roofline: ceilings at the tensor peak and the HBM share; points per source line
@@ -451,20 +476,88 @@ function renderSource() {
   }), { left: [0, 1, 4, 6] }));
 }
 
+// "file:line `code`" of a source line (an instruction without an origin says so).
+function lineRef(run, s) {
+  var span = el('span', { 'class': 'line' });
+  var x = run.sources[s];
+  if (!s || !x) { span.textContent = 'an instruction without a source line'; return span; }
+  span.appendChild(document.createTextNode(srcName(run, s)));
+  if (x.code) { span.appendChild(document.createTextNode(' ')); span.appendChild(el('code', null, x.code)); }
+  return span;
+}
+
+// "waiting `code` waited X for releasing `code` (a DMA transfer)".
+function stallSentence(run, p) {
+  var s = el('span', { 'class': 'stall-line' });
+  s.appendChild(lineRef(run, p.waiting));
+  s.appendChild(document.createTextNode(' waited ' + fmtNs(p.ns) + ' for '));
+  if (p.cause === 'dma' || p.cause === 'engine') {
+    s.appendChild(lineRef(run, p.releasing));
+    s.appendChild(document.createTextNode(p.cause === 'dma' ? ' (a DMA transfer)' : ' (an engine instruction)'));
+  } else if (p.cause === 'barrier') {
+    s.appendChild(document.createTextNode('the other cores (core barrier)'));
+  } else {
+    s.appendChild(document.createTextNode('no semaphore release (unresolved)'));
+  }
+  return s;
+}
+
+function shareCell(percent) {
+  var cell = el('span');
+  cell.appendChild(bar(percent / 100, 'stall'));
+  cell.appendChild(document.createTextNode(' ' + pct(percent)));
+  return cell;
+}
+
+var MAX_STALL_LINES = 100;
+
+// Stall time by (waiting line, releasing line); queues and semaphores are details.
+function renderStallLines(core, sec) {
+  function names(list) { return list.map(function (t) { return core.tracks[t] ? core.tracks[t].name : '?'; }).join(', '); }
+  var shown = core.stall_lines.slice(0, MAX_STALL_LINES);
+  sec.appendChild(el('h3', null, 'by source line: what waited, for what'));
+  sec.appendChild(table(['share of stall time', 'waiting line, stall time, releasing line', 'queues', 'semaphores', 'instructions'], shown.map(function (p) {
+    var queues = names(p.waiting_tracks) + (p.releasing_tracks.length ? ' \u2190 ' + names(p.releasing_tracks) : '');
+    return [shareCell(p.percent), stallSentence(RUN, p), queues, p.sems.map(function (x) { return 's' + x; }).join(', ') || '-', p.n];
+  }), { left: [0, 1, 2, 3] }));
+  var rest = core.stall_lines.slice(MAX_STALL_LINES);
+  if (rest.length) {
+    var ns = 0, share = 0;
+    rest.forEach(function (p) { ns += p.ns; share += p.percent; });
+    sec.appendChild(el('div', { 'class': 'hint' }, rest.length + ' more pairs: ' + fmtNs(ns) + ' (' + pct(share) + ' of stall time)'));
+  }
+}
+
+// Stall time sums the stalls of parallel queues, so it can exceed the run: every share here is
+// of the core's stall time (or, for HBM, of the DMA engines' time), never of the run.
 function renderStalls() {
   var sec = $('stalls');
   RUN.cores.forEach(function (core) {
     if (RUN.cores.length > 1) sec.appendChild(el('h3', null, 'core ' + core.core));
-    var groups = { semaphore: 'by semaphore', queue: 'by releasing queue', hbm: 'HBM bandwidth (DMA time added)', other: 'other' };
+    var m = core.metrics, queues = core.tracks.length;
+    if (m.stall_ns > 0) {
+      sec.appendChild(el('div', { 'class': 'hint' }, 'Stall time ' + fmtNs(m.stall_ns) + ', summed over ' + queues + ' queue' + (queues > 1 ? 's' : '') +
+        ' = ' + pct(100 * m.stall_ns / ((m.total_ns * queues) || 1)) + ' of queue-time (run ' + fmtNs(m.total_ns) + ' x ' + queues +
+        '). Shares below are of this stall time and sum to 100%.'));
+      renderStallLines(core, sec);
+    } else {
+      sec.appendChild(el('div', null, 'No stalls: every instruction started when its queue was free.'));
+    }
+    var groups = { semaphore: 'by semaphore', queue: 'by releasing queue', other: 'other' };
     Object.keys(groups).forEach(function (g) {
       var rows = core.stalls.filter(function (s) { return s.group === g; });
       if (!rows.length) return;
       sec.appendChild(el('h3', null, groups[g]));
-      sec.appendChild(table(['key', 'stall time', 'of run', 'instructions'], rows.map(function (s) {
-        return [s.key, fmtNs(s.ns), pct(100 * s.ns / (core.metrics.total_ns || 1)), s.n];
-      }), { left: [0] }));
+      sec.appendChild(table(['key', 'stall time', 'share of stall time', 'instructions'], rows.map(function (s) {
+        return [s.key, fmtNs(s.ns), shareCell(s.percent), s.n];
+      }), { left: [0, 2] }));
     });
-    if (!core.stalls.length) sec.appendChild(el('div', null, 'No stalls: every instruction started when its queue was free.'));
+    core.stalls.forEach(function (s) {
+      if (s.group !== 'hbm') return;
+      sec.appendChild(el('h3', null, 'HBM bandwidth'));
+      sec.appendChild(el('div', null, 'HBM contention added ' + fmtNs(s.ns) + ' to DMA engine time: ' + pct(s.percent) +
+        ' of the engines\' time (run ' + fmtNs(m.total_ns) + ' x ' + m.dma_engines + ' engines).'));
+    });
   });
 }
 

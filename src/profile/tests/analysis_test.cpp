@@ -120,6 +120,120 @@ TEST(ProfileAnalysis, StallIsAttributedToTheSemaphoreSatisfiedLast) {
   EXPECT_EQ(rule(a, "dma_wait"), nullptr);
 }
 
+// Two loads from one source line (a loop over queues) feed two matmuls of one line; vector and
+// scalar copies wait on the loads too, and a last copy waits on the second matmul. Three
+// queues wait for the same transfers at once, so their stalls add up past the run's length.
+isa::Program parallel_waits_on_one_load_line() {
+  isa::Program p;
+  p.instructions.push_back(make(dma_q(0), load(0, 128, 2048, 0), {}, {{1, 1}}, 10));
+  p.instructions.push_back(make(dma_q(1), load(0x100000, 128, 2048, 4096), {}, {{2, 1}}, 10));
+  p.instructions.push_back(
+      make(tensor_q(), matmul(128, 128, 512, 0, 1024), {{1, 1}}, {{3, 1}}, 20));
+  p.instructions.push_back(
+      make(tensor_q(), matmul(128, 128, 512, 4096, 5120), {{2, 1}}, {{3, 1}}, 20));
+  p.instructions.push_back(
+      make(vector_q(),
+           copy(sbuf(DType::kFloat32, 128, 16384, 64), sbuf(DType::kFloat32, 128, 20480, 64)),
+           {{1, 1}}, {}, 21));
+  p.instructions.push_back(
+      make(scalar_q(),
+           copy(sbuf(DType::kFloat32, 128, 24576, 64), sbuf(DType::kFloat32, 128, 28672, 64)),
+           {{2, 1}}, {}, 22));
+  p.instructions.push_back(make(
+      vector_q(), copy(sbuf(DType::kFloat32, 128, 16384, 512), psum(DType::kFloat32, 128, 0, 512)),
+      {{3, 2}}, {}, 23));
+  return p;
+}
+
+const StallLinePair* line_pair(const Analysis& a, std::uint32_t waiting_line,
+                               std::uint32_t releasing_line) {
+  for (const auto& p : a.cores[0].stall_lines)
+    if (a.sources[p.waiting_source].line == waiting_line &&
+        a.sources[p.releasing_source].line == releasing_line)
+      return &p;
+  return nullptr;
+}
+
+TEST(ProfileAnalysis, StallsAreNamedByTheWaitingAndTheReleasingSourceLines) {
+  const auto run = run_timed(parallel_waits_on_one_load_line());
+  const Analysis a = analyze(run->input());
+  const CoreProfile& c = a.cores[0];
+  const auto& t = run->result.times;
+  // Each stall by hand: the start minus when its queue became free (0 for a queue's first).
+  const double matmuls = t[2].start + (t[3].start - t[2].occupied_until);
+  ASSERT_GT(t[3].start - t[2].occupied_until, 0);  // the second matmul waited for its load too
+  const double vector_copy = t[4].start, scalar_copy = t[5].start;
+  const double last_copy = t[6].start - t[4].occupied_until;
+
+  ASSERT_EQ(c.stall_lines.size(), 4u);
+  const StallLinePair* mm = line_pair(a, 20, 10);
+  ASSERT_NE(mm, nullptr);
+  EXPECT_EQ(a.sources[mm->waiting_source].file, "k.s");
+  EXPECT_EQ(mm->cause, StallCause::kDma);
+  EXPECT_NEAR(mm->ns, matmuls, 1e-9);
+  EXPECT_EQ(mm->instructions, 2u);  // both matmuls: one pair for the loop's two semaphores
+  EXPECT_EQ(mm->semaphores, (std::vector<std::int16_t>{1, 2}));
+  ASSERT_EQ(mm->waiting_tracks.size(), 1u);
+  EXPECT_EQ(c.tracks[mm->waiting_tracks[0]].name, "tensor");
+  ASSERT_EQ(mm->releasing_tracks.size(), 2u);
+  EXPECT_EQ(c.tracks[mm->releasing_tracks[0]].name, "dma.0");
+  EXPECT_EQ(c.tracks[mm->releasing_tracks[1]].name, "dma.1");
+  ASSERT_NE(line_pair(a, 21, 10), nullptr);
+  EXPECT_NEAR(line_pair(a, 21, 10)->ns, vector_copy, 1e-9);
+  ASSERT_NE(line_pair(a, 22, 10), nullptr);
+  EXPECT_NEAR(line_pair(a, 22, 10)->ns, scalar_copy, 1e-9);
+  const StallLinePair* copy = line_pair(a, 23, 20);  // released by the second matmul
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->cause, StallCause::kEngine);
+  EXPECT_NEAR(copy->ns, last_copy, 1e-9);
+  for (std::size_t k = 1; k < c.stall_lines.size(); ++k)
+    EXPECT_GE(c.stall_lines[k - 1].ns, c.stall_lines[k].ns);
+
+  // The case: stalls of parallel queues sum past the run, so shares are of the stall
+  // total, which is the timing model's per-queue stall time summed.
+  double queue_stalls = 0;
+  for (const auto& q : run->report.queues) queue_stalls += q.stalled_ns;
+  EXPECT_NEAR(c.metrics.stall_ns, queue_stalls, 1e-6);
+  EXPECT_NEAR(c.metrics.stall_ns, matmuls + vector_copy + scalar_copy + last_copy, 1e-6);
+  ASSERT_GT(c.metrics.stall_ns, c.metrics.total_ns);
+  double pair_percent = 0;
+  for (const auto& p : c.stall_lines) pair_percent += p.percent;
+  EXPECT_NEAR(pair_percent, 100.0, 1e-9);
+  EXPECT_NEAR(mm->percent, 100.0 * matmuls / c.metrics.stall_ns, 1e-9);
+  double semaphore_percent = 0;
+  for (const auto& b : c.stalls) {
+    EXPECT_LE(b.percent, 100.0) << b.key;
+    if (b.group == "semaphore") semaphore_percent += b.percent;
+  }
+  EXPECT_NEAR(semaphore_percent, 100.0, 1e-9);  // every stall here was released by a signal
+  ASSERT_NE(bucket(c, "s1"), nullptr);
+  EXPECT_NEAR(bucket(c, "s1")->percent, 100.0 * bucket(c, "s1")->ns / c.metrics.stall_ns, 1e-9);
+}
+
+// Every DMA queue runs on the same engines: no queue row claims their peak, the sum does.
+TEST(ProfileAnalysis, DmaQueuesShareTheEnginesPeak) {
+  const auto run = run_timed(parallel_waits_on_one_load_line());
+  const Analysis a = analyze(run->input());
+  const CoreProfile& c = a.cores[0];
+  const double seconds = c.metrics.total_ns * 1e-9;
+  double queues_sum = 0;
+  int dma_queues = 0;
+  for (const auto& tp : c.tracks) {
+    if (tp.queue.engine != isa::Engine::kDma) continue;
+    ++dma_queues;
+    EXPECT_EQ(tp.peak_per_s, 0.0) << tp.name;
+    EXPECT_EQ(tp.unit, "B/s");
+    EXPECT_NEAR(tp.achieved_per_s, 2.0 * 128 * 2048 / seconds, 1e-3) << tp.name;
+    queues_sum += tp.achieved_per_s;
+  }
+  EXPECT_EQ(dma_queues, 2);
+  EXPECT_EQ(c.metrics.dma_engines, 16u);
+  EXPECT_DOUBLE_EQ(c.metrics.dma_peak_bytes_per_s, run->report.dma_peak_bytes_per_s);
+  EXPECT_NEAR(c.metrics.achieved_dma_bytes_per_s, queues_sum, 1e-3);
+  EXPECT_NEAR(c.metrics.achieved_dma_bytes_per_s, run->report.achieved_dma_bytes_per_s, 1e-3);
+  EXPECT_LT(c.metrics.achieved_dma_bytes_per_s, c.metrics.dma_peak_bytes_per_s);
+}
+
 // A second load the next matmul waits for, after the first: that wait could overlap compute.
 TEST(ProfileSuggestions, DmaWaitsAfterPipelineFillAdvisePrefetching) {
   isa::Program p = two_loads_then_matmul();

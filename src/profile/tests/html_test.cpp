@@ -56,6 +56,43 @@ TEST(ProfileHtml, SelfContainedReportWithTheExpectedSections) {
   EXPECT_EQ(core["text"].size(), 3u);
 }
 
+// The stall view's data: pairs of source lines with their shares of the stall time, and DMA
+// queue rows without a peak of their own next to the engines' peak for all queues.
+TEST(ProfileHtml, StallLinePairsAndTheDmaPeakAreEmbedded) {
+  const auto run = run_timed(program());
+  const Analysis a = analyze(run->input());
+  std::stringstream out;
+  write_html_report(a, out);
+  const nlohmann::json data = data_block(out.str());
+  const auto& sources = data["runs"][0]["sources"];
+  const auto& core = data["runs"][0]["cores"][0];
+  auto line_of = [&](const nlohmann::json& index) {
+    return sources.at(index.get<std::size_t>())["line"].get<int>();
+  };
+  const auto& pairs = core["stall_lines"];
+  ASSERT_EQ(pairs.size(), 2u);
+  double percent = 0;
+  bool dma_pair = false;
+  for (const auto& p : pairs) {
+    percent += p["percent"].get<double>();
+    if (line_of(p["waiting"]) == 4) {
+      dma_pair = true;
+      EXPECT_EQ(line_of(p["releasing"]), 3);  // the matmul waited for the load
+      EXPECT_EQ(p["cause"], "dma");
+      EXPECT_EQ(p["sems"], nlohmann::json::array({1}));
+      EXPECT_DOUBLE_EQ(p["ns"].get<double>(), a.cores[0].instructions[1].stall_ns);
+    }
+  }
+  EXPECT_TRUE(dma_pair);
+  EXPECT_NEAR(percent, 100.0, 1e-9);
+  EXPECT_DOUBLE_EQ(core["metrics"]["stall_ns"].get<double>(), a.cores[0].metrics.stall_ns);
+  for (const auto& b : core["stalls"]) EXPECT_LE(b["percent"].get<double>(), 100.0) << b;
+  for (const auto& t : core["tracks"])
+    if (t["engine"] == "dma") EXPECT_EQ(t["peak_per_s"].get<double>(), 0.0) << t["name"];
+  EXPECT_GT(core["metrics"]["dma_peak_bytes_per_s"].get<double>(), 0.0);
+  EXPECT_GT(core["metrics"]["achieved_dma_bytes_per_s"].get<double>(), 0.0);
+}
+
 TEST(ProfileHtml, TextCannotCloseTheDataBlock) {
   auto run = run_timed(program());
   ProfileInput in = run->input();
