@@ -88,7 +88,9 @@ TEST(ProfileHtml, StallLinePairsAndTheDmaPeakAreEmbedded) {
   EXPECT_DOUBLE_EQ(core["metrics"]["stall_ns"].get<double>(), a.cores[0].metrics.stall_ns);
   for (const auto& b : core["stalls"]) EXPECT_LE(b["percent"].get<double>(), 100.0) << b;
   for (const auto& t : core["tracks"])
-    if (t["engine"] == "dma") EXPECT_EQ(t["peak_per_s"].get<double>(), 0.0) << t["name"];
+    if (t["engine"] == "dma") {
+      EXPECT_EQ(t["peak_per_s"].get<double>(), 0.0) << t["name"];
+    }
   EXPECT_GT(core["metrics"]["dma_peak_bytes_per_s"].get<double>(), 0.0);
   EXPECT_GT(core["metrics"]["achieved_dma_bytes_per_s"].get<double>(), 0.0);
 }
