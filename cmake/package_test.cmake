@@ -34,3 +34,11 @@ run("the example kernel library in the installed CLI"
     "gelu_bias 300x384 bfloat16 on trn3 \\(1 core\\)\n  result: +correct"
     ${prefix}/bin/trnsim run --load ${WORK}/build/libgelu_bias_kernels.so gelu_bias
     --shape 300x384)
+
+# The Python packages, when the build has them: the installed nki runs the example kernel.
+if(DEFINED ENV{TRNSIM_TEST_PYTHON})
+  set(ENV{PYTHONPATH} ${prefix}/lib/trnsim/python)
+  set(ENV{PYTHONDONTWRITEBYTECODE} 1)
+  run("the installed Python package" "bit-exact against NumPy"
+      $ENV{TRNSIM_TEST_PYTHON} ${SOURCE_DIR}/examples/python/tensor_add.py)
+endif()

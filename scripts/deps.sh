@@ -9,6 +9,7 @@ TRNSIM_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev      # tests and benchmarks
   libopenblas-dev                                 # reference GEMM in bench/ only
   python3 python3-numpy                           # independent FP16 oracle in tests
+  python3-dev pybind11-dev python3-pytest         # the Python front end (nki) and its tests
   clang libclang-rt-14-dev                        # libFuzzer target for the assembly parser
   clang-format clang-tidy                         # formatting and lint checks (CI)
   chromium                                        # headless browser test of the profile explorer

@@ -189,6 +189,21 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
 // True while a kernel is being traced on this thread (the nl/nisa calls need a trace).
 bool tracing();
 
+// For front ends in other languages (the Python NKI package), which trace through this API on
+// behalf of a kernel written in that language: while a SourceOverride lives, every
+// declaration, operation and error recorded on its thread is located at `where` (the
+// kernel's own file and line) instead of the C++ call site. Overrides nest.
+class SourceOverride {
+ public:
+  explicit SourceOverride(isa::Origin where);
+  ~SourceOverride();
+  SourceOverride(const SourceOverride&) = delete;
+  SourceOverride& operator=(const SourceOverride&) = delete;
+
+ private:
+  std::optional<isa::Origin> previous_;
+};
+
 }  // namespace trnsim::kernel
 
 // =======================================================================================

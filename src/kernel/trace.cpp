@@ -61,7 +61,20 @@ void require_outputs_written(const std::vector<KernelIr>& programs) {
 }
 }  // namespace
 
+namespace {
+thread_local std::optional<isa::Origin> source_override;  // SourceOverride's
+}  // namespace
+
+SourceOverride::SourceOverride(isa::Origin where) : previous_(std::move(source_override)) {
+  source_override = std::move(where);
+}
+
+SourceOverride::~SourceOverride() {
+  source_override = std::move(previous_);
+}
+
 isa::Origin origin_of(const Loc& loc) {
+  if (source_override) return *source_override;
   return isa::Origin{loc.file_name(), static_cast<std::uint32_t>(loc.line()),
                      static_cast<std::uint32_t>(loc.column())};
 }

@@ -296,6 +296,34 @@ TEST(KernelErrors, AnHbmTensorBeyondTheChipsHbmNamesItsLine) {
   }
 }
 
+// A front end in another language (Python) locates what it records at its kernel's line.
+TEST(KernelErrors, ASourceOverrideLocatesOperationsAndErrorsAtTheGivenLine) {
+  const isa::Origin python{"kernel.py", 12, 5};
+  const std::vector<KernelIr> irs = trace_one(
+      [&](std::span<const Tensor> in) {
+        const SourceOverride here(python);
+        Tensor out = nl::ndarray({128, 4}, DType::kFloat32, nl::shared_hbm, "out");
+        nl::store(out, nl::load(in[0]));
+        return std::vector<Tensor>{out};
+      },
+      {{"x", DType::kFloat32, {128, 4}}});
+  ASSERT_FALSE(irs.front().instructions.empty());
+  for (const auto& inst : irs.front().instructions) EXPECT_EQ(inst.inst.origin, python);
+  try {
+    trace_one([&](std::span<const Tensor>) {
+      const SourceOverride outer(python);
+      {
+        const SourceOverride inner({"other.py", 3, 0});
+      }  // the inner override ends: the outer one is back
+      Tensor tile = nl::ndarray({256, 4}, DType::kFloat32, nl::sbuf, "tile");
+      return std::vector<Tensor>{tile};
+    });
+    FAIL() << "expected a KernelError";
+  } catch (const KernelError& e) {
+    EXPECT_EQ(e.where(), python) << e.what();
+  }
+}
+
 TEST(KernelErrors, ALaunchRecordingTooManyInstructionsStopsAtItsLine) {
   int line = 0;
   try {

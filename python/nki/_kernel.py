@@ -1,0 +1,111 @@
+"""nki.jit, nki.simulate and kernel[grid]: calling a kernel with NumPy arrays runs it on
+trnsim."""
+
+import os
+
+import numpy as np
+
+import trnsim
+from trnsim import _core
+
+# NumPy dtypes that map to an NKI dtype directly (bf16 and fp8 arrays: docs/python.md).
+_NUMPY_DTYPES = {
+    np.dtype(np.float32): _core.DType.float32,
+    np.dtype(np.float16): _core.DType.float16,
+    np.dtype(np.int8): _core.DType.int8,
+    np.dtype(np.int16): _core.DType.int16,
+    np.dtype(np.int32): _core.DType.int32,
+    np.dtype(np.uint8): _core.DType.uint8,
+    np.dtype(np.uint16): _core.DType.uint16,
+    np.dtype(np.uint32): _core.DType.uint32,
+}
+
+
+def _logical_cores(grid):
+    if grid is None:
+        return int(os.environ.get("NEURON_LOGICAL_NC_CONFIG", "1"))
+    if isinstance(grid, int):
+        return grid
+    cores = 1
+    for g in grid:
+        cores *= int(g)
+    return cores
+
+
+class Kernel:
+    """What @nki.jit returns: call it with NumPy arrays to run it on trnsim; kernel[n] runs
+    it on a logical core of n physical cores (nl.program_id / nl.num_programs)."""
+
+    def __init__(self, fn, grid=None):
+        self.fn = fn
+        self.grid = grid
+        self.__name__ = getattr(fn, "__name__", "kernel")
+        self.__doc__ = getattr(fn, "__doc__", None)
+
+    def __getitem__(self, grid):
+        return Kernel(self.fn, grid)
+
+    def __call__(self, *args, **kwargs):
+        if any(isinstance(a, np.ndarray) for a in list(args) + list(kwargs.values())) or \
+                os.environ.get("NKI_SIMULATOR") == "1":
+            return _simulate(self.fn, self.grid, args, kwargs)
+        raise NotImplementedError(
+            f"{self.__name__}: trnsim runs NKI kernels on NumPy arrays (no Neuron device or "
+            "framework tensors here); call it with numpy.ndarray arguments")
+
+
+def jit(fn=None, **kwargs):
+    """@nki.jit or @nki.jit(...): the kernel runs on trnsim when called with NumPy arrays.
+    Keyword arguments of NKI's jit (mode, platform_target, ...) are accepted and ignored."""
+    del kwargs
+    if fn is None:
+        return Kernel
+    return Kernel(fn)
+
+
+def simulate(kernel):
+    """nki.simulate(kernel)(*arrays): runs a kernel (jit-decorated or a plain function) on
+    trnsim, functionally and in time; trnsim.last_report() has the timing."""
+    if isinstance(kernel, Kernel):
+        return lambda *args, **kwargs: _simulate(kernel.fn, kernel.grid, args, kwargs)
+    return lambda *args, **kwargs: _simulate(kernel, None, args, kwargs)
+
+
+def _simulate(fn, grid, args, kwargs):
+    # NumPy arrays become HBM tensors in argument order; other arguments pass through.
+    arrays, names, dtypes, slots = [], [], [], []
+    positional = list(args)
+    for i, a in enumerate(positional):
+        if isinstance(a, np.ndarray):
+            slots.append(("arg", i))
+            names.append(f"arg{i}")
+    for key, a in kwargs.items():
+        if isinstance(a, np.ndarray):
+            slots.append(("kw", key))
+            names.append(key)
+    for kind, key in slots:
+        a = positional[key] if kind == "arg" else kwargs[key]
+        dtype = _NUMPY_DTYPES.get(a.dtype)
+        if dtype is None:
+            raise TypeError(
+                f"{getattr(fn, '__name__', 'kernel')}: argument {key!r} is a NumPy array of "
+                f"{a.dtype}, which trnsim does not take (float32, float16 and the integer types "
+                "map to NKI dtypes; docs/python.md)")
+        arrays.append(np.ascontiguousarray(a))
+        dtypes.append(dtype)
+
+    def traced(*tensors):
+        call_args = list(positional)
+        call_kwargs = dict(kwargs)
+        for (kind, key), t in zip(slots, tensors):
+            if kind == "arg":
+                call_args[key] = t
+            else:
+                call_kwargs[key] = t
+        return fn(*call_args, **call_kwargs)
+
+    traced.__name__ = getattr(fn, "__name__", "kernel")
+    outputs = trnsim._run(traced, arrays, names, dtypes, _logical_cores(grid))
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -1,0 +1,126 @@
+"""NKI 0.6 kernels on trnsim from NumPy: results, errors at the kernel's line, logical cores,
+the timing report, and NKI names trnsim does not have yet."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+import trnsim
+
+
+@nki.jit
+def tensor_add(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    rows, cols = a.shape
+    for r in nl.affine_range(rows // 128):
+        x = nl.load(a[r * 128:(r + 1) * 128, :])
+        y = nl.load(b[nl.ds(r * 128, 128), :])
+        z = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
+        nl.store(out[r * 128:(r + 1) * 128, :], value=z)
+    return out
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_tensor_add_is_bit_exact(dtype):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((256, 512)).astype(dtype)
+    b = rng.standard_normal((256, 512)).astype(dtype)
+    got = tensor_add(a, b)
+    assert got.dtype == dtype and got.shape == a.shape
+    # fp32 adds rounded once into the output type: what NumPy computes in float32.
+    want = (a.astype(np.float32) + b.astype(np.float32)).astype(dtype)
+    np.testing.assert_array_equal(got, want)
+    report = trnsim.last_report()
+    assert report is not None and report["total_ns"] > 0
+
+
+def test_simulate_takes_a_plain_function_and_scalar_arguments():
+    def scale_rows(x, factor):
+        out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=factor)
+        nl.store(out, value=t)
+        return out
+
+    x = np.arange(128 * 64, dtype=np.float32).reshape(128, 64)
+    np.testing.assert_array_equal(nki.simulate(scale_rows)(x, 0.5), x * np.float32(0.5))
+
+
+def test_matmul_matches_numpy():
+    @nki.jit
+    def matmul(a_t, b):  # a_t [K, M], b [K, N] -> a_t.T @ b
+        k, m = a_t.shape
+        n = b.shape[1]
+        out = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.psum)
+        nisa.nc_matmul(dst=acc, stationary=nl.load(a_t), moving=nl.load(b))
+        res = nl.ndarray((m, n), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=res, src=acc)
+        nl.store(out, value=res)
+        return out
+
+    rng = np.random.default_rng(2)
+    a_t = rng.uniform(-1, 1, (128, 128)).astype(np.float32)
+    b = rng.uniform(-1, 1, (128, 512)).astype(np.float32)
+    want = a_t.astype(np.float64).T @ b.astype(np.float64)
+    # fp32 products and sums over K = 128 terms of |x| <= 1: |error| <= K * 2^-23.
+    np.testing.assert_allclose(matmul(a_t, b), want, rtol=0, atol=128 * 2.0**-23)
+
+
+def test_a_logical_core_of_two_splits_by_program_id():
+    @nki.jit
+    def double(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        half = x.shape[0] // nl.num_programs()
+        rows = nl.ds(nl.program_id(0) * half, half)
+        t = nl.load(x[rows, :])
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=t.shape[1])
+        nl.store(out[rows, :], value=t)
+        return out
+
+    x = np.ones((256, 32), dtype=np.float32)
+    np.testing.assert_array_equal(double[2](x), x + 32)
+    assert len(trnsim.last_report()["cores"]) == 2
+
+
+def test_errors_name_the_kernels_own_line():
+    def too_many_partitions(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((256, 4), dtype=nl.float32, buffer=nl.sbuf)  # the bad line
+        nl.store(out, value=t)
+        return out
+
+    bad_line = inspect.getsourcelines(too_many_partitions)[1] + 2
+    with pytest.raises(trnsim.Error) as e:
+        nki.simulate(too_many_partitions)(np.zeros((256, 4), np.float32))
+    assert f"{__file__}:{bad_line}:" in str(e.value), str(e.value)
+    assert "error:" in str(e.value)
+    # The interpreter is fine for the next kernel.
+    assert tensor_add(np.ones((128, 8), np.float32), np.ones((128, 8), np.float32))[0, 0] == 2
+
+
+def test_a_python_error_in_the_kernel_keeps_its_traceback():
+    def broken(x):
+        raise ValueError("from the kernel")
+
+    with pytest.raises(ValueError, match="from the kernel"):
+        nki.simulate(broken)(np.zeros((128, 4), np.float32))
+
+
+def test_names_of_nki_0_6_not_here_yet_say_so():
+    with pytest.raises(NotImplementedError, match=r"nki\.isa\.dma_transpose \(NKI 0\.6\) is not"):
+        nisa.dma_transpose  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
+        nl.not_a_name  # noqa: B018
+    with pytest.raises(NotImplementedError, match="nki.collectives.all_reduce"):
+        nki.collectives.all_reduce  # noqa: B018
+
+
+def test_unsupported_array_dtypes_are_refused_clearly():
+    with pytest.raises(TypeError, match="float64, which trnsim does not take"):
+        tensor_add(np.ones((128, 8)), np.ones((128, 8)))
