@@ -64,8 +64,14 @@ class _TileSize:
 tile_size = _TileSize()
 
 
+def _is_tensor(x):
+    return isinstance(x, _core.Tensor)
+
+
 class _Operation:
-    """An NKI operation identifier (nl.add, nl.exp, ...): the `op=` of nki.isa calls."""
+    """An NKI operation (nl.add, nl.exp, ...): the `op=` of nki.isa calls, and callable as a
+    tile operation that returns a new SBUF tile, lowered to the nki.isa instruction that
+    computes it (tensor_tensor, tensor_scalar, activation)."""
 
     def __init__(self, name, op):
         self.__name__ = name
@@ -74,18 +80,44 @@ class _Operation:
     def __repr__(self):
         return f"nl.{self.__name__}"
 
-    def __call__(self, *args, **kwargs):
-        raise NotImplementedError(
-            f"nl.{self.__name__}(...) as a tile operation is not implemented in trnsim yet; "
-            f"pass it as op= of an nki.isa instruction (nisa.tensor_tensor(dst, a, b, "
-            f"op=nl.{self.__name__}), nisa.activation(dst, op=nl.{self.__name__}, data=x))")
+
+class _AluOperation(_Operation):
+    """nl.add(x, y, dtype=None) and the other binary operations: x and y tiles of one shape
+    (tensor_tensor), or one of them a number or a [P, 1] tile (tensor_scalar). The result has
+    `dtype`, else the tile operand's dtype (NKI promotes mixed dtypes; docs/python.md)."""
+
+    def __call__(self, x, y, dtype=None):
+        if _is_tensor(x) and _is_tensor(y) and tuple(x.shape) == tuple(y.shape):
+            out = _core.ndarray(x.shape, dtype or x.dtype, sbuf)
+            _core.isa.tensor_tensor(out, x, y, op=self._op)
+            return out
+        if _is_tensor(x):
+            out = _core.ndarray(x.shape, dtype or x.dtype, sbuf)
+            _core.isa.tensor_scalar(out, x, op0=self._op, operand0=y)
+            return out
+        if _is_tensor(y):
+            out = _core.ndarray(y.shape, dtype or y.dtype, sbuf)
+            _core.isa.tensor_scalar(out, y, op0=self._op, operand0=x, reverse0=True)
+            return out
+        raise TypeError(f"nl.{self.__name__}: at least one operand must be a tile, got "
+                        f"{type(x).__name__} and {type(y).__name__}")
+
+
+class _Activation(_Operation):
+    """nl.exp(x, dtype=None) and the other activation functions: one ScalarE activation into
+    a new SBUF tile of `dtype` (default: x's)."""
+
+    def __call__(self, x, dtype=None):
+        out = _core.ndarray(x.shape, dtype or x.dtype, sbuf)
+        _core.isa.activation(out, op=self._op, data=x)
+        return out
 
 
 for _op in _core.AluOp.__members__.values():
-    globals()[_op.name] = _Operation(_op.name, _op)
+    globals()[_op.name] = _AluOperation(_op.name, _op)
 for _f in _core.ActivationFunc.__members__.values():
     if _f.name not in globals():  # an ALU op of the same name (abs, ...) keeps its ALU meaning
-        globals()[_f.name] = _Operation(_f.name, _f)
+        globals()[_f.name] = _Activation(_f.name, _f)
 del _op, _f
 
 _PROVIDED = {n for n in globals() if not n.startswith("_")}

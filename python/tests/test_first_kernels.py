@@ -124,3 +124,31 @@ def test_names_of_nki_0_6_not_here_yet_say_so():
 def test_unsupported_array_dtypes_are_refused_clearly():
     with pytest.raises(TypeError, match="float64, which trnsim does not take"):
         tensor_add(np.ones((128, 8)), np.ones((128, 8)))
+
+
+def test_nl_operations_return_new_tiles():
+    @nki.jit
+    def ops(x):
+        out = nl.ndarray((3,) + x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        e = nl.exp(t)
+        nl.store(out[0], value=e)
+        nl.store(out[1], value=nl.multiply(nl.add(e, e), 0.5))  # (e + e) / 2 = e exactly
+        nl.store(out[2], value=nl.subtract(1.0, t))  # the number first: reversed operands
+        return out
+
+    x = np.linspace(-4, 4, 128 * 16, dtype=np.float32).reshape(128, 16)
+    got = ops(x)
+    # ScalarE's exp is fp32 (docs/simulator-ops.md); a few ulp from NumPy's.
+    np.testing.assert_allclose(got[0], np.exp(x.astype(np.float64)), rtol=4 * 2.0**-23)
+    np.testing.assert_array_equal(got[1], got[0])
+    np.testing.assert_array_equal(got[2], np.float32(1) - x)
+
+
+def test_nl_operations_need_a_tile():
+    def numbers_only(x):
+        nl.add(1.0, 2.0)
+        return x
+
+    with pytest.raises(TypeError, match="at least one operand must be a tile"):
+        nki.simulate(numbers_only)(np.zeros((128, 4), np.float32))
