@@ -46,7 +46,7 @@ class Kernel:
         return Kernel(self.fn, grid)
 
     def __call__(self, *args, **kwargs):
-        if any(isinstance(a, np.ndarray) for a in list(args) + list(kwargs.values())) or \
+        if any(_is_input(a) for a in list(args) + list(kwargs.values())) or \
                 os.environ.get("NKI_SIMULATOR") == "1":
             return _simulate(self.fn, self.grid, args, kwargs)
         raise NotImplementedError(
@@ -71,26 +71,36 @@ def simulate(kernel):
     return lambda *args, **kwargs: _simulate(kernel, None, args, kwargs)
 
 
+def _is_input(a):
+    """An argument that becomes an HBM tensor: a NumPy array, or one with its NKI dtype."""
+    return isinstance(a, (np.ndarray, trnsim.typed))
+
+
 def _simulate(fn, grid, args, kwargs):
     # NumPy arrays become HBM tensors in argument order; other arguments pass through.
     arrays, names, dtypes, slots = [], [], [], []
     positional = list(args)
     for i, a in enumerate(positional):
-        if isinstance(a, np.ndarray):
+        if _is_input(a):
             slots.append(("arg", i))
             names.append(f"arg{i}")
     for key, a in kwargs.items():
-        if isinstance(a, np.ndarray):
+        if _is_input(a):
             slots.append(("kw", key))
             names.append(key)
     for kind, key in slots:
         a = positional[key] if kind == "arg" else kwargs[key]
+        if isinstance(a, trnsim.typed):  # values rounded into a dtype NumPy lacks
+            arrays.append(np.ascontiguousarray(a.array, dtype=np.float32))
+            dtypes.append(a.dtype)
+            continue
         dtype = _NUMPY_DTYPES.get(a.dtype)
         if dtype is None:
             raise TypeError(
                 f"{getattr(fn, '__name__', 'kernel')}: argument {key!r} is a NumPy array of "
                 f"{a.dtype}, which trnsim does not take (float32, float16 and the integer types "
-                "map to NKI dtypes; docs/python.md)")
+                "map to NKI dtypes; trnsim.typed(array, nl.bfloat16) gives others; "
+                "docs/python.md)")
         arrays.append(np.ascontiguousarray(a))
         dtypes.append(dtype)
 

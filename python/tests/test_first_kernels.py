@@ -152,3 +152,22 @@ def test_nl_operations_need_a_tile():
 
     with pytest.raises(TypeError, match="at least one operand must be a tile"):
         nki.simulate(numbers_only)(np.zeros((128, 4), np.float32))
+
+
+def bf16(x):
+    """float32 values rounded to nearest even into bfloat16 (as float32)."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32).astype(np.uint64)
+    u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+    return u.astype(np.uint32).view(np.float32)
+
+
+def test_bfloat16_inputs_with_trnsim_typed():
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((128, 256)).astype(np.float32)
+    b = rng.standard_normal((128, 256)).astype(np.float32)
+    got = tensor_add(trnsim.typed(a, nl.bfloat16), trnsim.typed(b, nl.bfloat16))
+    # bf16 outputs come back as float32 arrays of their exact values.
+    assert got.dtype == np.float32
+    np.testing.assert_array_equal(got, bf16(bf16(a) + bf16(b)))
+    with pytest.raises(TypeError, match="not an NKI dtype"):
+        trnsim.typed(a, np.float32)

@@ -39,6 +39,17 @@ def set_options(timing_only=None, check_hazards=None):
         _state["check_hazards"] = bool(check_hazards)
 
 
+class typed:  # noqa: N801  (used like a function: trnsim.typed(array, nl.bfloat16))
+    """An input array with the NKI dtype it is to have in HBM, for the dtypes NumPy lacks
+    (bfloat16, fp8, ...): its values, rounded to nearest even into `dtype`."""
+
+    def __init__(self, array, dtype):
+        if not isinstance(dtype, _core.DType):
+            raise TypeError(f"trnsim.typed: {dtype!r} is not an NKI dtype (nl.bfloat16, ...)")
+        self.array = array
+        self.dtype = dtype
+
+
 def last_report():
     """The timing report of the last run as a dict (total_ns, per-queue busy and stall time,
     achieved vs peak rates), or None before the first run."""
