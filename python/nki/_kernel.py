@@ -1,6 +1,7 @@
 """nki.jit, nki.simulate and kernel[grid]: calling a kernel with NumPy arrays runs it on
 trnsim."""
 
+import inspect
 import os
 
 import numpy as np
@@ -80,10 +81,14 @@ def _simulate(fn, grid, args, kwargs):
     # NumPy arrays become HBM tensors in argument order; other arguments pass through.
     arrays, names, dtypes, slots = [], [], [], []
     positional = list(args)
+    try:  # inputs are named after the kernel's parameters in errors and reports
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        params = []
     for i, a in enumerate(positional):
         if _is_input(a):
             slots.append(("arg", i))
-            names.append(f"arg{i}")
+            names.append(params[i] if i < len(params) else f"arg{i}")
     for key, a in kwargs.items():
         if _is_input(a):
             slots.append(("kw", key))
@@ -97,8 +102,9 @@ def _simulate(fn, grid, args, kwargs):
         dtype = _NUMPY_DTYPES.get(a.dtype)
         if dtype is None:
             raise TypeError(
-                f"{getattr(fn, '__name__', 'kernel')}: argument {key!r} is a NumPy array of "
-                f"{a.dtype}, which trnsim does not take (float32, float16 and the integer types "
+                f"{getattr(fn, '__name__', 'kernel')}: argument {names[len(arrays)]!r} is a NumPy "
+                f"array of {a.dtype}, which trnsim does not take (float32, float16 and the "
+                "integer types "
                 "map to NKI dtypes; trnsim.typed(array, nl.bfloat16) gives others; "
                 "docs/python.md)")
         arrays.append(np.ascontiguousarray(a))
