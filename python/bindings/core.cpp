@@ -9,6 +9,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <string>
@@ -196,7 +197,7 @@ py::array numpy_array(const runtime::HostTensor& t) {
 }
 
 // Traces `fn` (called with one Tensor per input), compiles, runs it on the chip and returns
-// (outputs as NumPy arrays, the timing report as JSON text, or "" when untimed).
+// (outputs as NumPy arrays, the timing report as JSON text or "" when untimed, host times).
 py::tuple simulate(const py::function& fn, const py::list& arrays, const py::list& names,
                    const py::list& dtypes, const std::string& chip_name, int lnc, bool timing_only,
                    bool check_hazards) {
@@ -223,7 +224,10 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   runtime::BuildOptions build;
   build.name = py::str(fn.attr("__name__")).cast<std::string>();
   build.lnc = lnc;
+  const auto start = std::chrono::steady_clock::now();
   const runtime::BuiltKernel built = runtime::build(traced, specs, chip, build);
+  const double build_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   runtime::LaunchOptions launch;
   launch.functional = !timing_only;
   launch.check_hazards = check_hazards;
@@ -238,7 +242,14 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   } else if (!result.timing.empty()) {
     report = sim::timing_report_json(result.timing.front());
   }
-  return py::make_tuple(outputs, report);
+  // Host time: tracing (the Python kernel runs here) and compiling, and simulating.
+  py::dict host;
+  host["trace_ms"] = built.trace_ms;
+  host["compile_ms"] = built.compile_ms;
+  host["build_s"] = build_s;
+  host["simulation_s"] = result.host_seconds;
+  host["instructions"] = built.compiled.stats.instructions;
+  return py::make_tuple(outputs, report, host);
 }
 
 void bind_types(py::module_& m) {

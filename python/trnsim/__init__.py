@@ -56,9 +56,16 @@ def last_report():
     return _state["last_report"]
 
 
+def last_host_times():
+    """Host time of the last run: trace_ms (the Python kernel running), compile_ms, build_s
+    (both, as the caller saw them), simulation_s, and the compiled instructions."""
+    return _state.get("last_host")
+
+
 def _run(fn, arrays, names, dtypes, lnc):
-    outputs, report = _core.simulate(
+    outputs, report, host = _core.simulate(
         fn, list(arrays), list(names), list(dtypes), _state["chip"], lnc,
         _state["timing_only"], _state["check_hazards"])
     _state["last_report"] = json.loads(report) if report else None
+    _state["last_host"] = dict(host)
     return outputs
