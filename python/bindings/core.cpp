@@ -92,6 +92,9 @@ kernel::Index to_index(const py::handle& key) {
     const std::int64_t step = field("step", 1);
     return kernel::Slice{field("start", step < 0 ? -1 : 0), field("stop", kernel::kEnd), step};
   }
+  if (!py::isinstance<py::int_>(key))
+    throw py::type_error("a tensor index is an int, a slice or nl.ds(start, size); got " +
+                         py::repr(key).cast<std::string>());
   return kernel::Index(key.cast<std::int64_t>());
 }
 

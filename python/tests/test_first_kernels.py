@@ -171,3 +171,11 @@ def test_bfloat16_inputs_with_trnsim_typed():
     np.testing.assert_array_equal(got, bf16(bf16(a) + bf16(b)))
     with pytest.raises(TypeError, match="not an NKI dtype"):
         trnsim.typed(a, np.float32)
+
+
+def test_a_bad_index_is_a_type_error():
+    def bad_index(x):
+        return x[..., 0]
+
+    with pytest.raises(TypeError, match="a tensor index is an int, a slice or nl.ds"):
+        nki.simulate(bad_index)(np.zeros((128, 4), np.float32))
