@@ -256,6 +256,14 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
 }
 
 void bind_types(py::module_& m) {
+  // NumPy dtype -> NKI dtype for the arrays that pass as they are (the nki package's lookup).
+  m.def("numpy_dtypes", [] {
+    py::dict map;
+    for (const numerics::DTypeInfo& info : numerics::all_dtypes())
+      if (const std::optional<py::dtype> native = numpy_dtype(info.dtype))
+        map[*native] = info.dtype;
+    return map;
+  });
   py::enum_<DType> dtype(m, "DType");
   for (const numerics::DTypeInfo& info : numerics::all_dtypes())
     dtype.value(std::string(info.name).c_str(), info.dtype);

@@ -10,16 +10,7 @@ import trnsim
 from trnsim import _core
 
 # NumPy dtypes that map to an NKI dtype directly (bf16 and fp8 arrays: docs/python.md).
-_NUMPY_DTYPES = {
-    np.dtype(np.float32): _core.DType.float32,
-    np.dtype(np.float16): _core.DType.float16,
-    np.dtype(np.int8): _core.DType.int8,
-    np.dtype(np.int16): _core.DType.int16,
-    np.dtype(np.int32): _core.DType.int32,
-    np.dtype(np.uint8): _core.DType.uint8,
-    np.dtype(np.uint16): _core.DType.uint16,
-    np.dtype(np.uint32): _core.DType.uint32,
-}
+_NUMPY_DTYPES = _core.numpy_dtypes()
 
 
 def _logical_cores(grid):

@@ -2,6 +2,8 @@
 the timing report, and NKI names trnsim does not have yet."""
 
 import inspect
+import os
+import sys
 
 import numpy as np
 import pytest
@@ -11,18 +13,9 @@ import nki.isa as nisa
 import nki.language as nl
 import trnsim
 
-
-@nki.jit
-def tensor_add(a, b):
-    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    rows, cols = a.shape
-    for r in nl.affine_range(rows // 128):
-        x = nl.load(a[r * 128:(r + 1) * 128, :])
-        y = nl.load(b[nl.ds(r * 128, 128), :])
-        z = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
-        nisa.tensor_tensor(dst=z, data1=x, data2=y, op=nl.add)
-        nl.store(out[r * 128:(r + 1) * 128, :], value=z)
-    return out
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "examples", "python"))
+from tensor_add import tensor_add  # noqa: E402  (examples/python/tensor_add.py)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float16])
