@@ -231,7 +231,7 @@ std::vector<Tensor> attention(std::span<const Tensor> in, const AttentionOptions
         nisa::tensor_copy(new_acc, pv);
       } else {
         nisa::scalar_tensor_tensor(new_acc, acc, isa::AluOp::kMultiply, alpha, isa::AluOp::kAdd, pv,
-                                   {.engine = isa::Engine::kVector});
+                                   {.common = {.engine = isa::Engine::kVector}});
       }
       acc = new_acc;
     }

@@ -9,6 +9,8 @@ import numpy as np
 import trnsim
 from trnsim import _core
 
+from . import language
+
 # NumPy dtypes that map to an NKI dtype directly (bf16 and fp8 arrays: docs/python.md).
 _NUMPY_DTYPES = _core.numpy_dtypes()
 
@@ -112,7 +114,16 @@ def _simulate(fn, grid, args, kwargs):
         return fn(*call_args, **call_kwargs)
 
     traced.__name__ = getattr(fn, "__name__", "kernel")
-    outputs = trnsim._run(traced, arrays, names, dtypes, _logical_cores(grid))
+    language._launch["grid_ndim"] = 0 if grid is None else 1
+    outputs, updated = trnsim._run(traced, arrays, names, dtypes, _logical_cores(grid))
+    # Arguments the kernel wrote in place: copied back into the caller's arrays.
+    for (kind, key), after in zip(slots, updated):
+        if after is None:
+            continue
+        target = positional[key] if kind == "arg" else kwargs[key]
+        if isinstance(target, trnsim.typed):
+            target = target.array
+        target[...] = after.astype(target.dtype, copy=False)
     if not outputs:
         return None
     return outputs[0] if len(outputs) == 1 else tuple(outputs)

@@ -30,8 +30,34 @@ def missing(module, name, provided):
 
 # Names that work with a difference from NKI 0.6 worth knowing (docs/python.md's table).
 DIFFERENCES = {
-    "nki.isa.nc_matmul": "accumulate=None overwrites; NKI: the first write to a PSUM location "
-                         "overwrites, later ones add",
+    "nki.isa.nc_matmul": "is_stationary_onezero and is_moving_onezero (hints) are accepted, not "
+                         "modelled",
+    "nki.isa.activation": "reduce_res gets a sum (reduce_op=nl.add) within the instruction; "
+                          "reduce_cmd reduce / load_reduce are not implemented",
+    "nki.isa.activation_reduce": "reduce_op=nl.add only",
+    "nki.isa.exponential": "reduce_cmd idle / reset_reduce and reduce_init=0 only",
+    "nki.isa.range_select": "reduce_cmd idle / reset_reduce and reduce_op=nl.maximum only",
+    "nki.isa.select_reduce": "without reduce_res and reverse_pred (a plain select); on_false is "
+                             "a number or a [P, 1] tile",
+    "nki.isa.tensor_tensor_scan": "reverse0 / reverse1 are not implemented",
+    "nki.isa.dma_copy": "priority, oob_mode, dge_mode and engine are accepted, not modelled (one "
+                        "pool of DMA queues)",
+    "nki.isa.dma_transpose": "2-D (axes=(1, 0)); priority, dge_mode and oob_mode are accepted, "
+                             "not modelled",
+    "nki.isa.local_gather": "num_valid_indices is not implemented",
+    "nki.isa.rand2": "number bounds only",
+    "nki.isa.core_barrier": "joins all cores of the logical core; the semaphore tile is not used",
+    "nki.isa.reduce_cmd": "reduce and load_reduce raise NotImplementedError",
+    "nki.isa.dge_mode": "accepted, not modelled",
+    "nki.isa.oob_mode": "accepted; an out-of-bounds access is always an error",
+    "nki.language.ndarray": "address= places a tile at partition 0 only",
+    "nki.language.where": "with a full-tile y, a -0.0 taken from x or y becomes +0.0 (two "
+                          "selects added)",
+    "nki.language.var": "over all free axes of a tile",
+    "nki.language.softmax": "over the last axis",
+    "nki.language.broadcast_to": "a partition dim of 1 goes through a scratch HBM row (two DMAs)",
+    "nki.language.program_ndim": "0 without a grid, else 1 (a grid is one logical core)",
+    "nki.language.DType": "the dtypes' enum type (NKI: an alias of str)",
     "nki.language.tile_size": "known while a kernel is traced (it depends on the chip)",
     "nki.jit": "runs on trnsim when called with NumPy arrays; other keyword arguments are "
                "ignored",

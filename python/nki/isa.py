@@ -1,18 +1,23 @@
 """nki.isa (NKI 0.6): one function per instruction, dst first, with NKI's keyword names and
-defaults; each is the C++ kernel API's call of the same name (python/bindings/core.cpp)."""
+defaults; each is the C++ kernel API's call of the same name (python/bindings/isa.cpp)."""
+
+import enum
 
 from trnsim import _core
 
 from . import _names
 
-tensor_tensor = _core.isa.tensor_tensor
-tensor_scalar = _core.isa.tensor_scalar
-activation = _core.isa.activation
-tensor_copy = _core.isa.tensor_copy
-memset = _core.isa.memset
-dma_copy = _core.isa.dma_copy
-nc_matmul = _core.isa.nc_matmul
-nc_transpose = _core.isa.nc_transpose
+_INSTRUCTIONS = (
+    "nc_matmul", "nc_matmul_mx", "nc_transpose", "activation", "activation_reduce",
+    "exponential", "tensor_tensor", "tensor_scalar", "scalar_tensor_tensor", "tensor_copy",
+    "memset", "reciprocal", "tensor_tensor_scan", "tensor_reduce", "tensor_partition_reduce",
+    "bn_stats", "bn_aggr", "max8", "nc_find_index8", "iota", "affine_select", "range_select",
+    "select_reduce", "dma_copy", "dma_transpose", "local_gather", "nc_stream_shuffle",
+    "quantize_mx", "rand2", "rand_set_state", "rand_get_state", "core_barrier",
+)
+for _name in _INSTRUCTIONS:
+    globals()[_name] = getattr(_core.isa, _name)
+del _name
 
 
 class engine:  # noqa: N801  (NKI's spelling)
@@ -23,6 +28,7 @@ class engine:  # noqa: N801  (NKI's spelling)
     scalar = _core.Engine.scalar
     gpsimd = _core.Engine.gpsimd
     sync = _core.Engine.sync
+    dma = _core.Engine.dma
 
 
 # The deprecated engine constants NKI 0.6 still accepts.
@@ -31,6 +37,57 @@ vector_engine = engine.vector
 scalar_engine = engine.scalar
 gpsimd_engine = engine.gpsimd
 unknown_engine = engine.unknown
+
+
+class matmul_perf_mode:  # noqa: N801
+    """nc_matmul's performance mode (double_row: two rows of FP8 per PE row)."""
+    none = _core.MatmulPerfMode.none
+    double_row = _core.MatmulPerfMode.double_row
+
+
+class reduce_cmd(enum.Enum):  # noqa: N801
+    """The accumulator command of reducing instructions. trnsim reduces within one
+    instruction (idle, reset_reduce); reduce and load_reduce, which carry the accumulator
+    from one instruction to the next, raise NotImplementedError."""
+    idle = 0
+    reset = 1
+    reduce = 2
+    reset_reduce = 3
+    load_reduce = 4
+
+
+class dge_mode(enum.Enum):  # noqa: N801
+    """DMA descriptor generation (accepted; trnsim models one pool of DMA queues)."""
+    unknown = 0
+    swdge = 1
+    hwdge = 2
+    none = 3
+
+
+class oob_mode(enum.Enum):  # noqa: N801
+    """Out-of-bounds handling of indirect DMA (accepted; an out-of-bounds access is an
+    error in trnsim)."""
+    error = 0
+    skip = 1
+
+
+class dma_engine(enum.Enum):  # noqa: N801
+    """The engine sendrecv uses."""
+    dma = 1
+    gpsimd_dma = 2
+
+
+class nc_version(enum.IntEnum):  # noqa: N801
+    """NeuronCore generations: gen2 = Trainium1, gen3 = Trainium2, gen4 = Trainium3."""
+    gen2 = 2
+    gen3 = 3
+    gen4 = 4
+
+
+def get_nc_version():
+    """The NeuronCore generation of the chip the kernel is traced for."""
+    return nc_version(_core.nc_generation())
+
 
 _PROVIDED = {n for n in globals() if not n.startswith("_")}
 

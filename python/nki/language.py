@@ -15,12 +15,14 @@ float8_e5m2 = _core.DType.float8_e5m2
 float8_e4m3fn_x4 = _core.DType.float8_e4m3fn_x4
 float8_e5m2_x4 = _core.DType.float8_e5m2_x4
 float4_e2m1fn_x4 = _core.DType.float4_e2m1fn_x4
+float8_e8m0fnu = _core.DType.float8_e8m0fnu
 int8 = _core.DType.int8
 int16 = _core.DType.int16
 int32 = _core.DType.int32
 uint8 = _core.DType.uint8
 uint16 = _core.DType.uint16
 uint32 = _core.DType.uint32
+DType = _core.DType  # the type of the dtypes above
 
 # Buffers.
 sbuf = _core.Buffer.sbuf
@@ -28,13 +30,63 @@ psum = _core.Buffer.psum
 hbm = _core.Buffer.private_hbm
 private_hbm = _core.Buffer.private_hbm
 shared_hbm = _core.Buffer.shared_hbm
+MemoryRegion = _core.Buffer  # the type of the buffers above
 
 ndarray = _core.ndarray
-zeros = _core.zeros
+full = _core.full
 load = _core.load
 store = _core.store
+copy = _core.copy
+matmul = _core.matmul
+transpose = _core.transpose
+softmax = _core.softmax
 program_id = _core.program_id
 num_programs = _core.num_programs
+
+
+def program_ndim():
+    """The number of dims of the launch grid: 0 without one (kernel(...)), else 1 (trnsim
+    launches kernel[n] and kernel[(n,)] on a logical core of n)."""
+    return _launch["grid_ndim"]
+
+
+_launch = {"grid_ndim": 0}  # set by nki.jit for the launch being traced
+
+
+def zeros(shape, dtype, buffer=sbuf, name=""):
+    return _core.full(shape, 0.0, dtype, buffer, name)
+
+
+def ones(shape, dtype, buffer=sbuf, name=""):
+    return _core.full(shape, 1.0, dtype, buffer, name)
+
+
+def zeros_like(x, dtype=None, buffer=None, name=""):
+    return _core.full(x.shape, 0.0, dtype or x.dtype, buffer or sbuf, name)
+
+
+def empty_like(x, dtype=None, buffer=None, name=""):
+    return _core.ndarray(x.shape, dtype or x.dtype, buffer or sbuf, name)
+
+
+def _buffer_of(x):
+    return x.buffer if isinstance(x, _core.Tensor) else x
+
+
+def is_hbm(buffer):
+    return _buffer_of(buffer) in (_core.Buffer.private_hbm, _core.Buffer.shared_hbm)
+
+
+def is_sbuf(buffer):
+    return _buffer_of(buffer) == _core.Buffer.sbuf
+
+
+def is_psum(buffer):
+    return _buffer_of(buffer) == _core.Buffer.psum
+
+
+def is_on_chip(buffer):
+    return is_sbuf(buffer) or is_psum(buffer)
 
 
 def ds(start, size):
@@ -119,6 +171,178 @@ for _f in _core.ActivationFunc.__members__.values():
     if _f.name not in globals():  # an ALU op of the same name (abs, ...) keeps its ALU meaning
         globals()[_f.name] = _Activation(_f.name, _f)
 del _op, _f
+
+
+# Reductions over free axes, into a new SBUF tile (nki.isa.tensor_reduce).
+
+def _free_axes(x, axis):
+    axes = [axis] if isinstance(axis, int) else list(axis)
+    return sorted(a + x.ndim if a < 0 else a for a in axes)
+
+
+def _reduced_shape(x, axes, keepdims):
+    if keepdims:
+        shape = [1 if d in axes else n for d, n in enumerate(x.shape)]
+    else:
+        shape = [n for d, n in enumerate(x.shape) if d not in axes]
+    return shape + [1] * (2 - len(shape))  # an on-chip tile has at least 2 dims
+
+
+def _reduce(op, x, axis, dtype, keepdims, result_dtype=None):
+    axes = _free_axes(x, axis)
+    out = _core.ndarray(_reduced_shape(x, axes, keepdims), result_dtype or dtype or x.dtype, sbuf)
+    _core.isa.tensor_reduce(out, op, x, axis=axes)
+    return out
+
+
+def sum(x, axis, dtype=None, keepdims=False):  # noqa: A001  (NKI's name)
+    return _reduce(_core.AluOp.add, x, axis, dtype, keepdims)
+
+
+def prod(x, axis, dtype=None, keepdims=False):
+    return _reduce(_core.AluOp.multiply, x, axis, dtype, keepdims)
+
+
+def max(x, axis, dtype=None, keepdims=False):  # noqa: A001
+    return _reduce(_core.AluOp.maximum, x, axis, dtype, keepdims)
+
+
+def min(x, axis, dtype=None, keepdims=False):  # noqa: A001
+    return _reduce(_core.AluOp.minimum, x, axis, dtype, keepdims)
+
+
+def all(x, axis, dtype=None):  # noqa: A001
+    return _reduce(_core.AluOp.logical_and, x, axis, dtype, False)
+
+
+def _count(x, axes):
+    n = 1
+    for d in axes:
+        n *= x.shape[d]
+    return n
+
+
+def mean(x, axis, dtype=None, keepdims=False):
+    """The fp32 sum, then one multiply by 1/n rounded once into dtype."""
+    axes = _free_axes(x, axis)
+    total = _reduce(_core.AluOp.add, x, axes, None, keepdims, result_dtype=float32)
+    out = _core.ndarray(total.shape, dtype or x.dtype, sbuf)
+    _core.isa.tensor_scalar(out, total, op0=_core.AluOp.multiply, operand0=1.0 / _count(x, axes))
+    return out
+
+
+def var(x, axis, dtype=None, keepdims=False):
+    """The population variance (NumPy's ddof=0) over all free axes: the mean, the squared
+    deviations, their fp32 sum times 1/n."""
+    axes = _free_axes(x, axis)
+    if axes != list(range(1, x.ndim)):
+        raise NotImplementedError("nl.var over some of a tile's free axes is not implemented in "
+                                  "trnsim yet (over all of them it is)")
+    m = mean(x, axes, dtype=float32, keepdims=True)
+    flat = [x.shape[0], _count(x, axes)]
+    deviation = _core.ndarray(flat, float32, sbuf)
+    _core.isa.tensor_scalar(deviation, x.reshape(flat) if x.ndim > 2 else x,
+                            op0=_core.AluOp.subtract, operand0=m.reshape([x.shape[0], 1]))
+    square = _core.ndarray(flat, float32, sbuf)
+    _core.isa.tensor_tensor(square, deviation, deviation, op=_core.AluOp.multiply)
+    total = _reduce(_core.AluOp.add, square, 1, float32, keepdims=True)
+    out = _core.ndarray(_reduced_shape(x, axes, keepdims), dtype or x.dtype, sbuf)
+    _core.isa.tensor_scalar(out, total.reshape(out.shape), op0=_core.AluOp.multiply,
+                            operand0=1.0 / flat[1])
+    return out
+
+
+def negative(x, dtype=None):
+    out = _core.ndarray(x.shape, dtype or x.dtype, sbuf)
+    _core.isa.tensor_scalar(out, x, op0=_core.AluOp.multiply, operand0=-1.0)
+    return out
+
+
+def logical_not(x, dtype=None):
+    """1 where x is 0, else 0."""
+    out = _core.ndarray(x.shape, dtype or x.dtype, sbuf)
+    _core.isa.tensor_scalar(out, x, op0=_core.AluOp.equal, operand0=0.0)
+    return out
+
+
+def _predicate(condition, when_zero=False):
+    """A uint8 select predicate from a condition of any dtype: 1 where it is nonzero (or,
+    when_zero, where it is zero)."""
+    out = _core.ndarray(condition.shape, uint8, sbuf)
+    test = _core.AluOp.equal if when_zero else _core.AluOp.not_equal
+    _core.isa.tensor_scalar(out, condition, op0=test, operand0=0.0)
+    return out
+
+
+def where(condition, x, y, dtype=None):
+    """x where condition is nonzero, else y. A number or [P, 1] y is one select; a full-tile
+    y is two selects added (so a -0.0 taken from either becomes +0.0)."""
+    shape = condition.shape
+    tile_x = _is_tensor(x) and tuple(x.shape) == tuple(shape)
+    tile_y = _is_tensor(y) and tuple(y.shape) == tuple(shape)
+    if not tile_x and not tile_y:
+        raise TypeError("nl.where: x or y must be a tile of the condition's shape")
+    if not tile_y:
+        out = _core.ndarray(shape, dtype or x.dtype, sbuf)
+        _core.isa.select_reduce(out, _predicate(condition), x, y)
+        return out
+    negated = _predicate(condition, when_zero=True)
+    if not tile_x:
+        out = _core.ndarray(shape, dtype or y.dtype, sbuf)
+        _core.isa.select_reduce(out, negated, y, x)
+        return out
+    first = _core.ndarray(shape, float32, sbuf)
+    _core.isa.select_reduce(first, _predicate(condition), x, 0.0)
+    second = _core.ndarray(shape, float32, sbuf)
+    _core.isa.select_reduce(second, negated, y, 0.0)
+    out = _core.ndarray(shape, dtype or x.dtype, sbuf)
+    _core.isa.tensor_tensor(out, first, second, op=_core.AluOp.add)
+    return out
+
+
+def expand_dims(x, axis):
+    """A view of x with a new size-1 dim at axis."""
+    return x.expand_dim(axis)
+
+
+def broadcast_to(x, shape, dtype=None):
+    """x broadcast to shape. Free dims of size 1: a view (no data moves) unless dtype asks for
+    a cast. The partition dim of size 1 ([1, F] -> [P, F]): a new SBUF tile, through a
+    scratch HBM row the DMA reads P times."""
+    shape = list(shape)
+    if len(shape) != x.ndim:
+        raise ValueError(f"nl.broadcast_to: a {x.ndim}-dim tile to shape {shape}")
+    if is_hbm(x.buffer):
+        raise ValueError("nl.broadcast_to takes an on-chip tile (view an HBM tensor with "
+                         ".broadcast(dim, size))")
+    view = x
+    for d in range(1, x.ndim):
+        if view.shape[d] != shape[d]:
+            view = view.broadcast(d, shape[d])
+    if shape[0] == x.shape[0]:
+        return view if dtype is None or dtype == x.dtype else copy(view, dtype)
+    if x.shape[0] != 1:
+        raise ValueError(f"nl.broadcast_to: partition dim {x.shape[0]} to {shape[0]} (only a "
+                         "partition dim of 1 broadcasts)")
+    row = _core.ndarray(list(x.shape), x.dtype, private_hbm)
+    _core.isa.dma_copy(row, x)
+    rows = row.broadcast(0, shape[0])
+    for d in range(1, x.ndim):
+        if rows.shape[d] != shape[d]:
+            rows = rows.broadcast(d, shape[d])
+    out = _core.ndarray(shape, dtype or x.dtype, sbuf)
+    _core.isa.dma_copy(out, rows)
+    return out
+
+
+def load_transpose2d(src, dtype=None):
+    """HBM [A, B] -> a new SBUF tile [B, A]: one DMA transpose (and a copy to cast)."""
+    if len(src.shape) != 2:
+        raise ValueError(f"nl.load_transpose2d takes a 2-D HBM tensor, not {list(src.shape)}")
+    out = _core.ndarray([src.shape[1], src.shape[0]], src.dtype, sbuf)
+    _core.isa.dma_transpose(out, src)  # a DMA transpose keeps the dtype
+    return out if dtype is None or dtype == src.dtype else copy(out, dtype)
+
 
 _PROVIDED = {n for n in globals() if not n.startswith("_")}
 

@@ -12,12 +12,16 @@ from . import _core
 
 Error = _core.Error  # every trnsim error: "file:line:col: error: what (why)" and notes
 
+_DEFAULT_OPTIONS = {"timing_only": False, "check_hazards": True, "uninitialized": "error",
+                    "seed": None}
 _state = {
     "chip": os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3"),
-    "timing_only": False,
-    "check_hazards": True,
+    "options": dict(_DEFAULT_OPTIONS),
     "last_report": None,
+    "last_run": None,
 }
+
+_UNINITIALIZED = ("error", "nan", "ignore")
 
 
 def set_chip(chip):
@@ -30,13 +34,37 @@ def chip():
     return _state["chip"]
 
 
-def set_options(timing_only=None, check_hazards=None):
-    """timing_only: time the run without computing data (outputs are None);
-    check_hazards: check the compiled kernel for races between queues."""
+def set_options(timing_only=None, check_hazards=None, uninitialized=None, seed=None):
+    """Options of the next runs (None leaves one as it is):
+    timing_only: time the run without computing data (outputs are None);
+    check_hazards: check the compiled kernel for races between queues;
+    uninitialized: reading on-chip or HBM bytes nothing wrote is an "error" (the default),
+    reads NaN ("nan", as NKI's simulator fills them) or reads whatever is there ("ignore");
+    seed: the seed of stochastic rounding and the random-number instructions (default: the
+    compiled program's own); reset_options() restores every default."""
+    options = _state["options"]
     if timing_only is not None:
-        _state["timing_only"] = bool(timing_only)
+        options["timing_only"] = bool(timing_only)
     if check_hazards is not None:
-        _state["check_hazards"] = bool(check_hazards)
+        options["check_hazards"] = bool(check_hazards)
+    if uninitialized is not None:
+        if uninitialized not in _UNINITIALIZED:
+            raise ValueError(f"trnsim.set_options(uninitialized={uninitialized!r}): one of "
+                             f"{', '.join(_UNINITIALIZED)}")
+        options["uninitialized"] = uninitialized
+    if seed is not None:
+        options["seed"] = int(seed)
+
+
+def options():
+    """The options of the next runs (a copy)."""
+    return dict(_state["options"])
+
+
+def reset_options():
+    """The default options: functional and timed, hazards checked, uninitialized reads are
+    errors, each program's own seed."""
+    _state["options"] = dict(_DEFAULT_OPTIONS)
 
 
 class typed:  # noqa: N801  (used like a function: trnsim.typed(array, nl.bfloat16))
@@ -62,10 +90,28 @@ def last_host_times():
     return _state.get("last_host")
 
 
+def last_run():
+    """The last run: .write_profile(html=..., trace=...) writes the profiler's explorer
+    report (HTML) and Perfetto trace (JSON) of it and returns its headline figures and
+    suggestions; .assembly() and .ir() are the compiled programs and the traced kernel as
+    text; None before the first run."""
+    return _state["last_run"]
+
+
+def write_profile(html=None, trace=None):
+    """The explorer report and/or Perfetto trace of the last run (see last_run())."""
+    run = last_run()
+    if run is None:
+        raise RuntimeError("trnsim.write_profile: no kernel has run yet")
+    return run.write_profile(html=str(html or ""), trace=str(trace or ""))
+
+
 def _run(fn, arrays, names, dtypes, lnc):
-    outputs, report, host = _core.simulate(
-        fn, list(arrays), list(names), list(dtypes), _state["chip"], lnc,
-        _state["timing_only"], _state["check_hazards"])
+    """Runs a kernel: (its outputs, per input its contents after the run when the kernel
+    wrote it, else None)."""
+    outputs, report, host, updated, run = _core.simulate(
+        fn, list(arrays), list(names), list(dtypes), _state["chip"], lnc, _state["options"])
     _state["last_report"] = json.loads(report) if report else None
     _state["last_host"] = dict(host)
-    return outputs
+    _state["last_run"] = run
+    return outputs, updated

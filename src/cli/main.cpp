@@ -9,6 +9,7 @@
 
 #include "arch/arch.h"
 #include "cli/commands.h"
+#include "cli/python_kernel.h"
 #include "cli/run_asm.h"
 #include "cli/version.h"
 #include "util/diagnostic.h"
@@ -36,6 +37,8 @@ bool has_non_finite_negative(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (trnsim::cli::names_python_kernel(argc, argv))
+    return trnsim::cli::run_python_kernel(argc, argv);
   trnsim::util::keep_freed_memory_for_reuse();
   CLI::App app{"trnsim: a simulator and toolchain for Trainium-class accelerators"};
   app.set_version_flag("--version",

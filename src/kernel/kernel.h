@@ -22,6 +22,7 @@
 // the line. Tracing runs the kernel once per program id (logical core size, NKI kernel[n]).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -135,6 +136,12 @@ class Tensor {
   // Same bytes as another dtype; the last dim is rescaled by the size ratio.
   Tensor view(DType dtype, Loc loc = Loc::current()) const;
   bool is_contiguous() const;
+  // NKI's t.ap(pattern, offset, dtype): a view of the whole storage (not of this view) with
+  // an explicit pattern of [step, count] pairs, major to minor, in elements from `offset`.
+  // On-chip storages take [elements per partition, partitions] first. `dtype` reads the
+  // storage's bytes as another type (steps and offset count its elements).
+  Tensor pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, std::int64_t offset = 0,
+                 std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current()) const;
 
   // The (virtual) access pattern an operation on this view gets (ir.h explains the
   // addressing). Dims of size 1 are dropped and adjacent dims merged; more than 4 free dims
@@ -292,8 +299,9 @@ Tensor copy(const Tensor& src, std::optional<DType> dtype = std::nullopt, Loc lo
 // x[K, M]^T... as NKI's nl.matmul(x, y, transpose_x): transpose_x=true means x is already
 // [K, M] (stationary layout). Returns a new fp32 PSUM tile [M, N].
 Tensor matmul(const Tensor& x, const Tensor& y, bool transpose_x = false, Loc loc = Loc::current());
-// A new PSUM tile holding x^T (tensor engine, x <= [128, 128]).
-Tensor transpose(const Tensor& x, Loc loc = Loc::current());
+// A new PSUM tile holding x^T (tensor engine, x <= [128, 128]), of dtype (default x's).
+Tensor transpose(const Tensor& x, std::optional<DType> dtype = std::nullopt,
+                 Loc loc = Loc::current());
 
 // Elementwise helpers returning new SBUF tiles (dtype defaults to the input's).
 Tensor exp(const Tensor& x, Loc loc = Loc::current());
@@ -305,8 +313,10 @@ Tensor maximum(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current(
 // Reductions over the last free dim into a new [P, 1] fp32 tile.
 Tensor max(const Tensor& x, Loc loc = Loc::current());
 Tensor sum(const Tensor& x, Loc loc = Loc::current());
-// Row-wise numerically stable softmax over the last free dim of an on-chip tile.
-Tensor softmax(const Tensor& x, Loc loc = Loc::current());
+// Row-wise numerically stable softmax over the last free dim of an on-chip tile, into a new
+// SBUF tile of dtype (default x's; fp32 for a PSUM x).
+Tensor softmax(const Tensor& x, std::optional<DType> dtype = std::nullopt,
+               Loc loc = Loc::current());
 
 }  // namespace trnsim::nl
 
@@ -332,7 +342,9 @@ struct Common {
 };
 
 struct MatmulOptions {
-  bool accumulate = false;  // add into dst (PSUM accumulation) instead of overwriting
+  // true: add into dst (PSUM accumulation); false: overwrite; unset (NKI's accumulate=None):
+  // the first matmul write to a PSUM location overwrites, later ones add.
+  std::optional<bool> accumulate = false;
   bool is_transpose = false;
   isa::MatmulPerfMode perf_mode = isa::MatmulPerfMode::kNone;
   std::uint32_t tile_row = 0, tile_col = 0, tile_rows = 0, tile_cols = 0;
@@ -369,9 +381,14 @@ struct TensorScalarOptions {
 };
 void tensor_scalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
                    const TensorScalarOptions& options = {}, Loc loc = Loc::current());
+struct ScalarTensorTensorOptions {
+  bool reverse0 = false;  // operand0 op0 data instead of data op0 operand0
+  bool reverse1 = false;  // operand1 op1 (...) instead of (...) op1 operand1
+  Common common;
+};
 void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
-                          AluOp op1, const Tensor& operand1, const Common& common = {},
-                          Loc loc = Loc::current());
+                          AluOp op1, const Tensor& operand1,
+                          const ScalarTensorTensorOptions& options = {}, Loc loc = Loc::current());
 
 struct ReduceOptions {
   std::uint32_t axes = 1;  // innermost free dims reduced
@@ -404,6 +421,22 @@ void iota(const Tensor& dst, const AffineOptions& options, Loc loc = Loc::curren
 // dst = cmp_op(offset + channel_multiplier * p + pattern . i, 0) ? on_true : on_false_value
 void affine_select(const Tensor& dst, const Tensor& on_true, AluOp cmp_op, float on_false_value,
                    const AffineOptions& options, Loc loc = Loc::current());
+struct RangeSelectOptions {
+  std::optional<Tensor> reduce_res;  // [P, 1]: per-partition maximum of the result
+  std::int32_t range_start = 0;      // the index of the first free element
+  float on_false_value = -3.4028234663852886e38f;
+  Common common;
+};
+// dst[p, i] = on_true[p, i] where (range_start + i) comp_op0 bound0 and comp_op1 bound1,
+// else on_false_value (bounds: numbers or [P, 1] tiles).
+void range_select(const Tensor& dst, const Tensor& on_true, AluOp comp_op0, AluOp comp_op1,
+                  const Scalar& bound0, const Scalar& bound1,
+                  const RangeSelectOptions& options = {}, Loc loc = Loc::current());
+// Within each 32-partition quadrant, dst partition k gets src partition mask[k] (255: dst
+// partition k is left as it is).
+void nc_stream_shuffle(const Tensor& dst, const Tensor& src,
+                       const std::array<std::uint8_t, 32>& mask, const Common& common = {},
+                       Loc loc = Loc::current());
 void memset(const Tensor& dst, float value, const Common& common = {}, Loc loc = Loc::current());
 void max8(const Tensor& dst, const Tensor& src, const Common& common = {},
           Loc loc = Loc::current());
@@ -426,6 +459,9 @@ void local_gather(const Tensor& dst, const Tensor& src, const Tensor& index,
                   Loc loc = Loc::current());
 void rand2(const Tensor& dst, float min, float max, const Common& common = {},
            Loc loc = Loc::current());
+// The engine's per-partition XORWOW state (6 uint32 per partition): load it / store it.
+void rand_set_state(const Tensor& src_seeds, const Common& common = {}, Loc loc = Loc::current());
+void rand_get_state(const Tensor& dst, const Common& common = {}, Loc loc = Loc::current());
 // A registered GpSimd operator (sim::register_custom_op) over SBUF tiles.
 void custom_op(const std::string& op, const std::vector<Tensor>& outputs,
                const std::vector<Tensor>& inputs, std::vector<float> params = {},

@@ -50,7 +50,15 @@ MatmulOp matmul_op(const Tensor& dst, const Tensor& stationary, const Tensor& mo
   op.dst = dst.ap(loc);
   op.stationary = stationary.ap(loc);
   op.moving = moving.ap(loc);
-  op.accumulate = o.accumulate ? AccumulateMode::kAccumulate : AccumulateMode::kOverwrite;
+  Tracer& tracer = Tracer::current(loc);
+  bool accumulate = false;
+  if (o.accumulate) {
+    accumulate = *o.accumulate;
+    tracer.note_matmul_write(op.dst);
+  } else {
+    accumulate = tracer.matmul_accumulates(op.dst, loc);
+  }
+  op.accumulate = accumulate ? AccumulateMode::kAccumulate : AccumulateMode::kOverwrite;
   op.tile_row = o.tile_row;
   op.tile_rows = o.tile_rows;
   return op;
@@ -123,7 +131,8 @@ void tensor_scalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scala
 }
 
 void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
-                          AluOp op1, const Tensor& operand1, const Common& c, Loc loc) {
+                          AluOp op1, const Tensor& operand1, const ScalarTensorTensorOptions& o,
+                          Loc loc) {
   isa::ScalarTensorTensor t;
   t.dst = dst.ap(loc);
   t.data = data.ap(loc);
@@ -131,7 +140,9 @@ void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, cons
   t.operand0 = scalar(operand0, loc);
   t.op1 = op1;
   t.operand1 = operand1.ap(loc);
-  record(t, c, loc);
+  t.reverse0 = o.reverse0;
+  t.reverse1 = o.reverse1;
+  record(t, o.common, loc);
 }
 
 void tensor_reduce(const Tensor& dst, const Tensor& data, AluOp op, const ReduceOptions& o,
@@ -210,6 +221,27 @@ void affine_select(const Tensor& dst, const Tensor& on_true, AluOp cmp_op, float
   record(t, o.common, loc);
 }
 
+void range_select(const Tensor& dst, const Tensor& on_true, AluOp comp_op0, AluOp comp_op1,
+                  const Scalar& bound0, const Scalar& bound1, const RangeSelectOptions& o,
+                  Loc loc) {
+  isa::RangeSelect t;
+  t.dst = dst.ap(loc);
+  t.on_true = on_true.ap(loc);
+  t.comp_op0 = comp_op0;
+  t.comp_op1 = comp_op1;
+  t.bound0 = scalar(bound0, loc);
+  t.bound1 = scalar(bound1, loc);
+  t.on_false_value = o.on_false_value;
+  t.range_start = o.range_start;
+  if (o.reduce_res) t.reduce_res = o.reduce_res->ap(loc);
+  record(t, o.common, loc);
+}
+
+void nc_stream_shuffle(const Tensor& dst, const Tensor& src,
+                       const std::array<std::uint8_t, 32>& mask, const Common& c, Loc loc) {
+  record(isa::NcStreamShuffle{dst.ap(loc), src.ap(loc), mask}, c, loc);
+}
+
 void memset(const Tensor& dst, float value, const Common& c, Loc loc) {
   record(isa::Memset{dst.ap(loc), value}, c, loc);
 }
@@ -248,6 +280,14 @@ void local_gather(const Tensor& dst, const Tensor& src, const Tensor& index,
 
 void rand2(const Tensor& dst, float min, float max, const Common& c, Loc loc) {
   record(isa::Rand2{dst.ap(loc), min, max}, c, loc);
+}
+
+void rand_set_state(const Tensor& src_seeds, const Common& c, Loc loc) {
+  record(isa::RandSetState{src_seeds.ap(loc)}, c, loc);
+}
+
+void rand_get_state(const Tensor& dst, const Common& c, Loc loc) {
+  record(isa::RandGetState{dst.ap(loc)}, c, loc);
 }
 
 void custom_op(const std::string& name, const std::vector<Tensor>& outputs,

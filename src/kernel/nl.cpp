@@ -126,10 +126,10 @@ Tensor copy(const Tensor& src, std::optional<DType> dtype, Loc loc) {
   return t;
 }
 
-Tensor transpose(const Tensor& x, Loc loc) {
+Tensor transpose(const Tensor& x, std::optional<DType> dtype, Loc loc) {
   require_on_chip(x, "nl::transpose", loc);
   if (x.ndim() != 2) throw KernelError(origin_of(loc), "nl::transpose takes a 2-D tile");
-  Tensor t = ndarray({x.shape()[1], x.shape()[0]}, x.dtype(), psum, "", loc);
+  Tensor t = ndarray({x.shape()[1], x.shape()[0]}, dtype.value_or(x.dtype()), psum, "", loc);
   nisa::nc_transpose(t, x, {.engine = isa::Engine::kTensor}, loc);
   return t;
 }
@@ -138,7 +138,8 @@ Tensor matmul(const Tensor& x, const Tensor& y, bool transpose_x, Loc loc) {
   require_on_chip(x, "nl::matmul", loc);
   require_on_chip(y, "nl::matmul", loc);
   Tensor stationary = x;
-  if (!transpose_x) stationary = copy(transpose(x, loc), x.dtype(), loc);  // [M, K] -> [K, M]
+  if (!transpose_x)
+    stationary = copy(transpose(x, std::nullopt, loc), x.dtype(), loc);  // [M, K] -> [K, M]
   const std::int64_t m = stationary.size() / stationary.shape()[0];
   const std::int64_t n = y.size() / y.shape()[0];
   Tensor out = ndarray({m, n}, DType::kFloat32, psum, "", loc);
@@ -197,7 +198,7 @@ Tensor sum(const Tensor& x, Loc loc) {
   return reduce(x, isa::AluOp::kAdd, loc);
 }
 
-Tensor softmax(const Tensor& x, Loc loc) {
+Tensor softmax(const Tensor& x, std::optional<DType> dtype, Loc loc) {
   require_on_chip(x, "nl::softmax", loc);
   const std::int64_t p = x.shape()[0];
   // -max per row, then exp(x - max) with the row sums accumulated by the same instruction,
@@ -209,7 +210,8 @@ Tensor softmax(const Tensor& x, Loc loc) {
   nisa::activation(e, isa::ActivationFunc::kExp, x, {.bias = neg_max, .reduce_res = sums}, loc);
   Tensor inv = ndarray({p, 1}, DType::kFloat32, sbuf, "", loc);
   nisa::reciprocal(inv, sums, {}, loc);
-  Tensor out = ndarray(x.shape(), x.buffer() == psum ? DType::kFloat32 : x.dtype(), sbuf, "", loc);
+  Tensor out = ndarray(x.shape(), dtype.value_or(x.buffer() == psum ? DType::kFloat32 : x.dtype()),
+                       sbuf, "", loc);
   nisa::tensor_scalar(out, e, isa::AluOp::kMultiply, inv, {}, loc);
   return out;
 }

@@ -267,6 +267,64 @@ Tensor Tensor::view(DType dtype, Loc loc) const {
   return out;
 }
 
+Tensor Tensor::pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, std::int64_t offset,
+                       std::optional<DType> dtype, Loc loc) const {
+  if (!valid_) fail(loc, ".ap() of an invalid (default-constructed) tensor");
+  Tracer& tracer = Tracer::current(loc);
+  const Storage& s = tracer.storage_of(*this, loc);
+  const DType type = dtype.value_or(s.dtype);
+  const auto elem = static_cast<std::int64_t>(numerics::storage_bytes(type));
+  const bool on_chip = is_on_chip(s.buffer);
+  const auto bytes = static_cast<std::int64_t>(s.bytes);
+  if (bytes % elem != 0)
+    fail(loc, fmt::format(".ap(dtype={}): '{}' holds {} bytes{}, not a whole number of {}",
+                          numerics::name(type), s.name, bytes, on_chip ? " per partition" : "",
+                          numerics::name(type)));
+  const std::int64_t extent = bytes / elem;  // elements per partition (on-chip) or in all
+  const std::size_t first_free = on_chip ? 1 : 0;
+  if (pattern.size() < first_free + 1 || pattern.size() > first_free + 5)
+    fail(loc, fmt::format(".ap(): a pattern of '{}' has {} to {} [step, count] pairs, not {}",
+                          s.name, first_free + 1, first_free + 5, pattern.size()));
+  if (offset < 0) fail(loc, fmt::format(".ap(): offset {} is negative", offset));
+  Tensor out = tracer.view_of(s.id);
+  out.dtype_ = type;
+  out.shape_.clear();
+  out.strides_.clear();
+  for (const auto& [step, count] : pattern) {
+    if (count < 1)
+      fail(loc, fmt::format(".ap(): a count of {} (every count is at least 1)", count));
+    out.shape_.push_back(count);
+    out.strides_.push_back(step);
+  }
+  std::int64_t start = offset;
+  if (on_chip) {
+    if (pattern[0][0] != extent)
+      fail(loc, fmt::format(".ap(): the first pair of an on-chip pattern is [elements per "
+                            "partition, partitions] = [{}, ...] for '{}', not [{}, {}]",
+                            extent, s.name, pattern[0][0], pattern[0][1]));
+    out.partition_offset_ = static_cast<std::uint32_t>(offset / extent);
+    start = offset % extent;
+    out.strides_[0] = 0;
+    if (out.partition_offset_ + pattern[0][1] > s.partitions)
+      fail(loc,
+           fmt::format(".ap(): partitions [{}, {}) of '{}', which has {}", out.partition_offset_,
+                       out.partition_offset_ + pattern[0][1], s.name, s.partitions));
+  }
+  // The elements reached, from the lowest to the highest, must lie inside the storage.
+  std::int64_t lowest = start, highest = start;
+  for (std::size_t d = first_free; d < pattern.size(); ++d) {
+    const std::int64_t reach = pattern[d][0] * (pattern[d][1] - 1);
+    (reach < 0 ? lowest : highest) += reach;
+  }
+  if (lowest < 0 || highest >= extent)
+    fail(loc, fmt::format(".ap(): the pattern reaches elements [{}, {}] of '{}', which has {}{} "
+                          "of {}",
+                          lowest, highest, s.name, extent, on_chip ? " per partition" : "",
+                          numerics::name(type)));
+  out.offset_ = start;
+  return out;
+}
+
 isa::AccessPattern Tensor::ap(Loc loc) const {
   return lower(true, loc);
 }

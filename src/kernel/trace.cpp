@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <numeric>
 #include <optional>
@@ -278,6 +279,84 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
   ir_inst.engine_fixed = placement.engine.has_value();
   ir_inst.dma_queue = placement.dma_queue;
   ir_.instructions.push_back(std::move(ir_inst));
+}
+
+namespace {
+
+// Calls visit(first, count) for the runs of consecutive elements `ap` covers in a storage of
+// `per_partition` elements per partition, indexed partition * per_partition + element.
+// False (nothing visited) when an element falls outside: validation reports that.
+template <class Visit>
+bool for_each_run(const isa::AccessPattern& ap, std::uint64_t per_partition,
+                  std::uint32_t partitions, Visit visit) {
+  const std::uint64_t elem = ap.element_bytes();
+  const std::uint64_t base = offset_in_storage(ap.offset);
+  if (base % elem != 0 || ap.start_partition + std::uint64_t{ap.partitions} > partitions)
+    return false;
+  // byte_span() is in the storage's virtual window: shift it to the storage's own bytes.
+  const auto [lo, hi] = ap.byte_span();
+  const auto window = static_cast<std::int64_t>(ap.offset - base);
+  if (lo < window || hi - window > static_cast<std::int64_t>(per_partition * elem)) return false;
+  const int last = ap.num_dims - 1;
+  const bool unit = ap.dims[static_cast<std::size_t>(last)].step == 1;
+  const std::uint64_t run = unit ? ap.dims[static_cast<std::size_t>(last)].count : 1;
+  const int outer_dims = unit ? last : ap.num_dims;
+  std::array<std::uint32_t, isa::kMaxFreeDims> i{};
+  for (std::uint32_t p = ap.start_partition; p < ap.start_partition + ap.partitions; ++p) {
+    i.fill(0);
+    while (true) {
+      std::int64_t e = static_cast<std::int64_t>(base / elem);
+      for (int d = 0; d < outer_dims; ++d)
+        e += ap.dims[static_cast<std::size_t>(d)].step * i[static_cast<std::size_t>(d)];
+      visit(p * per_partition + static_cast<std::uint64_t>(e), run);
+      int d = outer_dims - 1;
+      while (d >= 0 &&
+             ++i[static_cast<std::size_t>(d)] == ap.dims[static_cast<std::size_t>(d)].count)
+        i[static_cast<std::size_t>(d--)] = 0;
+      if (d < 0) break;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool Tracer::matmul_accumulates(const isa::AccessPattern& dst, const Loc& loc) {
+  const StorageId id = storage_of_offset(dst.offset);
+  if (id >= ir_.storages.size()) return false;
+  const Storage& s = ir_.storages[id];
+  const std::uint64_t per_partition = s.bytes / dst.element_bytes();
+  std::vector<std::uint8_t>& written = matmul_written_[id];
+  written.resize(per_partition * s.partitions, 0);
+  bool any = false, all = true;
+  const bool in_bounds =
+      for_each_run(dst, per_partition, s.partitions, [&](std::uint64_t first, std::uint64_t n) {
+        const auto* begin = written.data() + first;
+        if (std::find(begin, begin + n, std::uint8_t{1}) != begin + n) any = true;
+        if (std::find(begin, begin + n, std::uint8_t{0}) != begin + n) all = false;
+      });
+  if (!in_bounds) return false;
+  if (any && !all)
+    throw KernelError(origin_of(loc),
+                      fmt::format("nc_matmul(accumulate=None) into '{}': some of its PSUM "
+                                  "locations were written by an earlier matmul and some were "
+                                  "not, and one instruction either overwrites or accumulates "
+                                  "(pass accumulate=True or False, or split the matmul)",
+                                  s.name));
+  note_matmul_write(dst);
+  return all && any;
+}
+
+void Tracer::note_matmul_write(const isa::AccessPattern& dst) {
+  const StorageId id = storage_of_offset(dst.offset);
+  if (id >= ir_.storages.size() || ir_.storages[id].buffer != Buffer::kPsum) return;
+  const Storage& s = ir_.storages[id];
+  const std::uint64_t per_partition = s.bytes / dst.element_bytes();
+  std::vector<std::uint8_t>& written = matmul_written_[id];
+  written.resize(per_partition * s.partitions, 0);
+  for_each_run(dst, per_partition, s.partitions, [&](std::uint64_t first, std::uint64_t n) {
+    std::fill_n(written.begin() + static_cast<std::ptrdiff_t>(first), n, std::uint8_t{1});
+  });
 }
 
 namespace {

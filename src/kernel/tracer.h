@@ -4,6 +4,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include "kernel/kernel.h"
 
@@ -49,6 +51,14 @@ class Tracer {
 
   std::uint32_t next_barrier_id() { return barriers_++; }
 
+  // NKI's nc_matmul(accumulate=None): the first matmul write to a PSUM location overwrites,
+  // later ones add. True when every location of `dst` was written by an earlier matmul of
+  // this trace, false when none was; a dst covering both is a KernelError at `loc` (one
+  // instruction has one accumulate flag). Marks `dst` as written.
+  bool matmul_accumulates(const isa::AccessPattern& dst, const Loc& loc);
+  // Marks `dst` as written by a matmul (one with an explicit accumulate flag).
+  void note_matmul_write(const isa::AccessPattern& dst);
+
  private:
   const arch::ChipConfig& chip_;
   std::uint64_t serial_;
@@ -56,6 +66,8 @@ class Tracer {
   std::uint64_t hbm_bytes_ = 0;  // declared in HBM by this trace (inputs, outputs, scratch)
   KernelIr ir_;
   std::uint32_t barriers_ = 0;
+  // Per PSUM storage, one byte per element: 1 where a matmul of this trace wrote.
+  std::unordered_map<StorageId, std::vector<std::uint8_t>> matmul_written_;
 };
 
 // Installs a tracer as this thread's current one for its lifetime.

@@ -8,6 +8,7 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "isa/operands.h"
 #include "numerics/numerics.h"
 #include "util/format_bytes.h"
 #include "util/host_memory.h"
@@ -220,6 +221,30 @@ sim::MemoryNamer memory_namer(const BuiltKernel& kernel, int first_core) {
   };
 }
 
+// The inputs some instruction of some program writes (an operand it writes lies in the
+// input's storage), read back from the device; nullopt for the others.
+std::vector<std::optional<HostTensor>> read_written_inputs(const BuiltKernel& kernel,
+                                                           sim::Device& device) {
+  const kernel::KernelIr& ir0 = kernel.ir.front();
+  std::vector<bool> written(ir0.storages.size(), false);
+  for (const kernel::KernelIr& ir : kernel.ir)
+    for (const kernel::IrInstruction& inst : ir.instructions)
+      isa::for_each_operand(inst.inst.op, [&](const isa::AccessPattern& ap, isa::OperandRef ref) {
+        const kernel::StorageId id = kernel::storage_of_offset(ap.offset);
+        if (ref.writes() && ap.memory == isa::Memory::kHbm && id < written.size())
+          written[id] = true;
+      });
+  std::vector<std::optional<HostTensor>> inputs;
+  for (kernel::StorageId id : ir0.inputs) {
+    inputs.emplace_back();
+    if (!written[id]) continue;
+    for (const compiler::HbmPlacement& p : kernel.compiled.hbm)
+      if (p.storage == id && p.program == -1)
+        inputs.back() = HostTensor(p.name, p.dtype, p.shape, device.read(p.address, p.bytes));
+  }
+  return inputs;
+}
+
 }  // namespace
 
 LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
@@ -289,6 +314,8 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
                                                  result.runs[static_cast<std::size_t>(p)]));
     result.simulated_ns = multi.end_time;
   }
+  if (options.functional && options.read_back_written_inputs)
+    result.updated_inputs = read_written_inputs(kernel, device);
   if (options.functional) {
     for (kernel::StorageId id : ir0.outputs) {
       const auto it = std::find_if(

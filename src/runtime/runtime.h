@@ -111,10 +111,16 @@ struct LaunchOptions {
   std::optional<std::uint32_t> seed;
   int first_core = 0;                  // physical core that runs program 0
   util::Progress* progress = nullptr;  // optional: the simulating phase and its instructions
+  // Functional runs: read back the inputs the kernel writes (NKI's in-place arguments) into
+  // LaunchResult::updated_inputs.
+  bool read_back_written_inputs = false;
 };
 
 struct LaunchResult {
-  std::vector<HostTensor> outputs;        // kernel return order (empty in timing-only runs)
+  std::vector<HostTensor> outputs;  // kernel return order (empty in timing-only runs)
+  // Per input (argument order), its contents after the run when the kernel writes it and
+  // LaunchOptions::read_back_written_inputs asked for it.
+  std::vector<std::optional<HostTensor>> updated_inputs;
   std::vector<sim::RunResult> runs;       // per program id
   std::vector<sim::TimingReport> timing;  // per program id, when timed
   // The launch's totals over its cores (end time, FLOPs and HBM bytes against the launched

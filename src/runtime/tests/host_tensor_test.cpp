@@ -215,3 +215,33 @@ TEST(Launch, AnUninitialisedReadNamesTheTileAndItsLine) {
 
 }  // namespace
 }  // namespace trnsim::runtime
+
+namespace trnsim::runtime {
+namespace {
+
+TEST(Launch, InputsTheKernelWritesAreReadBackOnRequest) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  // x += 1 in place; y is only read.
+  const auto in_place = [](std::span<const Tensor> in) {
+    Tensor t = nl::load(in[0]);
+    nisa::tensor_scalar(t, t, isa::AluOp::kAdd, 1.0f);
+    nl::store(in[0], t);
+    Tensor out = nl::ndarray({128, 8}, DType::kFloat32, nl::shared_hbm, "out");
+    nl::store(out, nl::load(in[1]));
+    return std::vector<Tensor>{out};
+  };
+  const std::vector<HostTensor> inputs = {random_tensor("x", DType::kFloat32, {128, 8}, 1),
+                                          random_tensor("y", DType::kFloat32, {128, 8}, 2)};
+  const BuiltKernel built = build(in_place, std::vector{inputs[0].spec(), inputs[1].spec()}, chip);
+  EXPECT_TRUE(launch(built, chip, inputs).updated_inputs.empty());  // not asked for
+  const LaunchResult run = launch(built, chip, inputs, {.read_back_written_inputs = true});
+  ASSERT_EQ(run.updated_inputs.size(), 2u);
+  ASSERT_TRUE(run.updated_inputs[0].has_value());
+  EXPECT_FALSE(run.updated_inputs[1].has_value());
+  const std::vector<float> before = inputs[0].to_floats(),
+                           after = run.updated_inputs[0]->to_floats();
+  for (std::size_t i = 0; i < before.size(); ++i) ASSERT_EQ(after[i], before[i] + 1.0f) << i;
+}
+
+}  // namespace
+}  // namespace trnsim::runtime

@@ -1,0 +1,24 @@
+// One simulated run kept for Python after it returns: its compiled programs, results and
+// timing, for trnsim.last_run() (the explorer report, the Perfetto trace, compiler dumps).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "arch/arch.h"
+#include "bridge.h"
+#include "runtime/runtime.h"
+
+namespace trnsim::python {
+
+struct Run {
+  arch::ChipConfig chip;
+  runtime::BuiltKernel built;
+  runtime::LaunchResult launch;
+  std::string title;
+};
+
+// _core.Run: write_profile(html, trace), assembly(), ir(), report().
+void bind_run(py::module_& m);
+
+}  // namespace trnsim::python

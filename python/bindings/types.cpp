@@ -1,0 +1,143 @@
+// trnsim._core's types: NKI's dtypes, buffers, operations and engines as enums, and the
+// tensor (NKI's NkiTensor) with its views, each the C++ kernel::Tensor's.
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <string>
+
+#include "bridge.h"
+#include "numerics/dtype.h"
+
+namespace trnsim::python {
+
+namespace {
+
+using kernel::Tensor;
+
+std::string tensor_repr(const Tensor& t) {
+  std::string dims;
+  for (std::size_t i = 0; i < t.shape().size(); ++i)
+    dims += (i > 0 ? ", " : "") + std::to_string(t.shape()[i]);
+  return "Tensor([" + dims + "], " + std::string(numerics::name(t.dtype())) + ", " +
+         std::string(kernel::buffer_name(t.buffer())) + ")";
+}
+
+// The NkiTensor methods that make views (views cost nothing at run time).
+void bind_tensor_views(py::class_<Tensor>& tensor) {
+  tensor.def("__getitem__", &index, py::arg("key"))
+      .def(
+          "permute",
+          [](const Tensor& t, const std::vector<int>& dims) {
+            return at_kernel_line([&] { return t.permute(dims); });
+          },
+          py::arg("dims"))
+      .def(
+          "broadcast",
+          [](const Tensor& t, int dim, std::int64_t size) {
+            return at_kernel_line([&] { return t.broadcast(dim, size); });
+          },
+          py::arg("dim"), py::arg("size"))
+      .def(
+          "expand_dim",
+          [](const Tensor& t, int dim) {
+            return at_kernel_line([&] { return t.expand_dim(dim); });
+          },
+          py::arg("dim"))
+      .def(
+          "squeeze_dim",
+          [](const Tensor& t, int dim) {
+            return at_kernel_line([&] { return t.squeeze_dim(dim); });
+          },
+          py::arg("dim"))
+      .def(
+          "reshape",
+          [](const Tensor& t, const std::vector<std::int64_t>& shape) {
+            return at_kernel_line([&] { return t.reshape(shape); });
+          },
+          py::arg("shape"))
+      .def(
+          "slice",
+          [](const Tensor& t, int dim, std::int64_t start, std::int64_t end, std::int64_t step) {
+            return at_kernel_line([&] { return t.slice(dim, start, end, step); });
+          },
+          py::arg("dim"), py::arg("start"), py::arg("end"), py::arg("step") = 1)
+      .def(
+          "view",
+          [](const Tensor& t, DType dtype) {
+            return at_kernel_line([&] { return t.view(dtype); });
+          },
+          py::arg("dtype"))
+      .def(
+          "reinterpret_cast",
+          [](const Tensor& t, DType dtype) {
+            return at_kernel_line([&] { return t.view(dtype); });
+          },
+          py::arg("dtype"))
+      .def(
+          "ap",
+          [](const Tensor& t, const std::vector<std::array<std::int64_t, 2>>& pattern,
+             const py::object& offset, const py::object& scalar_offset,
+             const py::object& vector_offset, int indirect_dim, std::optional<DType> dtype) {
+            if (!scalar_offset.is_none() || !vector_offset.is_none() || indirect_dim != 0)
+              throw py::value_error(
+                  ".ap(scalar_offset=, vector_offset=, indirect_dim=): dynamic offsets are not "
+                  "implemented in trnsim yet (docs/python.md); a static offset= works");
+            const std::int64_t start = offset.is_none() ? 0 : offset.cast<std::int64_t>();
+            return at_kernel_line([&] { return t.pattern(pattern, start, dtype); });
+          },
+          py::arg("pattern"), py::arg("offset") = py::none(), py::arg("scalar_offset") = py::none(),
+          py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0,
+          py::arg("dtype") = py::none());
+}
+
+}  // namespace
+
+void bind_types(py::module_& m) {
+  py::enum_<DType> dtype(m, "DType");
+  for (const numerics::DTypeInfo& info : numerics::all_dtypes())
+    dtype.value(std::string(info.name).c_str(), info.dtype);
+  py::enum_<kernel::Buffer>(m, "Buffer")
+      .value("sbuf", kernel::Buffer::kSbuf)
+      .value("psum", kernel::Buffer::kPsum)
+      .value("private_hbm", kernel::Buffer::kPrivateHbm)
+      .value("shared_hbm", kernel::Buffer::kSharedHbm);
+  py::enum_<isa::AluOp> alu(m, "AluOp");
+  for (int i = 0; i < isa::kNumAluOps; ++i) {
+    const auto op = static_cast<isa::AluOp>(i);
+    alu.value(std::string(isa::alu_op_name(op)).c_str(), op);
+  }
+  py::enum_<isa::ActivationFunc> act(m, "ActivationFunc");
+  for (int i = 0; i < isa::kNumActivationFuncs; ++i) {
+    const auto f = static_cast<isa::ActivationFunc>(i);
+    act.value(std::string(isa::activation_name(f)).c_str(), f);
+  }
+  py::enum_<isa::Engine>(m, "Engine")
+      .value("tensor", isa::Engine::kTensor)
+      .value("vector", isa::Engine::kVector)
+      .value("scalar", isa::Engine::kScalar)
+      .value("gpsimd", isa::Engine::kGpSimd)
+      .value("sync", isa::Engine::kSync)
+      .value("dma", isa::Engine::kDma);
+  py::enum_<isa::MatmulPerfMode>(m, "MatmulPerfMode")
+      .value("none", isa::MatmulPerfMode::kNone)
+      .value("double_row", isa::MatmulPerfMode::kDoubleRow);
+
+  py::class_<Tensor> tensor(m, "Tensor");
+  tensor
+      .def_property_readonly("shape",
+                             [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
+      .def_property_readonly("strides",
+                             [](const Tensor& t) { return py::tuple(py::cast(t.strides())); })
+      .def_property_readonly("offset", &Tensor::offset)
+      .def_property_readonly("dtype", &Tensor::dtype)
+      .def_property_readonly("buffer", &Tensor::buffer)
+      .def_property_readonly("ndim", &Tensor::ndim)
+      .def_property_readonly("size", &Tensor::size)
+      .def_property_readonly(
+          "name", [](const Tensor& t) { return at_kernel_line([&] { return t.name(); }); })
+      .def("is_contiguous", &Tensor::is_contiguous)
+      .def("__repr__", &tensor_repr);
+  bind_tensor_views(tensor);
+}
+
+}  // namespace trnsim::python

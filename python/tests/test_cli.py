@@ -1,0 +1,60 @@
+"""`trnsim run|profile FILE.py:FUNCTION`: the C++ command hands Python kernels to the Python
+front end, which generates inputs, runs, checks against a reference and profiles."""
+
+import os
+import subprocess
+
+import pytest
+
+CLI = os.environ.get("TRNSIM_CLI")
+EXAMPLES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                        "python")
+pytestmark = pytest.mark.skipif(not CLI, reason="TRNSIM_CLI (the trnsim command) is not set")
+
+
+def trnsim(*args, cwd=None):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_run_checks_against_a_reference_in_the_same_file():
+    r = trnsim("run", os.path.join(EXAMPLES, "rmsnorm.py:rmsnorm"), "--shape", "256x512",
+               "--shape", "512", "--reference", "reference")
+    assert r.returncode == 0, r.stderr
+    assert "rmsnorm on trn3: simulated" in r.stdout
+    assert "0 of 131072 elements outside" in r.stdout
+
+
+def test_a_wrong_reference_fails_the_check():
+    r = trnsim("run", os.path.join(EXAMPLES, "softmax.py:softmax"), "--shape", "128x64",
+               "--reference", os.path.join(EXAMPLES, "rmsnorm.py:reference"))
+    assert r.returncode == 1
+
+
+def test_profile_writes_the_explorer_report_and_trace(tmp_path):
+    r = trnsim("profile", os.path.join(EXAMPLES, "softmax.py:softmax"), "--shape", "256x256",
+               "-o", str(tmp_path / "s.html"), "--trace", str(tmp_path / "s.json"), "--lnc", "2")
+    assert r.returncode == 0, r.stderr
+    assert "bounded by" in r.stdout
+    assert "softmax.py" in (tmp_path / "s.html").read_text()
+    assert (tmp_path / "s.json").stat().st_size > 0
+
+
+def test_bad_command_lines_are_usage_errors():
+    r = trnsim("run", "no_such_file.py:f", "--shape", "4")
+    assert r.returncode == 2 and "no_such_file.py: no such file" in r.stderr
+    r = trnsim("run", os.path.join(EXAMPLES, "rmsnorm.py:nope"), "--shape", "4")
+    assert r.returncode == 2 and "has no function 'nope'" in r.stderr
+    r = trnsim("run", os.path.join(EXAMPLES, "rmsnorm.py:rmsnorm"), "--shape", "4xq")
+    assert r.returncode == 2 and "--shape 4xq" in r.stderr
+
+
+def test_a_kernel_error_names_the_kernels_line():
+    r = trnsim("run", os.path.join(EXAMPLES, "rmsnorm.py:rmsnorm"), "--shape", "256x4x4",
+               "--shape", "4")
+    assert r.returncode == 1
+    assert "rmsnorm.py\", line" in r.stderr and "ValueError" in r.stderr
+    assert "_kernel.py" not in r.stderr  # the front end's frames are left out
+    r = trnsim("run", os.path.join(EXAMPLES, "tensor_add.py:tensor_add"), "--shape", "100x4",
+               "--shape", "100x4")
+    assert r.returncode == 1
+    assert "tensor_add.py:" in r.stderr and "error:" in r.stderr
