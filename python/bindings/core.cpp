@@ -49,12 +49,30 @@ std::optional<py::dtype> numpy_dtype(DType t) {
   }
 }
 
-// A host tensor from a NumPy array (made C-contiguous by the caller): its bytes as they are
-// when the array's dtype is the tensor's, else its values (float32) rounded to nearest even
-// into `dtype`.
-runtime::HostTensor host_tensor(const std::string& name, const py::array& array, DType dtype) {
+// The unsigned NumPy type of a dtype's stored words (trnsim.bits: bf16 as uint16, ...).
+py::dtype bits_dtype(DType t) {
+  switch (numerics::storage_bytes(t)) {
+    case 1:
+      return py::dtype("uint8");
+    case 2:
+      return py::dtype("uint16");
+    default:
+      return py::dtype("uint32");
+  }
+}
+
+// A host tensor from a NumPy array: its bytes as they are when the array's dtype is the
+// tensor's, or when `bits` (trnsim.bits: unsigned words of the dtype's size); else its values
+// (float32) rounded to nearest even into `dtype`.
+runtime::HostTensor host_tensor(const std::string& name, const py::array& array, DType dtype,
+                                bool bits) {
   kernel::Shape shape(array.shape(), array.shape() + array.ndim());
-  const std::optional<py::dtype> native = numpy_dtype(dtype);
+  const std::optional<py::dtype> native = bits ? bits_dtype(dtype) : numpy_dtype(dtype);
+  if (bits && (array.dtype().kind() != 'u' || array.dtype().itemsize() != native->itemsize()))
+    throw py::type_error(
+        "input '" + name + "': trnsim.bits of " + std::string(numerics::name(dtype)) +
+        " takes an array of " + std::string(py::str(static_cast<const py::handle&>(*native))) +
+        " words, not " + std::string(py::str(static_cast<const py::handle&>(array.dtype()))));
   if (native && array.dtype().kind() == native->kind() &&
       array.dtype().itemsize() == native->itemsize()) {
     const auto bytes = py::array::ensure(array, py::array::c_style);
@@ -67,9 +85,13 @@ runtime::HostTensor host_tensor(const std::string& name, const py::array& array,
                                           std::span(values.data(), values.size()));
 }
 
-py::array numpy_array(const runtime::HostTensor& t) {
+// A host tensor as NumPy: the same type where NumPy has it; else its exact values as float32,
+// or with `bits` its stored words (uint8/uint16/uint32).
+py::array numpy_array(const runtime::HostTensor& t, bool bits) {
   std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
-  if (const std::optional<py::dtype> native = numpy_dtype(t.dtype)) {
+  std::optional<py::dtype> native = numpy_dtype(t.dtype);
+  if (!native && bits) native = bits_dtype(t.dtype);
+  if (native) {
     py::array out(*native, shape);
     std::memcpy(out.mutable_data(), t.bytes().data(), t.byte_size());
     return out;
@@ -111,15 +133,15 @@ kernel::KernelFn traced_kernel(const py::function& fn) {
 // timing report as JSON text or "" when untimed, host times, the inputs the kernel wrote as
 // NumPy arrays or None per input, the run kept for profiling).
 py::tuple simulate(const py::function& fn, const py::list& arrays, const py::list& names,
-                   const py::list& dtypes, const std::string& chip_name, int lnc,
-                   const py::dict& options) {
+                   const py::list& dtypes, const py::list& bits, const std::string& chip_name,
+                   int lnc, const py::dict& options) {
   auto run = std::make_shared<Run>();
   run->chip = arch::load(chip_name);
   std::vector<runtime::HostTensor> inputs;
   std::vector<kernel::TensorSpec> specs;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     inputs.push_back(host_tensor(names[i].cast<std::string>(), arrays[i].cast<py::array>(),
-                                 dtypes[i].cast<DType>()));
+                                 dtypes[i].cast<DType>(), bits[i].cast<bool>()));
     specs.push_back(inputs.back().spec());
   }
   runtime::BuildOptions build;
@@ -146,11 +168,14 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   const runtime::LaunchResult& result = run->launch;
   for (const sim::RunResult& r : result.runs)
     if (!r.hazards.empty()) throw sim::SimError(r.hazards.front().diagnostic);
+  const bool bit_outputs = options["bit_outputs"].cast<bool>();
   py::list outputs;
-  for (const runtime::HostTensor& t : result.outputs) outputs.append(numpy_array(t));
+  for (const runtime::HostTensor& t : result.outputs) outputs.append(numpy_array(t, bit_outputs));
   py::list updated;
-  for (const std::optional<runtime::HostTensor>& t : result.updated_inputs)
-    updated.append(t ? py::object(numpy_array(*t)) : py::none());
+  for (std::size_t i = 0; i < result.updated_inputs.size(); ++i) {
+    const std::optional<runtime::HostTensor>& t = result.updated_inputs[i];
+    updated.append(t ? py::object(numpy_array(*t, bits[i].cast<bool>())) : py::none());
+  }
   std::string report;
   if (result.chip_timing) {
     report = sim::chip_timing_report_json(*result.chip_timing);
@@ -194,5 +219,5 @@ PYBIND11_MODULE(_core, m) {
       py::arg("dirs"));
   python::bind_run(m);
   m.def("simulate", &python::simulate, py::arg("fn"), py::arg("arrays"), py::arg("names"),
-        py::arg("dtypes"), py::arg("chip"), py::arg("lnc"), py::arg("options"));
+        py::arg("dtypes"), py::arg("bits"), py::arg("chip"), py::arg("lnc"), py::arg("options"));
 }

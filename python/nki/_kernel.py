@@ -67,7 +67,7 @@ def simulate(kernel):
 
 def _is_input(a):
     """An argument that becomes an HBM tensor: a NumPy array, or one with its NKI dtype."""
-    return isinstance(a, (np.ndarray, trnsim.typed))
+    return isinstance(a, (np.ndarray, trnsim.typed, trnsim.bits))
 
 
 def _simulate(fn, grid, args, kwargs):
@@ -86,10 +86,16 @@ def _simulate(fn, grid, args, kwargs):
         if _is_input(a):
             slots.append(("kw", key))
             names.append(key)
+    bit_inputs = []
     for kind, key in slots:
         a = positional[key] if kind == "arg" else kwargs[key]
+        bit_inputs.append(isinstance(a, trnsim.bits))
         if isinstance(a, trnsim.typed):  # values rounded into a dtype NumPy lacks
             arrays.append(np.ascontiguousarray(a.array, dtype=np.float32))
+            dtypes.append(a.dtype)
+            continue
+        if isinstance(a, trnsim.bits):  # the dtype's stored words, bit for bit
+            arrays.append(np.ascontiguousarray(a.array))
             dtypes.append(a.dtype)
             continue
         dtype = _NUMPY_DTYPES.get(a.dtype)
@@ -115,13 +121,14 @@ def _simulate(fn, grid, args, kwargs):
 
     traced.__name__ = getattr(fn, "__name__", "kernel")
     language._launch["grid_ndim"] = 0 if grid is None else 1
-    outputs, updated = trnsim._run(traced, arrays, names, dtypes, _logical_cores(grid))
+    outputs, updated = trnsim._run(traced, arrays, names, dtypes, bit_inputs,
+                                   _logical_cores(grid))
     # Arguments the kernel wrote in place: copied back into the caller's arrays.
     for (kind, key), after in zip(slots, updated):
         if after is None:
             continue
         target = positional[key] if kind == "arg" else kwargs[key]
-        if isinstance(target, trnsim.typed):
+        if isinstance(target, (trnsim.typed, trnsim.bits)):
             target = target.array
         target[...] = after.astype(target.dtype, copy=False)
     if not outputs:

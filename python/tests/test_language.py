@@ -251,3 +251,29 @@ def test_program_ndim_follows_the_launch():
     kernel[2](np.zeros((128, 4), F32))
     assert seen == [0, 1, 1]
     assert trnsim.last_report() is not None
+
+
+def test_bf16_inputs_and_outputs_as_their_stored_words():
+    words = np.random.default_rng(19).integers(0, 0x7F80, (128, 32), dtype=np.uint16)  # finite
+
+    def copy_and_add_one(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        nl.store(out, value=t)  # moved bit for bit
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0)
+        nl.store(x, value=t)  # in place: back into the caller's words
+        return out
+
+    arg = trnsim.bits(words.copy(), nl.bfloat16)
+    try:
+        trnsim.set_options(bit_outputs=True)
+        got = nki.simulate(copy_and_add_one)(arg)
+    finally:
+        trnsim.reset_options()
+    assert got.dtype == np.uint16
+    np.testing.assert_array_equal(got, words)
+    values = (words.astype(np.uint32) << 16).view(np.float32)
+    want = (bf16(values + F32(1)).view(np.uint32) >> 16).astype(np.uint16)
+    np.testing.assert_array_equal(arg.array, want)
+    with pytest.raises(TypeError, match="trnsim.bits of bfloat16 takes an array of uint16"):
+        nki.simulate(copy_and_add_one)(trnsim.bits(words.astype(np.int16), nl.bfloat16))

@@ -13,7 +13,7 @@ from . import _core
 Error = _core.Error  # every trnsim error: "file:line:col: error: what (why)" and notes
 
 _DEFAULT_OPTIONS = {"timing_only": False, "check_hazards": True, "uninitialized": "error",
-                    "seed": None}
+                    "seed": None, "bit_outputs": False}
 _state = {
     "chip": os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3"),
     "options": dict(_DEFAULT_OPTIONS),
@@ -34,14 +34,17 @@ def chip():
     return _state["chip"]
 
 
-def set_options(timing_only=None, check_hazards=None, uninitialized=None, seed=None):
+def set_options(timing_only=None, check_hazards=None, uninitialized=None, seed=None,
+                bit_outputs=None):
     """Options of the next runs (None leaves one as it is):
     timing_only: time the run without computing data (outputs are None);
     check_hazards: check the compiled kernel for races between queues;
     uninitialized: reading on-chip or HBM bytes nothing wrote is an "error" (the default),
     reads NaN ("nan", as NKI's simulator fills them) or reads whatever is there ("ignore");
     seed: the seed of stochastic rounding and the random-number instructions (default: the
-    compiled program's own); reset_options() restores every default."""
+    compiled program's own); bit_outputs: outputs of dtypes NumPy lacks (bfloat16, fp8, ...)
+    come back as their stored words (uint16, uint8, ...; see trnsim.bits) instead of float32
+    values. reset_options() restores every default."""
     options = _state["options"]
     if timing_only is not None:
         options["timing_only"] = bool(timing_only)
@@ -54,6 +57,8 @@ def set_options(timing_only=None, check_hazards=None, uninitialized=None, seed=N
         options["uninitialized"] = uninitialized
     if seed is not None:
         options["seed"] = int(seed)
+    if bit_outputs is not None:
+        options["bit_outputs"] = bool(bit_outputs)
 
 
 def options():
@@ -74,6 +79,18 @@ class typed:  # noqa: N801  (used like a function: trnsim.typed(array, nl.bfloat
     def __init__(self, array, dtype):
         if not isinstance(dtype, _core.DType):
             raise TypeError(f"trnsim.typed: {dtype!r} is not an NKI dtype (nl.bfloat16, ...)")
+        self.array = array
+        self.dtype = dtype
+
+
+class bits:  # noqa: N801  (used like a function: trnsim.bits(words, nl.bfloat16))
+    """An input given as the stored words of an NKI dtype NumPy lacks: a uint16 array for
+    bfloat16, uint8 for the fp8 types, uint32 for the x4-packed fp8 types, taken bit for bit.
+    Arguments the kernel writes come back into it as words too."""
+
+    def __init__(self, array, dtype):
+        if not isinstance(dtype, _core.DType):
+            raise TypeError(f"trnsim.bits: {dtype!r} is not an NKI dtype (nl.bfloat16, ...)")
         self.array = array
         self.dtype = dtype
 
@@ -106,11 +123,12 @@ def write_profile(html=None, trace=None):
     return run.write_profile(html=str(html or ""), trace=str(trace or ""))
 
 
-def _run(fn, arrays, names, dtypes, lnc):
+def _run(fn, arrays, names, dtypes, bit_inputs, lnc):
     """Runs a kernel: (its outputs, per input its contents after the run when the kernel
     wrote it, else None)."""
     outputs, report, host, updated, run = _core.simulate(
-        fn, list(arrays), list(names), list(dtypes), _state["chip"], lnc, _state["options"])
+        fn, list(arrays), list(names), list(dtypes), list(bit_inputs), _state["chip"], lnc,
+        _state["options"])
     _state["last_report"] = json.loads(report) if report else None
     _state["last_host"] = dict(host)
     _state["last_run"] = run
