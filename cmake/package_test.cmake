@@ -41,4 +41,9 @@ if(DEFINED ENV{TRNSIM_TEST_PYTHON})
   set(ENV{PYTHONDONTWRITEBYTECODE} 1)
   run("the installed Python package" "bit-exact against NumPy"
       $ENV{TRNSIM_TEST_PYTHON} ${SOURCE_DIR}/examples/python/tensor_add.py)
+  # The installed CLI finds the installed packages itself (no PYTHONPATH).
+  unset(ENV{PYTHONPATH})
+  run("a Python kernel file in the installed CLI" "tensor_add on trn3: simulated"
+      ${prefix}/bin/trnsim run ${SOURCE_DIR}/examples/python/tensor_add.py:tensor_add
+      --shape 256x64 --shape 256x64)
 endif()
