@@ -1,6 +1,8 @@
 """nki.language (NKI 0.6): dtypes, buffers, tile sizes, declarations, data movement, loop
 iterators and the operations' identifiers (nl.add, nl.exp, ... as `op=` of nki.isa)."""
 
+import builtins
+
 from trnsim import _core
 
 from . import _names
@@ -133,26 +135,78 @@ class _Operation:
         return f"nl.{self.__name__}"
 
 
+# Promotion of two tile dtypes (NKI: "whichever input type has the highest precision"; its
+# table is not public, so this lattice is the model's guess, docs/python.md): a float beats an
+# integer; fp32 (and tf32, stored as fp32) beats the 16-bit floats, which beat fp8; bf16 with
+# fp16 and the two fp8 types with each other meet one level up; integers widen, signed wins.
+_FLOAT_RANK = {"float8_e4m3fn": 1, "float8_e5m2": 1, "bfloat16": 2, "float16": 2,
+               "tfloat32": 3, "float32": 3}
+_INT_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32}
+
+
+def _promote(a, b):
+    if a == b:
+        return a
+    ra, rb = _FLOAT_RANK.get(a.name), _FLOAT_RANK.get(b.name)
+    if ra or rb:
+        if not (ra and rb):
+            return a if ra else b
+        if ra != rb:
+            return a if ra > rb else b
+        return {1: bfloat16, 2: float32, 3: float32}[ra]
+    if a.name not in _INT_BITS or b.name not in _INT_BITS:
+        raise TypeError(f"no common dtype of {a.name} and {b.name} for a tile operation "
+                        "(pass dtype=)")
+    bits = builtins.max(_INT_BITS[a.name], _INT_BITS[b.name])
+    signed = a.name.startswith("int") or b.name.startswith("int")
+    return DType.__members__[f"{'int' if signed else 'uint'}{bits}"]
+
+
+def _broadcast_shape(x, y, name):
+    """NumPy's broadcast of two tile shapes of the same rank."""
+    if len(x.shape) != len(y.shape):
+        raise ValueError(f"nl.{name}: tiles of shapes {list(x.shape)} and {list(y.shape)} have "
+                         "different ranks")
+    shape = []
+    for a, b in zip(x.shape, y.shape):
+        if a != b and 1 not in (a, b):
+            raise ValueError(f"nl.{name}: shapes {list(x.shape)} and {list(y.shape)} do not "
+                             "broadcast")
+        shape.append(builtins.max(a, b))
+    return shape
+
+
+def _is_column(t, shape):
+    """[P, 1, ...] against [P, F, ...]: a per-partition operand of tensor_scalar."""
+    return t.shape[0] == shape[0] and builtins.all(d == 1 for d in t.shape[1:])
+
+
 class _AluOperation(_Operation):
-    """nl.add(x, y, dtype=None) and the other binary operations: x and y tiles of one shape
-    (tensor_tensor), or one of them a number or a [P, 1] tile (tensor_scalar). The result has
-    `dtype`, else the tile operand's dtype (NKI promotes mixed dtypes; docs/python.md)."""
+    """nl.add(x, y, dtype=None) and the other binary operations, as NKI's: a tile and a number
+    or a per-partition [P, 1] column (tensor_scalar), or two tiles whose shapes broadcast
+    (tensor_tensor over broadcast views; a partition dim of 1 is copied across partitions
+    first, see broadcast_to). The result has `dtype`, else the promoted dtype of the tiles."""
 
     def __call__(self, x, y, dtype=None):
-        if _is_tensor(x) and _is_tensor(y) and tuple(x.shape) == tuple(y.shape):
-            out = _core.ndarray(x.shape, dtype or x.dtype, sbuf)
-            _core.isa.tensor_tensor(out, x, y, op=self._op)
+        tile_x, tile_y = _is_tensor(x), _is_tensor(y)
+        if not tile_x and not tile_y:
+            raise TypeError(f"nl.{self.__name__}: at least one operand must be a tile, got "
+                            f"{type(x).__name__} and {type(y).__name__}")
+        if not (tile_x and tile_y):
+            tile, number = (x, y) if tile_x else (y, x)
+            out = _core.ndarray(tile.shape, dtype or tile.dtype, sbuf)
+            _core.isa.tensor_scalar(out, tile, op0=self._op, operand0=number, reverse0=not tile_x)
             return out
-        if _is_tensor(x):
-            out = _core.ndarray(x.shape, dtype or x.dtype, sbuf)
-            _core.isa.tensor_scalar(out, x, op0=self._op, operand0=y)
-            return out
-        if _is_tensor(y):
-            out = _core.ndarray(y.shape, dtype or y.dtype, sbuf)
-            _core.isa.tensor_scalar(out, y, op0=self._op, operand0=x, reverse0=True)
-            return out
-        raise TypeError(f"nl.{self.__name__}: at least one operand must be a tile, got "
-                        f"{type(x).__name__} and {type(y).__name__}")
+        shape = _broadcast_shape(x, y, self.__name__)
+        out = _core.ndarray(shape, dtype or _promote(x.dtype, y.dtype), sbuf)
+        for tile, other, reverse in ((y, x, False), (x, y, True)):
+            if list(other.shape) == shape and _is_column(tile, shape) and list(tile.shape) != shape:
+                column = tile.reshape([shape[0], 1]) if tile.ndim > 2 else tile
+                _core.isa.tensor_scalar(out, other, op0=self._op, operand0=column,
+                                        reverse0=reverse)
+                return out
+        _core.isa.tensor_tensor(out, broadcast_to(x, shape), broadcast_to(y, shape), op=self._op)
+        return out
 
 
 class _Activation(_Operation):

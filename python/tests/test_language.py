@@ -277,3 +277,40 @@ def test_bf16_inputs_and_outputs_as_their_stored_words():
     np.testing.assert_array_equal(arg.array, want)
     with pytest.raises(TypeError, match="trnsim.bits of bfloat16 takes an array of uint16"):
         nki.simulate(copy_and_add_one)(trnsim.bits(words.astype(np.int16), nl.bfloat16))
+
+
+@pytest.mark.parametrize("y_shape", [(128, 64), (128, 1), (1, 64), (1, 1)])
+def test_binary_tile_operations_broadcast_like_numpy(y_shape):
+    x = uniform((128, 64), seed=20)
+    y = uniform(y_shape, seed=21)
+
+    def kernel(a, b):
+        out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.subtract(nl.load(a), nl.load(b)))
+        return out
+
+    np.testing.assert_array_equal(nki.simulate(kernel)(x, y), x - y)
+
+
+def test_mixed_dtypes_promote():
+    seen = {}
+
+    def kernel(a):
+        t32 = nl.load(a)
+        t16 = nl.copy(t32, dtype=nl.bfloat16)
+        h16 = nl.copy(t32, dtype=nl.float16)
+        i32 = nl.copy(t32, dtype=nl.int32)
+        seen["bf16+fp32"] = nl.add(t16, t32).dtype
+        seen["bf16+fp16"] = nl.add(t16, h16).dtype
+        seen["int32+bf16"] = nl.add(i32, t16).dtype
+        seen["bf16*number"] = nl.multiply(t16, 3.0).dtype
+        total = nl.add(t16, t32)
+        out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=total)
+        return out
+
+    x = uniform((128, 16), seed=22)
+    got = nki.simulate(kernel)(x)
+    assert seen == {"bf16+fp32": nl.float32, "bf16+fp16": nl.float32,
+                    "int32+bf16": nl.bfloat16, "bf16*number": nl.bfloat16}
+    np.testing.assert_array_equal(got, bf16(x) + x)  # the fp32 sum of the exact inputs
