@@ -1,6 +1,8 @@
 """nki.language's operations, declarations and views against NumPy references written here,
 and the calling conventions: in-place arguments, returned tuples, errors."""
 
+import re
+
 import numpy as np
 import pytest
 
@@ -314,3 +316,37 @@ def test_mixed_dtypes_promote():
     assert seen == {"bf16+fp32": nl.float32, "bf16+fp16": nl.float32,
                     "int32+bf16": nl.bfloat16, "bf16*number": nl.bfloat16}
     np.testing.assert_array_equal(got, bf16(x) + x)  # the fp32 sum of the exact inputs
+
+
+def test_sbuf_overflow_lists_the_live_tiles_at_their_python_lines():
+    def too_much(x):
+        out = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        tiles = []
+        for i in range(8):
+            t = nl.ndarray((128, 8192), dtype=nl.float32, buffer=nl.sbuf, name=f"big{i}")
+            nisa.memset(dst=t, value=1.0)
+            tiles.append(t)
+        acc = nl.zeros((128, 4), nl.float32)  # no room left: the error's line
+        for t in tiles:
+            nisa.tensor_tensor(dst=acc, data1=acc, data2=t[:, 0:4], op=nl.add)
+        nl.store(out, value=acc)
+        return out
+
+    with pytest.raises(RuntimeError) as caught:
+        nki.simulate(too_much)(np.zeros((128, 4), F32))
+    message = str(caught.value)
+    assert "error: SBUF tile" in message and "does not fit" in message
+    for i in range(8):
+        assert re.search(rf"test_language\.py:\d+:\d+: note: live tile 'big{i}'", message)
+
+
+def test_a_race_between_the_cores_of_a_logical_core_names_both_lines():
+    @nki.jit
+    def both_write_everything(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(x))  # every program writes all of out
+        return out
+
+    with pytest.raises(RuntimeError, match=r"(?s)test_language\.py:\d+:\d+: error: WAW hazard.*"
+                                           r"test_language\.py:\d+:\d+: note: the earlier"):
+        both_write_everything[2](np.zeros((128, 4), F32))
