@@ -398,6 +398,73 @@ def load_transpose2d(src, dtype=None):
     return out if dtype is None or dtype == src.dtype else copy(out, dtype)
 
 
+NkiTensor = _core.Tensor  # the type of tensors and tiles (shape, dtype, views, ...)
+
+
+class NKIObject:
+    """A base for plain objects passed into kernels (NKI's dataclass-like configuration
+    objects): its keyword arguments become attributes."""
+
+    def __init__(self, **kwargs):
+        self.__dict__.update(kwargs)
+
+    def __repr__(self):
+        fields = ", ".join(f"{k}={v!r}" for k, v in self.__dict__.items())
+        return f"{type(self).__name__}({fields})"
+
+
+def rand(shape, dtype, buffer=sbuf, name=""):
+    """A new tile of uniform random values in [0, 1) (VectorE rand2, NeuronCore-v4)."""
+    out = _core.ndarray(shape, dtype, buffer, name)
+    _core.isa.rand2(out, 0.0, 1.0)
+    return out
+
+
+def shared_identity_matrix(n, dtype=uint8, dst=None):
+    """An n x n identity matrix in SBUF (GpSimd iota of i - p, then a compare with 0), written
+    into dst when given."""
+    index = _core.ndarray([n, n], int32, sbuf)
+    _core.isa.iota(index, [[1, n]], offset=0, channel_multiplier=-1)
+    out = dst if dst is not None else _core.ndarray([n, n], dtype, sbuf)
+    _core.isa.tensor_scalar(out, index, op0=_core.AluOp.equal, operand0=0.0)
+    return out
+
+
+def rms_norm(x, w, axis, n, epsilon=1e-6, dtype=None, compute_dtype=None):
+    """x / sqrt(sum(x^2) / n + epsilon) * w over the last axis of a 2-D tile, w [1, F] or
+    [P, F]: ScalarE squares and sums each row, ScalarE takes 1/sqrt(mean + epsilon), VectorE
+    multiplies by it and by w (the rmsnorm example's instructions)."""
+    if axis not in (-1, x.ndim - 1) or x.ndim != 2:
+        raise NotImplementedError("nl.rms_norm over the last axis of a 2-D tile is implemented "
+                                  "in trnsim; other axes are not yet")
+    del compute_dtype  # the engines compute in fp32
+    rows, cols = x.shape
+    square = _core.ndarray([rows, cols], float32, sbuf)
+    sumsq = _core.ndarray([rows, 1], float32, sbuf)
+    _core.isa.activation(square, _core.ActivationFunc.square, x, reduce_res=sumsq)
+    eps = _core.full([rows, 1], epsilon, float32, sbuf, "")
+    rstd = _core.ndarray([rows, 1], float32, sbuf)
+    _core.isa.activation(rstd, _core.ActivationFunc.rsqrt, sumsq, scale=1.0 / n, bias=eps)
+    out = _core.ndarray([rows, cols], dtype or x.dtype, sbuf)
+    _core.isa.scalar_tensor_tensor(out, x, _core.AluOp.multiply, rstd, _core.AluOp.multiply,
+                                   broadcast_to(w, [rows, cols]))
+    return out
+
+
+def dropout(x, rate, dtype=None):
+    """x with each element zeroed with probability `rate` (a number or a [P, 1] tile): a
+    uniform random tile compared with rate, times x (no rescaling, as NKI's)."""
+    keep = _core.ndarray(list(x.shape), float32, sbuf)
+    _core.isa.rand2(keep, 0.0, 1.0)
+    if _is_tensor(rate):
+        _core.isa.tensor_scalar(keep, keep, op0=_core.AluOp.greater_equal, operand0=rate)
+    else:
+        _core.isa.tensor_scalar(keep, keep, op0=_core.AluOp.greater_equal, operand0=float(rate))
+    out = _core.ndarray(list(x.shape), dtype or x.dtype, sbuf)
+    _core.isa.tensor_tensor(out, x, keep, op=_core.AluOp.multiply)
+    return out
+
+
 _PROVIDED = {n for n in globals() if not n.startswith("_")}
 
 

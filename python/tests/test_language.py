@@ -350,3 +350,43 @@ def test_a_race_between_the_cores_of_a_logical_core_names_both_lines():
     with pytest.raises(RuntimeError, match=r"(?s)test_language\.py:\d+:\d+: error: WAW hazard.*"
                                            r"test_language\.py:\d+:\d+: note: the earlier"):
         both_write_everything[2](np.zeros((128, 4), F32))
+
+
+def test_identity_rms_norm_rand_and_dropout():
+    x = uniform((128, 256), seed=23)
+    w = uniform((1, 256), 0.5, 1.5, seed=24)
+
+    def kernel(a, weight):
+        out = nl.ndarray((128, 4, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(out[:, 0, 0:128], value=nl.shared_identity_matrix(128, dtype=nl.float32))
+        nl.store(out[:, 1, :], value=nl.rms_norm(t, nl.load(weight), axis=1, n=256))
+        nl.store(out[:, 2, :], value=nl.rand((128, 256), nl.float32))
+        nl.store(out[:, 3, :], value=nl.dropout(t, 0.25))
+        return out
+
+    got = nki.simulate(kernel)(x, w)
+    np.testing.assert_array_equal(got[:, 0, :128], np.eye(128, dtype=F32))
+    x64 = x.astype(np.float64)
+    want = x64 / np.sqrt((x64 * x64).sum(axis=1, keepdims=True) / 256 + 1e-6) * w
+    np.testing.assert_allclose(got[:, 1, :], want, rtol=1e-5)
+    r = got[:, 2, :]
+    assert r.min() >= 0 and r.max() < 1 and abs(r.mean() - 0.5) < 0.01
+    dropped = got[:, 3, :] == 0
+    kept = ~dropped
+    np.testing.assert_array_equal(got[:, 3, :][kept], x[kept])
+    assert abs(dropped.mean() - 0.25) < 0.02
+
+
+def test_nki_objects_carry_configuration_into_a_kernel():
+    class Config(nl.NKIObject):
+        pass
+
+    def kernel(a, config):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        assert isinstance(a, nl.NkiTensor)
+        nl.store(out, value=nl.multiply(nl.load(a), config.scale))
+        return out
+
+    x = uniform((128, 8), seed=25)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x, Config(scale=2.0)), x * F32(2))
