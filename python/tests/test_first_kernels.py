@@ -172,3 +172,10 @@ def test_a_bad_index_is_a_type_error():
 
     with pytest.raises(TypeError, match="a tensor index is an int, a slice or nl.ds"):
         nki.simulate(bad_index)(np.zeros((128, 4), np.float32))
+
+
+def test_collectives_say_they_need_multi_chip_runs():
+    import nki.collectives as cc
+
+    with pytest.raises(NotImplementedError, match=r"all_reduce .*\(issue #20\)"):
+        cc.all_reduce  # noqa: B018
