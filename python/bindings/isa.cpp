@@ -36,6 +36,20 @@ void require_fresh_reduce(const py::object& reduce_cmd, const char* op) {
                     ") (an accumulator carried across instructions)");
 }
 
+// A reduce_op: an nl operation (nl.add, nl.maximum, ...) or one of nl's reductions NKI's
+// documentation names there (nl.sum, nl.prod, nl.max, nl.min).
+isa::AluOp reduce_op_of(const py::object& o) {
+  if (py::hasattr(o, "__module__") && py::hasattr(o, "__name__") &&
+      py::str(o.attr("__module__")).cast<std::string>() == "nki.language") {
+    const std::string fn = o.attr("__name__").cast<std::string>();
+    if (fn == "sum") return isa::AluOp::kAdd;
+    if (fn == "prod") return isa::AluOp::kMultiply;
+    if (fn == "max") return isa::AluOp::kMaximum;
+    if (fn == "min") return isa::AluOp::kMinimum;
+  }
+  return enum_of<isa::AluOp>(o, "reduce_op");
+}
+
 nisa::Common named(const py::object& name) {
   return common_of(py::none(), name);
 }
@@ -215,6 +229,37 @@ void bind_activation(py::module_& m) {
       py::arg("dst"), py::arg("src"), py::arg("max_value") = 0.0f,
       py::arg("reduce_res") = py::none(), py::arg("reduce_cmd") = py::none(),
       py::arg("reduce_init") = 0.0f, py::arg("name") = py::none());
+  // relu_param is the slope of nl.prelu, which trnsim's activation table does not have.
+  m.def(
+      "activate2",
+      [](const Tensor& dst, const py::object& op, const Tensor& data, const py::object& imm0,
+         const py::object& imm1, const py::object& op0, const py::object& op1,
+         const py::object& relu_param, bool reverse0, bool reverse1, const py::object& reduce_op,
+         const py::object& reduce_res, const py::object& reduce_cmd, const py::object& name) {
+        require_fresh_reduce(reduce_cmd, "activate2");
+        if (py::isinstance<Tensor>(relu_param) || relu_param.cast<float>() != 0.0f)
+          not_implemented("activate2(relu_param=" + std::string(py::repr(relu_param)) +
+                          ") (the prelu slope; trnsim has no prelu activation)");
+        at_kernel_line([&] {
+          nisa::Activate2Options o;
+          o.reverse0 = reverse0;
+          o.reverse1 = reverse1;
+          if (!reduce_op.is_none()) o.reduce_op = reduce_op_of(reduce_op);
+          if (!reduce_res.is_none()) o.reduce_res = reduce_res.cast<Tensor>();
+          o.common = named(name);
+          const auto alu = [](const py::object& v, const char* what) {
+            return v.is_none() ? isa::AluOp::kBypass : enum_of<isa::AluOp>(v, what);
+          };
+          nisa::activate2(dst, enum_of<isa::ActivationFunc>(op, "op"), data,
+                          scalar_of(imm0, "imm0"), scalar_of(imm1, "imm1"), alu(op0, "op0"),
+                          alu(op1, "op1"), o);
+        });
+      },
+      py::arg("dst"), py::arg("op"), py::arg("data"), py::arg("imm0"), py::arg("imm1"),
+      py::arg("op0"), py::arg("op1"), py::arg("relu_param") = 0.0f, py::arg("reverse0") = false,
+      py::arg("reverse1") = false, py::arg("reduce_op") = py::none(),
+      py::arg("reduce_res") = py::none(), py::arg("reduce_cmd") = py::none(),  // idle
+      py::arg("name") = py::none());
 }
 
 void bind_elementwise(py::module_& m) {
@@ -251,6 +296,38 @@ void bind_elementwise(py::module_& m) {
       py::arg("reverse0") = false, py::arg("op1") = py::none(), py::arg("operand1") = py::none(),
       py::arg("reverse1") = false, engine, name);
   m.def(
+      "tensor_scalar_reduce",
+      [](const Tensor& dst, const Tensor& data, const py::object& op0, const py::object& operand0,
+         const py::object& reduce_op, const py::object& reduce_res, bool reverse0,
+         const py::object& reduce_cmd, const py::object& reduce_init, bool reduce_res_negate,
+         const py::object& n) {
+        require_fresh_reduce(reduce_cmd, "tensor_scalar_reduce");
+        const isa::AluOp reduce = reduce_op_of(reduce_op);
+        if (!reduce_init.is_none()) {
+          if (py::isinstance<Tensor>(reduce_init))
+            not_implemented("tensor_scalar_reduce(reduce_init=<a tile>)");
+          // 0 is the identity of a sum only: for other reductions an initial value would change
+          // the result, and trnsim starts each reduction afresh.
+          if (reduce_init.cast<float>() != 0.0f || reduce != isa::AluOp::kAdd)
+            not_implemented(
+                "tensor_scalar_reduce(reduce_init=" + std::string(py::repr(reduce_init)) +
+                ") (None, or 0 with reduce_op=nl.add, is)");
+        }
+        at_kernel_line([&] {
+          nisa::TensorScalarReduceOptions o;
+          if (!reduce_res.is_none()) o.reduce_res = reduce_res.cast<Tensor>();
+          o.reverse0 = reverse0;
+          o.reduce_res_negate = reduce_res_negate;
+          o.common = named(n);
+          nisa::tensor_scalar_reduce(dst, data, enum_of<isa::AluOp>(op0, "op0"),
+                                     scalar_of(operand0, "operand0"), reduce, o);
+        });
+      },
+      py::arg("dst"), py::arg("data"), py::arg("op0"), py::arg("operand0"), py::arg("reduce_op"),
+      py::arg("reduce_res") = py::none(), py::arg("reverse0") = false,
+      py::arg("reduce_cmd") = py::none(),  // reset_reduce
+      py::arg("reduce_init") = py::none(), py::arg("reduce_res_negate") = false, name);
+  m.def(
       "scalar_tensor_tensor",
       [](const Tensor& dst, const Tensor& data, const py::object& op0, const py::object& operand0,
          const py::object& op1, const Tensor& operand1, bool reverse0, bool reverse1,
@@ -270,6 +347,16 @@ void bind_elementwise(py::module_& m) {
         at_kernel_line([&] { nisa::tensor_copy(dst, src, common_of(e, n)); });
       },
       py::arg("dst"), py::arg("src"), engine, name);
+  m.def(
+      "tensor_copy_predicated",
+      [](const Tensor& dst, const py::object& src, const Tensor& predicate, bool reverse_pred,
+         const py::object& n) {
+        at_kernel_line([&] {
+          nisa::tensor_copy_predicated(dst, scalar_of(src, "src"), predicate,
+                                       {.reverse_pred = reverse_pred, .common = named(n)});
+        });
+      },
+      py::arg("dst"), py::arg("src"), py::arg("predicate"), py::arg("reverse_pred") = false, name);
   m.def(
       "memset",
       [](const Tensor& dst, float value, const py::object& e, const py::object& n) {
@@ -344,6 +431,14 @@ void bind_reductions(py::module_& m) {
         at_kernel_line([&] { nisa::nc_find_index8(dst, data, vals, named(n)); });
       },
       py::arg("dst"), py::arg("data"), py::arg("vals"), name);
+  m.def(
+      "nc_match_replace8",
+      [](const Tensor& dst, const Tensor& data, const Tensor& vals, float imm,
+         const std::optional<Tensor>& dst_idx, const py::object& n) {
+        at_kernel_line([&] { nisa::nc_match_replace8(dst, data, vals, imm, dst_idx, named(n)); });
+      },
+      py::arg("dst"), py::arg("data"), py::arg("vals"), py::arg("imm"),
+      py::arg("dst_idx") = py::none(), name);
 }
 
 void bind_selection(py::module_& m) {

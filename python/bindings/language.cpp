@@ -3,6 +3,8 @@
 // nki.isa (python/nki/language.py).
 #include <pybind11/stl.h>
 
+#include <memory>
+
 #include "bridge.h"
 
 namespace trnsim::python {
@@ -28,23 +30,43 @@ Tensor ndarray(const std::vector<std::int64_t>& shape, DType dtype, kernel::Buff
   });
 }
 
-std::int64_t tile_size(const std::string& field) {
-  return at_kernel_line([&]() -> std::int64_t {
-    if (field == "pmax") return nl::tile_size::pmax();
-    if (field == "gemm_stationary_fmax") return nl::tile_size::gemm_stationary_fmax();
-    if (field == "gemm_moving_fmax") return nl::tile_size::gemm_moving_fmax();
-    if (field == "psum_fmax" || field == "psum_bank_fmax") return nl::tile_size::psum_bank_fmax();
-    if (field == "psum_num_banks") return nl::tile_size::psum_num_banks();
-    if (field == "bn_stats_fmax") return nl::tile_size::bn_stats_fmax();
-    if (field == "sbuf_fmax_bytes" || field == "total_available_sbuf_size")
-      return nl::tile_size::sbuf_bytes_per_partition();
-    throw py::attribute_error("nl.tile_size has no field '" + field + "'");
-  });
+// nl.tile_size.FIELD of the chip being traced for, or outside a kernel of `chip_name` (the
+// chip the next kernels run on).
+std::int64_t tile_size(const std::string& field, const std::string& chip_name) {
+  const nl::TileSizes t =
+      kernel::tracing() ? nl::tile_sizes(nl::chip()) : nl::tile_sizes(arch::load(chip_name));
+  if (field == "pmax") return t.pmax;
+  if (field == "gemm_stationary_fmax") return t.gemm_stationary_fmax;
+  if (field == "gemm_moving_fmax") return t.gemm_moving_fmax;
+  if (field == "psum_fmax" || field == "psum_bank_fmax") return t.psum_bank_fmax;
+  if (field == "psum_bank_fmax_bytes") return t.psum_bank_fmax * 4;
+  if (field == "psum_num_banks") return t.psum_num_banks;
+  if (field == "bn_stats_fmax") return t.bn_stats_fmax;
+  if (field == "sbuf_fmax_bytes" || field == "total_available_sbuf_size")
+    return t.sbuf_bytes_per_partition;
+  if (field == "sbuf_size_bytes") return t.sbuf_bytes_per_partition * t.pmax;
+  throw py::attribute_error("nl.tile_size has no field '" + field + "'");
 }
 
 }  // namespace
 
+// nl.no_reorder(): a context manager holding a kernel::NoReorder while its block runs.
+struct NoReorderBlock {
+  std::unique_ptr<kernel::NoReorder> scope;
+};
+
 void bind_language(py::module_& m) {
+  py::class_<NoReorderBlock>(m, "NoReorder")
+      .def(py::init<>())
+      .def("__enter__",
+           [](NoReorderBlock& b) -> NoReorderBlock& {
+             at_kernel_line([&] { b.scope = std::make_unique<kernel::NoReorder>(); });
+             return b;
+           })
+      .def("__exit__", [](NoReorderBlock& b, const py::args&) {
+        b.scope.reset();
+        return false;
+      });
   const auto name = py::arg("name") = "";
   m.def("ndarray", &ndarray, py::arg("shape"), py::arg("dtype"),
         py::arg("buffer") = kernel::Buffer::kSbuf, name, py::arg("address") = py::none());
@@ -108,7 +130,7 @@ void bind_language(py::module_& m) {
       py::arg("axes") = 0);
   m.def("tracing", &kernel::tracing);
   // nl.tile_size of the chip being traced for (a trace must be running).
-  m.def("tile_size", &tile_size, py::arg("field"));
+  m.def("tile_size", &tile_size, py::arg("field"), py::arg("chip"));
   // The NeuronCore generation of the chip being traced for (2, 3, 4: nisa.nc_version).
   m.def("nc_generation", [] {
     return at_kernel_line([] {

@@ -40,6 +40,14 @@ DIFFERENCES = {
     "nki.isa.select_reduce": "without reduce_res and reverse_pred (a plain select); on_false is "
                              "a number or a [P, 1] tile",
     "nki.isa.tensor_tensor_scan": "reverse0 / reverse1 are not implemented",
+    "nki.isa.tensor_scalar_reduce": "reduce_cmd idle / reset_reduce (a reduction within the "
+                                    "instruction); reduce_init None, or 0 with reduce_op=nl.add",
+    "nki.isa.activate2": "relu_param 0.0 only (no prelu activation); reduce_cmd idle / "
+                         "reset_reduce; reduce_op=None with reduce_res sums",
+    "nki.isa.nc_match_replace8": "a value with no match left gets all ones in dst_idx (NKI: "
+                                 "undefined)",
+    "nki.isa.tensor_copy_predicated": "dst is read unless the predicate selects all of it, so "
+                                      "an uninitialised dst is an error",
     "nki.isa.dma_copy": "priority, oob_mode, dge_mode and engine are accepted, not modelled (one "
                         "pool of DMA queues)",
     "nki.isa.dma_transpose": "2-D (axes=(1, 0)); priority, dge_mode and oob_mode are accepted, "
@@ -58,7 +66,8 @@ DIFFERENCES = {
     "nki.language.broadcast_to": "a partition dim of 1 goes through a scratch HBM row (two DMAs)",
     "nki.language.program_ndim": "0 without a grid, else 1 (a grid is one logical core)",
     "nki.language.DType": "the dtypes' enum type (NKI: an alias of str)",
-    "nki.language.tile_size": "known while a kernel is traced (it depends on the chip)",
+    "nki.language.tile_size": "inside a kernel the traced chip's, outside it trnsim.chip()'s; "
+                              "no psum_min_align / sbuf_min_align",
     "nki.jit": "runs on trnsim when called with NumPy arrays; other keyword arguments are "
                "ignored",
     "nki.typing.tensor": "an annotation only",

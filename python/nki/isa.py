@@ -14,6 +14,7 @@ _INSTRUCTIONS = (
     "bn_stats", "bn_aggr", "max8", "nc_find_index8", "iota", "affine_select", "range_select",
     "select_reduce", "dma_copy", "dma_transpose", "local_gather", "nc_stream_shuffle",
     "quantize_mx", "rand2", "rand_set_state", "rand_get_state", "core_barrier",
+    "tensor_scalar_reduce", "activate2", "nc_match_replace8", "tensor_copy_predicated",
 )
 for _name in _INSTRUCTIONS:
     globals()[_name] = getattr(_core.isa, _name)

@@ -106,13 +106,15 @@ static_range = affine_range
 
 
 class _TileSize:
-    """nl.tile_size: the limits of the chip being traced for, as plain ints."""
+    """nl.tile_size: the limits of the chip, as plain ints: the chip being traced for inside a
+    kernel, else the one the next kernels run on (trnsim.chip())."""
 
     def __getattr__(self, field):
-        if not _core.tracing():
-            raise RuntimeError(f"nl.tile_size.{field} is known while a kernel is traced "
-                               "(it depends on the chip the kernel runs on)")
-        return _core.tile_size(field)
+        if field.startswith("__"):
+            raise AttributeError(field)
+        import trnsim  # the package imports this module first
+
+        return _core.tile_size(field, trnsim.chip())
 
 
 tile_size = _TileSize()
@@ -396,6 +398,12 @@ def load_transpose2d(src, dtype=None):
     out = _core.ndarray([src.shape[1], src.shape[0]], src.dtype, sbuf)
     _core.isa.dma_transpose(out, src)  # a DMA transpose keeps the dtype
     return out if dtype is None or dtype == src.dtype else copy(out, dtype)
+
+
+def no_reorder():
+    """`with nl.no_reorder():` the instructions of the block keep their program order when
+    the compiler schedules them (it still picks their engines; others may move around them)."""
+    return _core.NoReorder()
 
 
 NkiTensor = _core.Tensor  # the type of tensors and tiles (shape, dtype, views, ...)

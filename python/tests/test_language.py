@@ -390,3 +390,51 @@ def test_nki_objects_carry_configuration_into_a_kernel():
 
     x = uniform((128, 8), seed=25)
     np.testing.assert_array_equal(nki.simulate(kernel)(x, Config(scale=2.0)), x * F32(2))
+
+
+def test_no_reorder_keeps_a_blocks_order():
+    def kernel(a):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        x = nl.load(a)
+        y = nl.zeros(a.shape, nl.float32)
+        first = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+        second = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)
+        with nl.no_reorder():
+            nisa.activation(dst=first, op=nl.exp, data=x, name="late")  # waits for the load
+            nisa.activation(dst=second, op=nl.exp, data=y, name="early")
+        nl.store(out, value=nl.add(first, second))
+        return out
+
+    x = uniform((128, 512), seed=26)
+    got = nki.simulate(kernel)(x)
+    np.testing.assert_allclose(got, np.exp(x.astype(np.float64)) + 1.0, rtol=1e-6)
+    asm = trnsim.last_run().assembly()
+    assert asm.index('"late"') < asm.index('"early"')
+
+
+def test_tile_size_is_the_chips_inside_and_outside_a_kernel():
+    assert nl.tile_size.pmax == 128 and nl.tile_size.gemm_moving_fmax == 512
+    assert nl.tile_size.psum_bank_fmax_bytes == 2048
+    inside = []
+
+    def kernel(a):
+        inside.append((nl.tile_size.pmax, nl.tile_size.sbuf_fmax_bytes))
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(a))
+        return out
+
+    nki.simulate(kernel)(np.zeros((128, 4), F32))
+    assert inside == [(128, nl.tile_size.sbuf_fmax_bytes)]
+    with pytest.raises(AttributeError, match="no field 'not_a_limit'"):
+        nl.tile_size.not_a_limit  # noqa: B018
+
+
+def test_typing_annotations_annotate():
+    import nki.typing as nt
+
+    def kernel(a: nt.tensor[128, 8], b: nt.mutable_tensor):
+        nl.store(b, value=nl.load(a))
+
+    a, b = uniform((128, 8), seed=27), np.zeros((128, 8), F32)
+    assert nki.simulate(kernel)(a, b) is None
+    np.testing.assert_array_equal(b, a)

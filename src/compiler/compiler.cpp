@@ -93,7 +93,10 @@ SchedResult schedule(const KernelIr& ir, const std::vector<isa::Instruction>& ph
       engines[i] = static_cast<std::uint8_t>(asked & (~asked + 1));
     }
   }
-  SchedInput in{&phys, &engines, &fixed_queue, &preds};
+  std::vector<std::uint32_t> order_blocks(ir.instructions.size(), 0);
+  for (std::size_t i = 0; i < ir.instructions.size(); ++i)
+    order_blocks[i] = ir.instructions[i].order_block;
+  SchedInput in{&phys, &engines, &fixed_queue, &preds, &order_blocks};
   const int dma_queues = dma_queues_to_use(options, chip);
   return options.schedule ? schedule_list(in, chip, dma_queues) : schedule_in_order(in, dma_queues);
 }

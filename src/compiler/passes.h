@@ -34,6 +34,9 @@ struct SchedInput {
   const std::vector<std::uint8_t>* engines = nullptr;    // verified engine masks
   const std::vector<int>* fixed_dma_queue = nullptr;     // -1 = compiler's choice
   const std::vector<std::vector<std::uint32_t>>* preds = nullptr;
+  // Per instruction its no_reorder block (0: none; null: no blocks): a block's instructions
+  // are issued in program order.
+  const std::vector<std::uint32_t>* order_blocks = nullptr;
 };
 
 struct SchedResult {

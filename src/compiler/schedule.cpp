@@ -74,6 +74,21 @@ class ListScheduler {
       missing_[i] = static_cast<std::uint32_t>((*in.preds)[i].size());
       for (std::uint32_t j : (*in.preds)[i]) succs_[j].push_back(static_cast<std::uint32_t>(i));
     }
+    // A no_reorder block's instructions: each waits until the one before it is issued.
+    order_next_.assign(n_, kNone);
+    if (in.order_blocks != nullptr) {
+      std::vector<std::uint32_t> last;  // per block, its latest instruction so far
+      for (std::size_t i = 0; i < n_; ++i) {
+        const std::uint32_t block = (*in.order_blocks)[i];
+        if (block == 0) continue;
+        if (last.size() <= block) last.resize(block + 1, kNone);
+        if (last[block] != kNone) {
+          order_next_[last[block]] = static_cast<std::uint32_t>(i);
+          ++missing_[i];
+        }
+        last[block] = static_cast<std::uint32_t>(i);
+      }
+    }
     // Classes of instructions with the same candidate queues.
     class_of_.resize(n_);
     for (std::size_t i = 0; i < n_; ++i) {
@@ -224,7 +239,13 @@ class ListScheduler {
       ready_[s] = std::max(ready_[s], finish_[i]);
       if (--missing_[s] == 0) classes_[class_of_[s]].pending.push({ready_[s], s});
     }
+    if (const std::uint32_t s = order_next_[i]; s != kNone) {  // issued, not finished
+      ready_[s] = std::max(ready_[s], start);
+      if (--missing_[s] == 0) classes_[class_of_[s]].pending.push({ready_[s], s});
+    }
   }
+
+  static constexpr std::uint32_t kNone = UINT32_MAX;
 
   const std::vector<isa::Instruction>& insts_;
   std::size_t n_;
@@ -232,7 +253,8 @@ class ListScheduler {
   std::uint32_t dma_engines_;
   double hbm_rate_;  // HBM bytes per ns one DMA engine may take of the core's share
   std::vector<std::vector<std::uint32_t>> succs_;
-  std::vector<std::uint32_t> missing_;  // predecessors not yet issued
+  std::vector<std::uint32_t> missing_;     // predecessors not yet issued
+  std::vector<std::uint32_t> order_next_;  // the next instruction of its no_reorder block
   std::vector<Class> classes_;
   std::vector<std::size_t> class_of_;
   std::vector<double> queue_free_, engine_free_, ready_, finish_;

@@ -8,7 +8,8 @@
 //   fields(v) calls v(name, member, role) for every operand and attribute, in assembly
 //             order: the printer, the parser, the validator's operand checks and every
 //             operand walk (isa/operands.h) are written over it.
-// Part of the public header isa/isa.h; include that.
+// The DMA and synchronisation operations are declared in isa/operations_dma.h; the Operation
+// variant below lists them all. Part of the public header isa/isa.h; include that.
 #pragma once
 
 #include <array>
@@ -20,6 +21,7 @@
 #include <variant>
 #include <vector>
 
+#include "isa/operations_dma.h"  // DMA transfers and synchronisation (sem, core_barrier)
 #include "isa/types.h"
 
 namespace trnsim::isa {
@@ -136,6 +138,34 @@ struct TensorScalar {
   }
 };
 
+// dst = data op0 operand0 (operand0 op0 data with reverse0), one arithmetic operator;
+// reduce_res[P, 1] gets reduce_op (add, multiply, maximum, minimum) over each partition's
+// fp32 results, negated with reduce_res_negate, when present (one reduction per instruction).
+struct TensorScalarReduce {
+  static constexpr std::string_view kName = "tensor_scalar_reduce";
+  static constexpr OpClass kClass = OpClass::kElementwise;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
+  friend bool operator==(const TensorScalarReduce&, const TensorScalarReduce&) = default;
+  AccessPattern dst, data;
+  AluOp op0 = AluOp::kMultiply;
+  ScalarOperand operand0 = 1.0f;
+  bool reverse0 = false;
+  AluOp reduce_op = AluOp::kAdd;
+  std::optional<AccessPattern> reduce_res;
+  bool reduce_res_negate = false;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("op0", op0, Role::kAttr);
+    v("operand0", operand0, Role::kRead);
+    v("reverse0", reverse0, Role::kAttr);
+    v("reduce_op", reduce_op, Role::kAttr);
+    v("reduce_res", reduce_res, Role::kWrite);
+    v("reduce_res_negate", reduce_res_negate, Role::kAttr);
+  }
+};
+
 // dst = (data op0 operand0) op1 operand1, operand0 scalar/[P,1], operand1 a full tile.
 struct ScalarTensorTensor {
   static constexpr std::string_view kName = "scalar_tensor_tensor";
@@ -210,6 +240,28 @@ struct TensorCopy {
   void fields(V&& v) {
     v("dst", dst, Role::kWrite);
     v("src", src, Role::kRead);
+  }
+};
+
+// dst = src where the predicate is non-zero (zero with reverse_pred), else dst keeps its
+// value (dst is read and written). src is a tile, or none for the immediate src_value.
+struct TensorCopyPredicated {
+  static constexpr std::string_view kName = "tensor_copy_predicated";
+  static constexpr OpClass kClass = OpClass::kElementwise;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
+  friend bool operator==(const TensorCopyPredicated&, const TensorCopyPredicated&) = default;
+  AccessPattern dst;
+  std::optional<AccessPattern> src;
+  float src_value = 0.0f;
+  AccessPattern predicate;
+  bool reverse_pred = false;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("src", src, Role::kRead);
+    v("src_value", src_value, Role::kAttr);
+    v("predicate", predicate, Role::kRead);
+    v("reverse_pred", reverse_pred, Role::kAttr);
   }
 };
 
@@ -382,6 +434,27 @@ struct NcFindIndex8 {
   }
 };
 
+// Per partition, vals processed from the last to the first: the first not yet replaced
+// element equal to vals[k] becomes imm in dst (the other elements are copied); dst_idx[k]
+// gets its index (all ones if there is none).
+struct NcMatchReplace8 {
+  static constexpr std::string_view kName = "nc_match_replace8";
+  static constexpr OpClass kClass = OpClass::kElementwise;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
+  friend bool operator==(const NcMatchReplace8&, const NcMatchReplace8&) = default;
+  AccessPattern dst, data, vals;
+  float imm = 0.0f;
+  std::optional<AccessPattern> dst_idx;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("vals", vals, Role::kRead);
+    v("imm", imm, Role::kAttr);
+    v("dst_idx", dst_idx, Role::kWrite);
+  }
+};
+
 // dst = exp(src - max_value), optional running sum per partition into reduce_res (gen4).
 struct Exponential {
   static constexpr std::string_view kName = "exponential";
@@ -449,6 +522,40 @@ struct Activation {
     v("func", func, Role::kAttr);
     v("scale", scale, Role::kRead);
     v("bias", bias, Role::kRead);
+    v("reduce_res", reduce_res, Role::kWrite);
+  }
+};
+
+// dst = func((data op0 imm0) op1 imm1) (reverseK: immK opK x), gen4 Scalar engine;
+// reduce_res[P, 1] gets reduce_op (add, maximum, minimum, abs_max, abs_min) over each
+// partition's results when present.
+struct Activate2 {
+  static constexpr std::string_view kName = "activate2";
+  static constexpr OpClass kClass = OpClass::kElementwise;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kScalar);
+  friend bool operator==(const Activate2&, const Activate2&) = default;
+  AccessPattern dst, data;
+  ActivationFunc func = ActivationFunc::kCopy;
+  AluOp op0 = AluOp::kBypass;
+  ScalarOperand imm0 = 0.0f;
+  bool reverse0 = false;
+  AluOp op1 = AluOp::kBypass;
+  ScalarOperand imm1 = 0.0f;
+  bool reverse1 = false;
+  AluOp reduce_op = AluOp::kAdd;
+  std::optional<AccessPattern> reduce_res;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("data", data, Role::kRead);
+    v("func", func, Role::kAttr);
+    v("op0", op0, Role::kAttr);
+    v("imm0", imm0, Role::kRead);
+    v("reverse0", reverse0, Role::kAttr);
+    v("op1", op1, Role::kAttr);
+    v("imm1", imm1, Role::kRead);
+    v("reverse1", reverse1, Role::kAttr);
+    v("reduce_op", reduce_op, Role::kAttr);
     v("reduce_res", reduce_res, Role::kWrite);
   }
 };
@@ -583,93 +690,13 @@ struct RandGetState {
   }
 };
 
-// DMA -----------------------------------------------------------------------------------
-
-// Copy with dtype cast (via fp32); accumulate=add is gen4 near-memory read-add-write into
-// SBUF (bf16/fp32 dst).
-struct DmaCopy {
-  static constexpr std::string_view kName = "dma_copy";
-  static constexpr OpClass kClass = OpClass::kDmaTransfer;
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
-  friend bool operator==(const DmaCopy&, const DmaCopy&) = default;
-  AccessPattern dst, src;
-  DmaAccumulate accumulate = DmaAccumulate::kNone;
-  std::uint8_t priority = 0;
-  template <class V>
-  void fields(V&& v) {
-    v("dst", dst, Role::kReadWrite);
-    v("src", src, Role::kRead);
-    v("accumulate", accumulate, Role::kAttr);
-    v("priority", priority, Role::kAttr);
-  }
-};
-
-// dst[F, P] = src[P, F]^T while copying into SBUF (2- and 4-byte types).
-struct DmaTranspose {
-  static constexpr std::string_view kName = "dma_transpose";
-  static constexpr OpClass kClass = OpClass::kDmaTransfer;
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
-  friend bool operator==(const DmaTranspose&, const DmaTranspose&) = default;
-  AccessPattern dst, src;
-  template <class V>
-  void fields(V&& v) {
-    v("dst", dst, Role::kWrite);
-    v("src", src, Role::kRead);
-  }
-};
-
-// Gather: dst row r = src row index[r]; scatter: dst row index[r] = src row r. A "row" is one
-// partition of the SBUF side and `partition_step` elements of the HBM side. index: uint32/int32.
-struct DmaIndirect {
-  static constexpr std::string_view kName = "dma_indirect";
-  static constexpr OpClass kClass = OpClass::kDmaTransfer;
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
-  friend bool operator==(const DmaIndirect&, const DmaIndirect&) = default;
-  AccessPattern dst, src, index;
-  IndirectMode mode = IndirectMode::kGather;
-  template <class V>
-  void fields(V&& v) {
-    v("dst", dst, Role::kReadWrite);
-    v("src", src, Role::kRead);
-    v("index", index, Role::kRead);
-    v("mode", mode, Role::kAttr);
-  }
-};
-
-// Synchronisation -----------------------------------------------------------------------
-
-// Does nothing but carry waits and signals (an explicit semaphore wait/signal instruction).
-struct SemaphoreOp {
-  static constexpr std::string_view kName = "sem";
-  static constexpr OpClass kClass = OpClass::kSequencer;
-  static constexpr std::uint8_t kEngines = 0x3F;  // any queue
-  friend bool operator==(const SemaphoreOp&, const SemaphoreOp&) = default;
-  template <class V>
-  void fields(V&&) {}
-};
-
-// Barrier between the physical cores of a logical core (LNC >= 2).
-struct CoreBarrier {
-  static constexpr std::string_view kName = "core_barrier";
-  static constexpr OpClass kClass = OpClass::kSequencer;
-  static constexpr std::uint8_t kEngines = engine_bit(Engine::kGpSimd) | engine_bit(Engine::kSync);
-  friend bool operator==(const CoreBarrier&, const CoreBarrier&) = default;
-  std::uint32_t barrier_id = 0;
-  std::uint32_t num_cores = 2;
-  template <class V>
-  void fields(V&& v) {
-    v("barrier_id", barrier_id, Role::kAttr);
-    v("num_cores", num_cores, Role::kAttr);
-  }
-};
-
 using Operation =
     std::variant<NcMatmul, NcMatmulMx, NcTranspose, TensorTensor, TensorScalar, ScalarTensorTensor,
                  TensorReduce, TensorPartitionReduce, TensorCopy, TensorTensorScan, BnStats, BnAggr,
                  Select, RangeSelect, Iota, Memset, Max8, NcFindIndex8, Exponential, Reciprocal,
                  QuantizeMx, Activation, AffineSelect, LocalGather, NcStreamShuffle, CustomOp,
                  Rand2, RandSetState, RandGetState, DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp,
-                 CoreBarrier>;
+                 CoreBarrier, TensorScalarReduce, TensorCopyPredicated, NcMatchReplace8, Activate2>;
 
 std::string_view op_name(const Operation& op);
 // Engines allowed to execute `op` (its kEngines bit set).

@@ -216,6 +216,10 @@ void check_op(Checker& c, const Reciprocal& op);
 void check_op(Checker& c, const QuantizeMx& op);
 void check_op(Checker& c, const Activation& op);
 void check_op(Checker& c, const AffineSelect& op);
+void check_op(Checker& c, const TensorScalarReduce& op);
+void check_op(Checker& c, const TensorCopyPredicated& op);
+void check_op(Checker& c, const NcMatchReplace8& op);
+void check_op(Checker& c, const Activate2& op);
 // validate_gpsimd.cpp
 void check_op(Checker& c, const LocalGather& op);
 void check_op(Checker& c, const NcStreamShuffle& op);

@@ -1,6 +1,6 @@
 // Validation rules of the elementwise operations of the Vector, Scalar and GpSimd engines,
-// tensor_tensor to affine_select (listed, with their sources, in docs/isa.md "Validation
-// rules").
+// tensor_tensor to affine_select and tensor_scalar_reduce to activate2 (listed, with their
+// sources, in docs/isa.md "Validation rules").
 #include <fmt/format.h>
 
 #include <cmath>
@@ -15,6 +15,7 @@ constexpr std::uint64_t kBnStatsFreeMax = 512;  // nl.tile_size.bn_stats_fmax
 constexpr std::uint64_t kMax8FreeMin = 8;       // max8 / nc_find_index8 source range
 constexpr std::uint64_t kMax8FreeMax = 16384;
 constexpr std::uint64_t kRangeSelectIndexLimit = std::uint64_t{1} << 24;
+constexpr int kTensorScalarReduceMaxDims = 3;  // ISA: at most three free dimensions
 
 constexpr std::initializer_list<AluOp> kComparisonOps = {AluOp::kEqual,   AluOp::kNotEqual,
                                                          AluOp::kGreater, AluOp::kGreaterEqual,
@@ -23,6 +24,29 @@ constexpr std::initializer_list<AluOp> kComparisonOps = {AluOp::kEqual,   AluOp:
 // Shared by the elementwise ALU instructions: 'average' belongs to tensor_partition_reduce.
 void forbid_average(Checker& c, std::string_view field, AluOp op) {
   c.forbid_alu(field, op, AluOp::kAverage, "is only available in tensor_partition_reduce");
+}
+
+// A float immediate written into an integer dst must be one of the dtype's values (memset's
+// value, tensor_copy_predicated's src_value).
+void check_immediate_fits(Checker& c, std::string_view field, float value, DType dst) {
+  if (!numerics::is_integer(dst)) return;
+  const auto& info = numerics::info(dst);
+  const double bits = info.element_bits - (info.is_signed ? 1 : 0);
+  const double high = std::exp2(bits) - 1;
+  const double low = info.is_signed ? -std::exp2(bits) : 0.0;
+  if (value != std::floor(value) || value < low || value > high) {
+    c.add(field, fmt::format("{} is not representable in {} (value must match the dst dtype)",
+                             value, numerics::name(dst)));
+  }
+}
+
+// tensor_scalar_reduce's op0 and activate2's stages: arithmetic operators only.
+void require_arithmetic(Checker& c, std::string_view field, AluOp op) {
+  forbid_average(c, field, op);
+  if (is_bitvec_op(op)) {
+    c.add(field, fmt::format("{} takes arithmetic operators only, not {}", op_name(c.inst.op),
+                             alu_op_name(op)));
+  }
 }
 
 void check_affine(Checker& c, const AccessPattern& dst, const AffinePattern& pattern) {
@@ -210,16 +234,7 @@ void check_op(Checker& c, const Memset& op) {
   if (numerics::is_mx_packed(op.dst.dtype) && op.value != 0.0f) {
     c.add("value", "x4-packed destinations can only be set to 0");
   }
-  if (numerics::is_integer(op.dst.dtype)) {
-    const auto& info = numerics::info(op.dst.dtype);
-    const double bits = info.element_bits - (info.is_signed ? 1 : 0);
-    const double high = std::exp2(bits) - 1;
-    const double low = info.is_signed ? -std::exp2(bits) : 0.0;
-    if (op.value != std::floor(op.value) || op.value < low || op.value > high) {
-      c.add("value", fmt::format("{} is not representable in {} (value must match the dst dtype)",
-                                 op.value, numerics::name(op.dst.dtype)));
-    }
-  }
+  check_immediate_fits(c, "value", op.value, op.dst.dtype);
 }
 
 void check_op(Checker& c, const Max8& op) {
@@ -295,6 +310,78 @@ void check_op(Checker& c, const AffineSelect& op) {
   c.require_same_shape("on_true", op.on_true, "dst", op.dst);
   c.require_alu("cmp_op", op.cmp_op, kComparisonOps);
   check_affine(c, op.dst, op.pattern);
+}
+
+void check_op(Checker& c, const TensorScalarReduce& op) {
+  c.require_same_shape("data", op.data, "dst", op.dst);
+  c.require_per_partition("operand0", op.operand0, op.dst.partitions);
+  require_arithmetic(c, "op0", op.op0);
+  c.require_alu("reduce_op", op.reduce_op,
+                {AluOp::kAdd, AluOp::kMultiply, AluOp::kMaximum, AluOp::kMinimum});
+  if (op.data.num_dims > kTensorScalarReduceMaxDims) {
+    c.add("data", fmt::format("{} free dims; tensor_scalar_reduce takes at most {}",
+                              op.data.num_dims, kTensorScalarReduceMaxDims));
+  }
+  if (op.reduce_res) c.require_per_partition("reduce_res", *op.reduce_res, op.dst.partitions);
+}
+
+void check_op(Checker& c, const TensorCopyPredicated& op) {
+  c.require_same_shape("predicate", op.predicate, "dst", op.dst);
+  c.require_dtype("predicate", op.predicate, {DType::kUInt8, DType::kUInt16, DType::kUInt32});
+  if (op.src) {
+    c.require_same_shape("src", *op.src, "dst", op.dst);
+    if (op.src->dtype != op.dst.dtype) {
+      c.add("src", fmt::format("dtype {} differs from the dst's {} (tensor_copy_predicated does "
+                               "not cast)",
+                               numerics::name(op.src->dtype), numerics::name(op.dst.dtype)));
+    }
+    c.forbid_both_psum("predicate", op.predicate, "src", *op.src);
+    if (op.src_value != 0.0f) c.add("src_value", "an immediate and a src tensor both given");
+  } else {
+    check_immediate_fits(c, "src_value", op.src_value, op.dst.dtype);
+  }
+}
+
+void check_op(Checker& c, const NcMatchReplace8& op) {
+  c.require_free_at_most("data", op.data, kMax8FreeMax, "nc_match_replace8 data");
+  c.require_same_shape("dst", op.dst, "data", op.data);
+  c.require_partitions("vals", op.vals, op.data.partitions, "nc_match_replace8 (partitions kept)");
+  c.require_free("vals", op.vals, 8, "nc_match_replace8");
+  if (op.dst_idx) {
+    c.require_dtype("dst_idx", *op.dst_idx, {DType::kUInt16, DType::kUInt32});
+    c.require_partitions("dst_idx", *op.dst_idx, op.data.partitions,
+                         "nc_match_replace8 (partitions kept)");
+    c.require_free("dst_idx", *op.dst_idx, 8, "nc_match_replace8");
+  }
+}
+
+void check_op(Checker& c, const Activate2& op) {
+  c.require_generation(Generation::kGen4, "activate2");
+  c.require_same_shape("data", op.data, "dst", op.dst);
+  c.require_per_partition("imm0", op.imm0, op.dst.partitions);
+  c.require_per_partition("imm1", op.imm1, op.dst.partitions);
+  const auto* imm0 = std::get_if<AccessPattern>(&op.imm0);
+  const auto* imm1 = std::get_if<AccessPattern>(&op.imm1);
+  if (imm0 != nullptr && imm1 != nullptr && imm0->dtype != imm1->dtype) {
+    c.add("imm1", fmt::format("dtype {} differs from imm0's {} (tensor immediates share a dtype)",
+                              numerics::name(imm1->dtype), numerics::name(imm0->dtype)));
+  }
+  using enum AluOp;
+  const bool supported = (op.op0 == kMultiply && one_of(op.op1, {kAdd, kSubtract, kBypass})) ||
+                         (one_of(op.op0, {kAdd, kSubtract, kBypass}) && op.op1 == kBypass);
+  if (!supported) {
+    c.add("op0",
+          fmt::format("({}, {}) is not one of activate2's stages (multiply, add), (multiply, "
+                      "subtract), (multiply, bypass), (add, bypass), (subtract, bypass), "
+                      "(bypass, bypass)",
+                      alu_op_name(op.op0), alu_op_name(op.op1)));
+  }
+  if (op.reverse0 && op.op0 == kBypass)
+    c.add("reverse0", "reverse0 needs an op0 other than bypass");
+  if (op.reverse1 && op.op1 == kBypass)
+    c.add("reverse1", "reverse1 needs an op1 other than bypass");
+  c.require_alu("reduce_op", op.reduce_op, {kAdd, kMaximum, kMinimum, kAbsMax, kAbsMin});
+  if (op.reduce_res) c.require_per_partition("reduce_res", *op.reduce_res, op.dst.partitions);
 }
 
 }  // namespace trnsim::isa::validate_detail

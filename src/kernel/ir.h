@@ -85,6 +85,9 @@ struct IrInstruction {
   std::uint8_t engines = 0;               // isa::engine_bit mask of engines allowed to run it
   bool engine_fixed = false;              // the kernel asked for one engine (engines has 1 bit)
   std::optional<std::uint8_t> dma_queue;  // DMA only: the kernel fixed the queue
+  // NKI's no_reorder block this instruction was recorded in (0: none): the scheduler issues
+  // the instructions of one block in program order.
+  std::uint32_t order_block = 0;
 };
 
 // One traced kernel instance: one program id of a launch (NKI kernel[lnc] traces the kernel

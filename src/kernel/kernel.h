@@ -200,6 +200,23 @@ bool tracing();
 // behalf of a kernel written in that language: while a SourceOverride lives, every
 // declaration, operation and error recorded on its thread is located at `where` (the
 // kernel's own file and line) instead of the C++ call site. Overrides nest.
+class Tracer;
+
+// NKI's nl.no_reorder(): while a NoReorder lives, the operations recorded on its thread keep
+// their program order when the compiler schedules them (it still picks their engines and
+// queues; operations outside the block may move around them). Blocks do not nest: an inner
+// one joins the outer.
+class NoReorder {
+ public:
+  explicit NoReorder(Loc loc = Loc::current());
+  ~NoReorder();
+  NoReorder(const NoReorder&) = delete;
+  NoReorder& operator=(const NoReorder&) = delete;
+
+ private:
+  Tracer* outermost_ = nullptr;  // the tracer whose block this one opened
+};
+
 class SourceOverride {
  public:
   explicit SourceOverride(isa::Origin where);
@@ -275,6 +292,12 @@ std::int64_t psum_num_banks();
 std::int64_t bn_stats_fmax();  // 512
 std::int64_t sbuf_bytes_per_partition();
 }  // namespace tile_size
+// The same limits of any chip (what nl.tile_size says outside a kernel).
+struct TileSizes {
+  std::int64_t pmax, gemm_stationary_fmax, gemm_moving_fmax, psum_bank_fmax, psum_num_banks,
+      bn_stats_fmax, sbuf_bytes_per_partition;
+};
+TileSizes tile_sizes(const arch::ChipConfig& chip);
 const arch::ChipConfig& chip();
 
 int program_id(int axis = 0);
@@ -369,6 +392,20 @@ struct ActivationOptions {
 void activation(const Tensor& dst, ActivationFunc func, const Tensor& data,
                 const ActivationOptions& options = {}, Loc loc = Loc::current());
 
+struct Activate2Options {
+  bool reverse0 = false;             // imm0 op0 data
+  bool reverse1 = false;             // imm1 op1 (...)
+  AluOp reduce_op = AluOp::kAdd;     // add, maximum, minimum, abs_max or abs_min
+  std::optional<Tensor> reduce_res;  // [P, 1]: reduce_op over each partition's results
+  Common common;
+};
+// dst = func((data op0 imm0) op1 imm1), NeuronCore-v4 Scalar engine; (op0, op1) is one of
+// (multiply, add|subtract|bypass), (add|subtract|bypass, bypass); imm0/imm1 numbers or
+// [P, 1] tiles.
+void activate2(const Tensor& dst, ActivationFunc func, const Tensor& data, const Scalar& imm0,
+               const Scalar& imm1, AluOp op0, AluOp op1, const Activate2Options& options = {},
+               Loc loc = Loc::current());
+
 void tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2, AluOp op,
                    const Common& common = {}, Loc loc = Loc::current());
 
@@ -381,6 +418,17 @@ struct TensorScalarOptions {
 };
 void tensor_scalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
                    const TensorScalarOptions& options = {}, Loc loc = Loc::current());
+struct TensorScalarReduceOptions {
+  std::optional<Tensor> reduce_res;  // [P, 1]: reduce_op over each partition's results
+  bool reverse0 = false;             // operand0 op0 data instead of data op0 operand0
+  bool reduce_res_negate = false;    // reduce_res gets -(the reduction)
+  Common common;
+};
+// dst = data op0 operand0 (an arithmetic operator; operand0 a number or a [P, 1] tile) and,
+// into reduce_res, reduce_op (add, multiply, maximum, minimum) over each partition's results.
+void tensor_scalar_reduce(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                          AluOp reduce_op, const TensorScalarReduceOptions& options = {},
+                          Loc loc = Loc::current());
 struct ScalarTensorTensorOptions {
   bool reverse0 = false;  // operand0 op0 data instead of data op0 operand0
   bool reverse1 = false;  // operand1 op1 (...) instead of (...) op1 operand1
@@ -401,6 +449,14 @@ void tensor_partition_reduce(const Tensor& dst, const Tensor& data, AluOp op,
                              const Common& common = {}, Loc loc = Loc::current());
 void tensor_copy(const Tensor& dst, const Tensor& src, const Common& common = {},
                  Loc loc = Loc::current());
+struct CopyPredicatedOptions {
+  bool reverse_pred = false;  // copy where the predicate is zero instead
+  Common common;
+};
+// dst = src where predicate (uint8/16/32, dst's shape) is non-zero, else dst keeps its value;
+// src is a tile of dst's shape and dtype, or a number.
+void tensor_copy_predicated(const Tensor& dst, const Scalar& src, const Tensor& predicate,
+                            const CopyPredicatedOptions& options = {}, Loc loc = Loc::current());
 void tensor_tensor_scan(const Tensor& dst, const Tensor& data0, const Tensor& data1,
                         const Scalar& initial, AluOp op0, AluOp op1, const Common& common = {},
                         Loc loc = Loc::current());
@@ -442,6 +498,13 @@ void max8(const Tensor& dst, const Tensor& src, const Common& common = {},
           Loc loc = Loc::current());
 void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals,
                     const Common& common = {}, Loc loc = Loc::current());
+
+// Per partition, vals[P, 8] from the last to the first: the first element of data equal to
+// the value that no other value replaced becomes imm in dst; dst_idx (uint16/uint32 [P, 8])
+// gets its index, all ones when there is none.
+void nc_match_replace8(const Tensor& dst, const Tensor& data, const Tensor& vals, float imm,
+                       const std::optional<Tensor>& dst_idx = std::nullopt,
+                       const Common& common = {}, Loc loc = Loc::current());
 
 struct ExponentialOptions {
   Scalar max_value = 0.0f;

@@ -106,6 +106,23 @@ void activation(const Tensor& dst, ActivationFunc func, const Tensor& data,
   record(op, o.common, loc);
 }
 
+void activate2(const Tensor& dst, ActivationFunc func, const Tensor& data, const Scalar& imm0,
+               const Scalar& imm1, AluOp op0, AluOp op1, const Activate2Options& o, Loc loc) {
+  isa::Activate2 t;
+  t.dst = dst.ap(loc);
+  t.data = data.ap(loc);
+  t.func = func;
+  t.op0 = op0;
+  t.imm0 = scalar(imm0, loc);
+  t.reverse0 = o.reverse0;
+  t.op1 = op1;
+  t.imm1 = scalar(imm1, loc);
+  t.reverse1 = o.reverse1;
+  t.reduce_op = o.reduce_op;
+  if (o.reduce_res) t.reduce_res = o.reduce_res->ap(loc);
+  record(t, o.common, loc);
+}
+
 void tensor_tensor(const Tensor& dst, const Tensor& data1, const Tensor& data2, AluOp op,
                    const Common& c, Loc loc) {
   isa::TensorTensor t;
@@ -127,6 +144,20 @@ void tensor_scalar(const Tensor& dst, const Tensor& data, AluOp op0, const Scala
   t.op1 = o.op1;
   t.operand1 = scalar(o.operand1, loc);
   t.reverse1 = o.reverse1;
+  record(t, o.common, loc);
+}
+
+void tensor_scalar_reduce(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
+                          AluOp reduce_op, const TensorScalarReduceOptions& o, Loc loc) {
+  isa::TensorScalarReduce t;
+  t.dst = dst.ap(loc);
+  t.data = data.ap(loc);
+  t.op0 = op0;
+  t.operand0 = scalar(operand0, loc);
+  t.reverse0 = o.reverse0;
+  t.reduce_op = reduce_op;
+  if (o.reduce_res) t.reduce_res = o.reduce_res->ap(loc);
+  t.reduce_res_negate = o.reduce_res_negate;
   record(t, o.common, loc);
 }
 
@@ -167,6 +198,20 @@ void tensor_partition_reduce(const Tensor& dst, const Tensor& data, AluOp op, co
 
 void tensor_copy(const Tensor& dst, const Tensor& src, const Common& c, Loc loc) {
   record(isa::TensorCopy{dst.ap(loc), src.ap(loc)}, c, loc);
+}
+
+void tensor_copy_predicated(const Tensor& dst, const Scalar& src, const Tensor& predicate,
+                            const CopyPredicatedOptions& o, Loc loc) {
+  isa::TensorCopyPredicated t;
+  t.dst = dst.ap(loc);
+  if (const float* value = std::get_if<float>(&src)) {
+    t.src_value = *value;
+  } else {
+    t.src = std::get<Tensor>(src).ap(loc);
+  }
+  t.predicate = predicate.ap(loc);
+  t.reverse_pred = o.reverse_pred;
+  record(t, o.common, loc);
 }
 
 void tensor_tensor_scan(const Tensor& dst, const Tensor& data0, const Tensor& data1,
@@ -253,6 +298,17 @@ void max8(const Tensor& dst, const Tensor& src, const Common& c, Loc loc) {
 void nc_find_index8(const Tensor& dst, const Tensor& data, const Tensor& vals, const Common& c,
                     Loc loc) {
   record(isa::NcFindIndex8{dst.ap(loc), data.ap(loc), vals.ap(loc)}, c, loc);
+}
+
+void nc_match_replace8(const Tensor& dst, const Tensor& data, const Tensor& vals, float imm,
+                       const std::optional<Tensor>& dst_idx, const Common& c, Loc loc) {
+  isa::NcMatchReplace8 t;
+  t.dst = dst.ap(loc);
+  t.data = data.ap(loc);
+  t.vals = vals.ap(loc);
+  t.imm = imm;
+  if (dst_idx) t.dst_idx = dst_idx->ap(loc);
+  record(t, c, loc);
 }
 
 void exponential(const Tensor& dst, const Tensor& src, const ExponentialOptions& o, Loc loc) {

@@ -39,29 +39,41 @@ const arch::ChipConfig& chip() {
   return tracer(Loc::current()).chip();
 }
 
+TileSizes tile_sizes(const arch::ChipConfig& c) {
+  // NKI's gemm_moving_fmax is one PSUM bank of fp32 (512): gen4 may stream up to 4096
+  // columns into several banks, but a bank-sized tile is what the accumulation pattern of a
+  // kernel needs.
+  const std::int64_t bank = static_cast<std::int64_t>(arch::psum_bank_bytes(c)) / 4;
+  return {.pmax = count(c.sbuf.partitions),
+          .gemm_stationary_fmax = count(c.tensor.cols),
+          .gemm_moving_fmax = std::min(count(c.tensor.moving_free_max), bank),
+          .psum_bank_fmax = bank,
+          .psum_num_banks = count(c.psum.banks),
+          .bn_stats_fmax = 512,
+          .sbuf_bytes_per_partition = count(c.sbuf.bytes_per_partition)};
+}
+
 namespace tile_size {
 std::int64_t pmax() {
-  return count(chip().sbuf.partitions);
+  return tile_sizes(chip()).pmax;
 }
 std::int64_t gemm_stationary_fmax() {
-  return count(chip().tensor.cols);
+  return tile_sizes(chip()).gemm_stationary_fmax;
 }
-// NKI's constant is one PSUM bank of fp32 (512): gen4 may stream up to 4096 columns into
-// several banks, but a bank-sized tile is what the accumulation pattern of a kernel needs.
 std::int64_t gemm_moving_fmax() {
-  return std::min(count(chip().tensor.moving_free_max), psum_bank_fmax());
+  return tile_sizes(chip()).gemm_moving_fmax;
 }
 std::int64_t psum_bank_fmax() {
-  return static_cast<std::int64_t>(arch::psum_bank_bytes(chip())) / 4;
+  return tile_sizes(chip()).psum_bank_fmax;
 }
 std::int64_t psum_num_banks() {
-  return count(chip().psum.banks);
+  return tile_sizes(chip()).psum_num_banks;
 }
 std::int64_t bn_stats_fmax() {
-  return 512;
+  return tile_sizes(chip()).bn_stats_fmax;
 }
 std::int64_t sbuf_bytes_per_partition() {
-  return count(chip().sbuf.bytes_per_partition);
+  return tile_sizes(chip()).sbuf_bytes_per_partition;
 }
 }  // namespace tile_size
 

@@ -74,6 +74,21 @@ SourceOverride::~SourceOverride() {
   source_override = std::move(previous_);
 }
 
+NoReorder::NoReorder(Loc loc) {
+  Tracer& tracer = Tracer::current(loc);
+  if (tracer.begin_order_block()) outermost_ = &tracer;
+}
+
+NoReorder::~NoReorder() {
+  if (outermost_ != nullptr) outermost_->end_order_block();
+}
+
+bool Tracer::begin_order_block() {
+  if (order_block_ != 0) return false;
+  order_block_ = ++order_blocks_;
+  return true;
+}
+
 isa::Origin origin_of(const Loc& loc) {
   if (source_override) return *source_override;
   return isa::Origin{loc.file_name(), static_cast<std::uint32_t>(loc.line()),
@@ -278,6 +293,7 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
   ir_inst.engines = valid;
   ir_inst.engine_fixed = placement.engine.has_value();
   ir_inst.dma_queue = placement.dma_queue;
+  ir_inst.order_block = order_block_;
   ir_.instructions.push_back(std::move(ir_inst));
 }
 

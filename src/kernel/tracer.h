@@ -51,6 +51,10 @@ class Tracer {
 
   std::uint32_t next_barrier_id() { return barriers_++; }
 
+  // The no_reorder block being recorded (0: none); begin returns false when one is open.
+  bool begin_order_block();
+  void end_order_block() { order_block_ = 0; }
+
   // NKI's nc_matmul(accumulate=None): the first matmul write to a PSUM location overwrites,
   // later ones add. True when every location of `dst` was written by an earlier matmul of
   // this trace, false when none was; a dst covering both is a KernelError at `loc` (one
@@ -66,6 +70,7 @@ class Tracer {
   std::uint64_t hbm_bytes_ = 0;  // declared in HBM by this trace (inputs, outputs, scratch)
   KernelIr ir_;
   std::uint32_t barriers_ = 0;
+  std::uint32_t order_block_ = 0, order_blocks_ = 0;
   // Per PSUM storage, one byte per element: 1 where a matmul of this trace wrote.
   std::unordered_map<StorageId, std::vector<std::uint8_t>> matmul_written_;
 };

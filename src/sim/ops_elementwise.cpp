@@ -27,6 +27,21 @@ std::vector<float> scalar_column(OperandIO& io, const ScalarOperand& operand,
   return column;
 }
 
+void store_row_reduction(OperandIO& io, const AccessPattern& reduce_res, const Tile& values,
+                         AluOp op, bool negate) {
+  Tile result = make_tile(values.partitions, 1);
+  if (values.free > 0) {
+    math::with_alu_op(op, [&](auto op_constant) {
+      result.values =
+          fold_runs<decltype(op_constant)::value>(values.values, values.partitions, values.free);
+    });
+  }
+  if (negate) {
+    for (float& v : result.values) v = -v;
+  }
+  io.store(reduce_res, result);
+}
+
 AccessPattern partition_slice(const AccessPattern& ap, std::uint32_t first, std::uint32_t count) {
   AccessPattern slice = ap;
   slice.partitions = count;

@@ -1,4 +1,5 @@
-// Per-element functions: exponential, reciprocal and activation (docs/simulator-ops.md).
+// Per-element functions: exponential, reciprocal, activation (docs/simulator-ops.md) and
+// activate2 (docs/isa.md).
 #include <cstdint>
 #include <span>
 
@@ -71,6 +72,30 @@ bool run(const isa::Activation& op, OperandIO& io) {
   });
   io.store(op.dst, data);
   if (op.reduce_res) store_row_sums(io, *op.reduce_res, data);
+  return true;
+}
+
+// dst = func((data op0 imm0) op1 imm1): each stage rounded to fp32 (a bypass stage without
+// reverse is skipped), then func; reduce_res folds reduce_op over the fp32 results.
+bool run(const isa::Activate2& op, OperandIO& io) {
+  Tile data = io.load(op.data);
+  require_shape(op.dst, data.partitions, data.free, "activate2 dst shape");
+  const struct {
+    AluOp op;
+    const ScalarOperand& imm;
+    bool reverse;
+  } stages[] = {{op.op0, op.imm0, op.reverse0}, {op.op1, op.imm1, op.reverse1}};
+  for (const auto& stage : stages) {
+    if (stage.op == AluOp::kBypass && !stage.reverse) continue;
+    const auto column = scalar_column(io, stage.imm, data.partitions);
+    apply_scalar_op(data.values, data.partitions, data.free, stage.op, column, stage.reverse);
+  }
+  math::with_activation(op.func, [&](auto func_constant) {
+    constexpr isa::ActivationFunc kFunc = decltype(func_constant)::value;
+    for (float& v : data.values) v = math::activate<kFunc>(v);
+  });
+  io.store(op.dst, data);
+  if (op.reduce_res) store_row_reduction(io, *op.reduce_res, data, op.reduce_op);
   return true;
 }
 

@@ -1,11 +1,13 @@
 // Elementwise ALU operations of the Vector, Scalar and GpSimd engines: tensor_tensor,
-// tensor_scalar, scalar_tensor_tensor and tensor_copy (docs/simulator-ops.md).
+// tensor_scalar, scalar_tensor_tensor, tensor_copy, tensor_scalar_reduce and
+// tensor_copy_predicated (docs/simulator-ops.md; the last two in docs/isa.md).
 #include <algorithm>
 #include <cstdint>
 #include <span>
 #include <variant>
 #include <vector>
 
+#include "numerics/numerics.h"
 #include "sim/ops_elementwise_detail.h"
 #include "sim/ops_math.h"
 
@@ -33,23 +35,6 @@ std::vector<std::int64_t> scalar_word_column(OperandIO& io, const ScalarOperand&
   return column;
 }
 
-// In-place `values[p, i] = values[p, i] op column[p]` (or `column[p] op values[p, i]`).
-void apply_scalar_op(std::vector<float>& values, std::uint32_t partitions, std::uint64_t free,
-                     AluOp op, std::span<const float> column, bool reverse) {
-  math::with_alu_op(op, [&](auto op_constant) {
-    constexpr AluOp kOp = decltype(op_constant)::value;
-    for (std::uint32_t p = 0; p < partitions; ++p) {
-      const float scalar = column[p];
-      float* row = values.data() + p * free;
-      if (reverse) {
-        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::alu<kOp>(scalar, row[i]);
-      } else {
-        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::alu<kOp>(row[i], scalar);
-      }
-    }
-  });
-}
-
 void apply_scalar_word_op(std::vector<std::int64_t>& words, std::uint32_t partitions,
                           std::uint64_t free, AluOp op, std::span<const std::int64_t> column,
                           bool reverse, unsigned width) {
@@ -68,6 +53,22 @@ void apply_scalar_word_op(std::vector<std::int64_t>& words, std::uint32_t partit
 }
 
 }  // namespace
+
+void apply_scalar_op(std::vector<float>& values, std::uint32_t partitions, std::uint64_t free,
+                     AluOp op, std::span<const float> column, bool reverse) {
+  math::with_alu_op(op, [&](auto op_constant) {
+    constexpr AluOp kOp = decltype(op_constant)::value;
+    for (std::uint32_t p = 0; p < partitions; ++p) {
+      const float scalar = column[p];
+      float* row = values.data() + p * free;
+      if (reverse) {
+        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::alu<kOp>(scalar, row[i]);
+      } else {
+        for (std::uint64_t i = 0; i < free; ++i) row[i] = math::alu<kOp>(row[i], scalar);
+      }
+    }
+  });
+}
 
 bool run(const isa::TensorTensor& op, OperandIO& io) {
   if (isa::is_bitvec_op(op.op)) {
@@ -175,6 +176,51 @@ bool run(const isa::TensorCopy& op, OperandIO& io) {
   const Tile values = io.load(op.src);
   require_shape(op.dst, values.partitions, values.free, "tensor_copy dst shape");
   io.store(op.dst, values);
+  return true;
+}
+
+// dst = data op0 operand0 as tensor_scalar's first stage; reduce_res folds reduce_op over the
+// fp32 results of each partition (before the dst cast), left to right.
+bool run(const isa::TensorScalarReduce& op, OperandIO& io) {
+  Tile data = io.load(op.data);
+  require_shape(op.dst, data.partitions, data.free, "tensor_scalar_reduce dst shape");
+  if (op.op0 != AluOp::kBypass || op.reverse0) {
+    const auto column = scalar_column(io, op.operand0, data.partitions);
+    apply_scalar_op(data.values, data.partitions, data.free, op.op0, column, op.reverse0);
+  }
+  io.store(op.dst, data);
+  if (op.reduce_res)
+    store_row_reduction(io, *op.reduce_res, data, op.reduce_op, op.reduce_res_negate);
+  return true;
+}
+
+// Storage words move unchanged (src and dst share their dtype); an immediate src is encoded
+// once into the dst dtype (round to nearest even). dst is read only when the predicate
+// leaves some element of it in place.
+bool run(const isa::TensorCopyPredicated& op, OperandIO& io) {
+  const WordTile predicate = io.load_words(op.predicate);
+  const std::uint32_t partitions = predicate.partitions;
+  const std::uint64_t free = predicate.free;
+  require_shape(op.dst, partitions, free, "tensor_copy_predicated dst shape");
+  std::vector<std::uint8_t> take(predicate.words.size());
+  for (std::size_t i = 0; i < take.size(); ++i)
+    take[i] = (predicate.words[i] != 0) != op.reverse_pred;
+  const bool all = std::all_of(take.begin(), take.end(), [](std::uint8_t t) { return t != 0; });
+
+  WordTile out = all ? make_word_tile(partitions, free) : io.load_words(op.dst);
+  if (op.src) {
+    require(op.src->dtype == op.dst.dtype, "tensor_copy_predicated src and dst dtypes differ");
+    const WordTile src = io.load_words(*op.src);
+    require(src.partitions == partitions && src.free == free, "tensor_copy_predicated src shape");
+    for (std::size_t i = 0; i < take.size(); ++i)
+      if (take[i]) out.words[i] = src.words[i];
+  } else {
+    require(!math::is_x4_packed(op.dst.dtype), "tensor_copy_predicated into an x4-packed dtype");
+    const auto word = static_cast<std::int64_t>(numerics::encode(op.dst.dtype, op.src_value));
+    for (std::size_t i = 0; i < take.size(); ++i)
+      if (take[i]) out.words[i] = word;
+  }
+  io.store_words(op.dst, out);
   return true;
 }
 

@@ -1,10 +1,11 @@
 // Internals of the elementwise semantics shared by their files (not part of sim/ops.h): the
 // helpers every family uses and one run() overload per operation that execute_elementwise
 // (ops_elementwise.cpp) dispatches to. The operations are split by family:
-// ops_elementwise_alu.cpp (tensor_tensor, tensor_scalar, scalar_tensor_tensor, tensor_copy),
-// ops_elementwise_reduce.cpp (reductions, scans, batch-norm statistics, max8 /
-// nc_find_index8), ops_elementwise_select.cpp (select, range_select, iota, memset,
-// affine_select), ops_elementwise_activation.cpp (activation, exponential, reciprocal),
+// ops_elementwise_alu.cpp (tensor_tensor, tensor_scalar, scalar_tensor_tensor, tensor_copy,
+// tensor_scalar_reduce, tensor_copy_predicated), ops_elementwise_reduce.cpp (reductions,
+// scans, batch-norm statistics, max8 / nc_find_index8 / nc_match_replace8),
+// ops_elementwise_select.cpp (select, range_select, iota, memset, affine_select),
+// ops_elementwise_activation.cpp (activation, activate2, exponential, reciprocal),
 // ops_elementwise_permute.cpp (local_gather, nc_stream_shuffle, Vector transpose) and
 // ops_elementwise_random.cpp (random numbers, MX quantisation).
 #pragma once
@@ -66,6 +67,16 @@ inline WordTile make_word_tile(std::uint32_t partitions, std::uint64_t free) {
 std::vector<float> scalar_column(OperandIO& io, const ScalarOperand& operand,
                                  std::uint32_t partitions);
 
+// In-place `values[p, i] = values[p, i] op column[p]` (or `column[p] op values[p, i]` with
+// reverse), vectorised per partition (ops_elementwise_alu.cpp).
+void apply_scalar_op(std::vector<float>& values, std::uint32_t partitions, std::uint64_t free,
+                     AluOp op, std::span<const float> column, bool reverse);
+
+// reduce_res of the fused reductions: op folded left to right over each partition's fp32
+// values (before any dst cast), negated with `negate`, stored as [P, 1].
+void store_row_reduction(OperandIO& io, const AccessPattern& reduce_res, const Tile& values,
+                         AluOp op, bool negate = false);
+
 // The sub-range [first, first + count) of an operand's partitions.
 AccessPattern partition_slice(const AccessPattern& ap, std::uint32_t first, std::uint32_t count);
 
@@ -117,6 +128,8 @@ bool run(const isa::TensorTensor& op, OperandIO& io);
 bool run(const isa::TensorScalar& op, OperandIO& io);
 bool run(const isa::ScalarTensorTensor& op, OperandIO& io);
 bool run(const isa::TensorCopy& op, OperandIO& io);
+bool run(const isa::TensorScalarReduce& op, OperandIO& io);
+bool run(const isa::TensorCopyPredicated& op, OperandIO& io);
 // ops_elementwise_reduce.cpp
 bool run(const isa::TensorReduce& op, OperandIO& io);
 bool run(const isa::TensorPartitionReduce& op, OperandIO& io);
@@ -125,6 +138,7 @@ bool run(const isa::BnStats& op, OperandIO& io);
 bool run(const isa::BnAggr& op, OperandIO& io);
 bool run(const isa::Max8& op, OperandIO& io);
 bool run(const isa::NcFindIndex8& op, OperandIO& io);
+bool run(const isa::NcMatchReplace8& op, OperandIO& io);
 // ops_elementwise_select.cpp
 bool run(const isa::Select& op, OperandIO& io);
 bool run(const isa::RangeSelect& op, OperandIO& io);
@@ -135,6 +149,7 @@ bool run(const isa::AffineSelect& op, OperandIO& io);
 bool run(const isa::Exponential& op, OperandIO& io);
 bool run(const isa::Reciprocal& op, OperandIO& io);
 bool run(const isa::Activation& op, OperandIO& io);
+bool run(const isa::Activate2& op, OperandIO& io);
 // ops_elementwise_permute.cpp
 bool run(const isa::LocalGather& op, OperandIO& io);
 bool run(const isa::NcStreamShuffle& op, OperandIO& io);

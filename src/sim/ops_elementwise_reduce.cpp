@@ -1,5 +1,6 @@
 // Reductions and scans: tensor_reduce, tensor_partition_reduce, tensor_tensor_scan,
-// bn_stats / bn_aggr, max8 and nc_find_index8 (docs/simulator-ops.md).
+// bn_stats / bn_aggr, max8 and nc_find_index8 (docs/simulator-ops.md), nc_match_replace8
+// (docs/isa.md).
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -266,6 +267,49 @@ bool run(const isa::NcFindIndex8& op, OperandIO& io) {
   Tile out = make_tile(data.partitions, kCount);
   for (std::size_t i = 0; i < found.size(); ++i) out.values[i] = static_cast<float>(found[i]);
   io.store(op.dst, out);
+  return true;
+}
+
+// vals are taken from the last to the first (NKI 0.6, as the hardware): each replaces the
+// first element equal to it (fp32 ==: -0 matches +0, NaN matches nothing) that no earlier
+// value replaced, so duplicates pair with successive occurrences from the highest slot down.
+// dst_idx gets each value's index, all ones when none is left.
+bool run(const isa::NcMatchReplace8& op, OperandIO& io) {
+  constexpr std::uint64_t kCount = 8;
+  Tile data = io.load(op.data);
+  const Tile vals = io.load(op.vals);
+  require(vals.partitions == data.partitions && vals.free >= kCount, "nc_match_replace8 vals");
+  require_shape(op.dst, data.partitions, data.free, "nc_match_replace8 dst shape");
+  constexpr std::int64_t kNotFound = -1;
+  std::vector<std::int64_t> found(static_cast<std::size_t>(data.partitions) * kCount, kNotFound);
+  std::vector<std::uint8_t> replaced(data.free);
+  for (std::uint32_t p = 0; p < data.partitions; ++p) {
+    float* row = data.values.data() + p * data.free;
+    const float* wanted = vals.values.data() + p * vals.free;
+    std::fill(replaced.begin(), replaced.end(), std::uint8_t{0});
+    for (std::uint64_t k = kCount; k-- > 0;) {
+      for (std::uint64_t i = 0; i < data.free; ++i) {
+        if (replaced[i] == 0 && row[i] == wanted[k]) {
+          replaced[i] = 1;
+          found[p * kCount + k] = static_cast<std::int64_t>(i);
+          break;
+        }
+      }
+    }
+    for (std::uint64_t i = 0; i < data.free; ++i)
+      if (replaced[i] != 0) row[i] = op.imm;
+  }
+  io.store(op.dst, data);
+  if (op.dst_idx) {
+    require(math::is_integer_dtype(op.dst_idx->dtype), "nc_match_replace8 dst_idx dtype");
+    require_shape(*op.dst_idx, data.partitions, kCount, "nc_match_replace8 dst_idx shape");
+    const unsigned width = math::storage_bits(op.dst_idx->dtype);
+    const std::int64_t all_ones = static_cast<std::int64_t>((std::uint64_t{1} << width) - 1);
+    WordTile out = make_word_tile(data.partitions, kCount);
+    for (std::size_t i = 0; i < found.size(); ++i)
+      out.words[i] = found[i] == kNotFound ? all_ones : found[i];
+    io.store_words(*op.dst_idx, out);
+  }
   return true;
 }
 

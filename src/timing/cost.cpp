@@ -104,12 +104,31 @@ Passes passes_of(const isa::Activation& op, double min_ii) {
   if (op.reduce_res) p.extra_cycles = min_ii;  // ActReadAccumulator
   return p;
 }
+Passes passes_of(const isa::Activate2& op, double min_ii) {
+  Passes p;
+  if (op.reduce_res) p.extra_cycles = min_ii;  // the accumulator read-out, as for activation
+  return p;
+}
+Passes passes_of(const isa::TensorScalarReduce& op, double min_ii) {
+  // max(MIN_II, N) + MIN_II (OLD-ISA); the 16-bit perf mode is documented for tensor_scalar
+  // only. Estimate: the MIN_II read-out only when reduce_res is written.
+  Passes p = narrow(1.0);
+  if (op.reduce_res) p.extra_cycles = min_ii;
+  return p;
+}
+Passes passes_of(const isa::TensorCopyPredicated& op, double) {
+  // OLD-ISA: N when src and predicate stream from different memories (SBUF / PSUM), 2N when
+  // both come from SBUF. Estimate: an immediate src streams the predicate alone (N).
+  const bool split =
+      op.src && (op.src->memory == Memory::kPsum) != (op.predicate.memory == Memory::kPsum);
+  return narrow((!op.src || split) ? 1.0 : 2.0);
+}
 template <class Op, class... Ops>
 concept OneOf = (std::same_as<Op, Ops> || ...);
 
 // One pass on the narrow path: selection, top-8 and statistics units.
-template <OneOf<isa::Max8, isa::NcFindIndex8, isa::BnStats, isa::Select, isa::RangeSelect,
-                isa::NcStreamShuffle>
+template <OneOf<isa::Max8, isa::NcFindIndex8, isa::NcMatchReplace8, isa::BnStats, isa::Select,
+                isa::RangeSelect, isa::NcStreamShuffle>
               Op>
 Passes passes_of(const Op&, double) {
   return narrow(1.0);

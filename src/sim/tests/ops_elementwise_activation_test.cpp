@@ -1,5 +1,5 @@
-// Tests of exponential, reciprocal and activation against reference functions written
-// independently here.
+// Tests of exponential, reciprocal, activation and activate2 against reference functions
+// written independently here.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -7,6 +7,8 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/tests/ops_test_util.h"
@@ -177,6 +179,63 @@ TEST(Activation, SinOutsideItsRangeIsNan) {
   EXPECT_NEAR(got[1], 0.0f, 1e-6f);
   EXPECT_TRUE(std::isnan(got[2]));
   EXPECT_TRUE(std::isnan(got[3]));
+}
+
+// Every (op0, op1) pair activate2 has, with the reverse flags, [P, 1] and immediate operands,
+// then the function and each reduction over the fp32 results (before the bf16 dst cast).
+TEST(Activate2, EveryStagePairThenFunctionThenReduction) {
+  constexpr std::uint32_t P = 2, F = 20;
+  const std::vector<std::pair<AluOp, AluOp>> pairs = {
+      {AluOp::kMultiply, AluOp::kAdd},    {AluOp::kMultiply, AluOp::kSubtract},
+      {AluOp::kMultiply, AluOp::kBypass}, {AluOp::kAdd, AluOp::kBypass},
+      {AluOp::kSubtract, AluOp::kBypass}, {AluOp::kBypass, AluOp::kBypass}};
+  const std::vector<AluOp> reductions = {AluOp::kAdd, AluOp::kMaximum, AluOp::kMinimum,
+                                         AluOp::kAbsMax, AluOp::kAbsMin};
+  const std::array<float, P> column = {-1.25f, 0.5f};
+  std::size_t round = 0;
+  for (const auto& [op0, op1] : pairs) {
+    for (int reverse = 0; reverse < 4; ++reverse) {
+      const bool reverse0 = (reverse & 1) != 0 && op0 != AluOp::kBypass;
+      const bool reverse1 = (reverse & 2) != 0 && op1 != AluOp::kBypass;
+      for (ActivationFunc func :
+           {ActivationFunc::kCopy, ActivationFunc::kRelu, ActivationFunc::kExp}) {
+        const AluOp reduce = reductions[round++ % reductions.size()];
+        HostIO io(isa::Engine::kScalar);
+        const auto data_ap = dense(DType::kFloat32, 64, P, F);
+        const auto imm0_ap = dense(DType::kFloat32, 64, P, 1, 256);
+        const auto dst_ap = dense(DType::kBFloat16, 64, P, F, 512);
+        const auto res_ap = dense(DType::kFloat32, 64, P, 1, 1024);
+        io.write(data_ap, test_values(P * F, 7 + static_cast<std::uint32_t>(round)));
+        io.write(imm0_ap, {column[0], column[1]});
+        const auto data = io.read(data_ap);
+        isa::Activate2 op{dst_ap, data_ap, func,     op0,    imm0_ap, reverse0,
+                          op1,    0.75f,   reverse1, reduce, res_ap};
+        ASSERT_TRUE(run_op(op, io));
+        std::vector<float> want(P * F), reduced(P);
+        for (std::uint32_t p = 0; p < P; ++p) {
+          for (std::uint32_t i = 0; i < F; ++i) {
+            float x = data[p * F + i];
+            if (op0 != AluOp::kBypass)
+              x = reverse0 ? ref_alu(op0, column[p], x) : ref_alu(op0, x, column[p]);
+            if (op1 != AluOp::kBypass)
+              x = reverse1 ? ref_alu(op1, 0.75f, x) : ref_alu(op1, x, 0.75f);
+            // relu as the IEEE maximum with +0: relu(-0) is +0.
+            const float y = static_cast<float>(
+                func == ActivationFunc::kRelu ? ref_max(x, 0.0) : ref_activation(func, x));
+            want[p * F + i] = y;
+            reduced[p] = i == 0 ? y : ref_alu(reduce, reduced[p], y);
+          }
+        }
+        const std::string what = std::string(isa::alu_op_name(op0)) + "," +
+                                 std::string(isa::alu_op_name(op1)) + " " +
+                                 std::string(isa::activation_name(func)) + " reduce " +
+                                 std::string(isa::alu_op_name(reduce));
+        // exp through the C library in double, rounded once: the same bits as the reference.
+        expect_codes(DType::kBFloat16, io.read_raw(dst_ap), want, what.c_str());
+        expect_codes(DType::kFloat32, io.read_raw(res_ap), reduced, what.c_str());
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Tests of the elementwise ALU operations (tensor_tensor, tensor_scalar,
-// scalar_tensor_tensor, tensor_copy) against the reference ALU of ops_test_util.h.
+// scalar_tensor_tensor, tensor_copy, tensor_scalar_reduce, tensor_copy_predicated) against the
+// reference ALU of ops_test_util.h.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -239,6 +240,121 @@ TEST(TensorCopy, SameDtypeIsBitExactAndCastRounds) {
   run_op(isa::TensorCopy{bf_ap, src_ap}, io);
   const auto src = io.read(src_ap);
   expect_codes(DType::kBFloat16, io.read_raw(bf_ap), src, "fp32 -> bf16");
+}
+
+// ---------------------------------------------------------------------------------------
+
+// dst = data op0 operand0, and reduce_res = the left-to-right fold of the fp32 results (not of
+// the bf16 dst), negated on request; partitions 4..6, a [P, 1] column or an immediate.
+TEST(TensorScalarReduce, EveryReductionOverTheFp32Results) {
+  constexpr std::uint32_t P = 3, F = 24;
+  for (AluOp reduce : {AluOp::kAdd, AluOp::kMultiply, AluOp::kMaximum, AluOp::kMinimum}) {
+    for (AluOp op0 : {AluOp::kSubtract, AluOp::kMultiply, AluOp::kMaximum, AluOp::kDivide}) {
+      for (int variant = 0; variant < 4; ++variant) {
+        const bool reverse0 = (variant & 1) != 0, negate = (variant & 2) != 0;
+        HostIO io;
+        const auto data_ap = dense(DType::kFloat32, 4, P, F);
+        const auto column_ap = dense(DType::kFloat32, 4, P, 1, 256);
+        const auto dst_ap = dense(DType::kBFloat16, 4, P, F, 512);
+        const auto res_ap = dense(DType::kFloat32, 4, P, 1, 1024);
+        io.write(data_ap, test_values(P * F, 90 + variant, reduce == AluOp::kAdd));
+        io.write(column_ap, {1.5f, -0.375f, 3.0f});
+        const auto data = io.read(data_ap);
+        const isa::ScalarOperand operand0 =
+            variant < 2 ? isa::ScalarOperand(column_ap) : isa::ScalarOperand(0.625f);
+        ASSERT_TRUE(run_op(isa::TensorScalarReduce{dst_ap, data_ap, op0, operand0, reverse0, reduce,
+                                                   res_ap, negate},
+                           io));
+        const std::vector<float> column = {1.5f, -0.375f, 3.0f};
+        std::vector<float> results(P * F), reduced(P);
+        for (std::uint32_t p = 0; p < P; ++p) {
+          const float s = variant < 2 ? column[p] : 0.625f;
+          for (std::uint32_t i = 0; i < F; ++i) {
+            const float x = data[p * F + i];
+            const float r = reverse0 ? ref_alu(op0, s, x) : ref_alu(op0, x, s);
+            results[p * F + i] = r;
+            reduced[p] = i == 0 ? r : ref_alu(reduce, reduced[p], r);
+          }
+          if (negate) reduced[p] = -reduced[p];
+        }
+        const std::string what =
+            std::string(isa::alu_op_name(op0)) + " then " + std::string(isa::alu_op_name(reduce));
+        expect_codes(DType::kBFloat16, io.read_raw(dst_ap), results, what.c_str());
+        expect_codes(DType::kFloat32, io.read_raw(res_ap), reduced, what.c_str());
+      }
+    }
+  }
+}
+
+TEST(TensorScalarReduce, WithoutReduceResOnlyDstIsWritten) {
+  HostIO io;
+  const auto data_ap = dense(DType::kFloat32, 0, 2, 4);
+  const auto dst_ap = dense(DType::kFloat32, 0, 2, 4, 64);
+  io.write(data_ap, {1, 2, 3, 4, -1, -2, -3, kNaN});
+  ASSERT_TRUE(run_op(isa::TensorScalarReduce{dst_ap, data_ap, AluOp::kAdd, 1.0f, false,
+                                             AluOp::kMaximum, std::nullopt, false},
+                     io));
+  const auto got = io.read(dst_ap);
+  EXPECT_EQ(got[0], 2.0f);
+  EXPECT_EQ(got[6], -2.0f);
+  EXPECT_TRUE(std::isnan(got[7]));
+  EXPECT_EQ(io.byte_at(Memory::kSbuf, 0, 96), kSentinel);  // nothing after dst
+}
+
+// Words move unchanged where the predicate (any non-zero word, or zero with reverse_pred)
+// selects src; elsewhere dst keeps its words: int32 values above 2^24, bf16 NaN payloads.
+TEST(TensorCopyPredicated, SelectedWordsMoveBitExactly) {
+  constexpr std::uint32_t P = 2, F = 6;
+  const std::vector<std::int64_t> pred = {0, 1, 255, 0, 2, 0, 0, 0, 1, 1, 0, 7};
+  for (bool reverse : {false, true}) {
+    HostIO io;
+    const auto pred_ap = dense(DType::kUInt8, 32, P, F);
+    const auto src_ap = dense(DType::kInt32, 32, P, F, 64);
+    const auto dst_ap = dense(DType::kInt32, 32, P, F, 128);
+    io.write_words(pred_ap, pred);
+    std::vector<std::int64_t> src(P * F), old(P * F);
+    for (std::size_t i = 0; i < src.size(); ++i) {
+      src[i] = 16777217 + static_cast<std::int64_t>(i);  // not representable in fp32
+      old[i] = -2147483647 + static_cast<std::int64_t>(i);
+    }
+    io.write_words(src_ap, src);
+    io.write_words(dst_ap, old);
+    ASSERT_TRUE(run_op(isa::TensorCopyPredicated{dst_ap, src_ap, 0.0f, pred_ap, reverse}, io));
+    const auto got = io.read_raw(dst_ap);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const bool take = (pred[i] != 0) != reverse;
+      EXPECT_EQ(got[i], static_cast<std::uint32_t>(take ? src[i] : old[i])) << i;
+    }
+  }
+  HostIO io;
+  const auto pred_ap = dense(DType::kUInt32, 0, 1, 3);
+  const auto src_ap = dense(DType::kBFloat16, 0, 1, 3, 64);
+  const auto dst_ap = dense(DType::kBFloat16, 0, 1, 3, 128);
+  io.write_words(pred_ap, {0x80000000LL, 0, 1});
+  io.write_words(src_ap, {0x7F81, 0xFFC3, 0x8000});  // NaN payloads and -0
+  io.write_words(dst_ap, {0x3F80, 0x7FA0, 0x4000});
+  ASSERT_TRUE(run_op(isa::TensorCopyPredicated{dst_ap, src_ap, 0.0f, pred_ap, false}, io));
+  EXPECT_EQ(io.read_raw(dst_ap), (std::vector<std::uint32_t>{0x7F81, 0x7FA0, 0x8000}));
+}
+
+// An immediate is encoded once into the dst dtype; a strided dst keeps its other elements.
+TEST(TensorCopyPredicated, ImmediateIntoIntegerAndStridedDst) {
+  HostIO io;
+  const auto pred_ap = dense(DType::kUInt16, 0, 2, 4);
+  const auto dst_ap = on_chip(DType::kInt8, 0, 2, 64, {{2, 4}});  // every other byte
+  io.write_words(pred_ap, {1, 0, 0, 1, 0, 0, 0, 0});
+  io.write_words(dst_ap, {10, 11, 12, 13, 20, 21, 22, 23});
+  ASSERT_TRUE(run_op(isa::TensorCopyPredicated{dst_ap, std::nullopt, -3.0f, pred_ap, false}, io));
+  const auto got = io.read(dst_ap);
+  EXPECT_EQ(got, (std::vector<float>{-3, 11, 12, -3, 20, 21, 22, 23}));
+  EXPECT_EQ(io.byte_at(Memory::kSbuf, 0, 65), kSentinel);  // between the strided elements
+  // reverse_pred: the zeros select; a float dst takes the immediate's fp32 -> bf16 rounding.
+  const auto fdst = dense(DType::kBFloat16, 0, 2, 4, 256);
+  io.write(fdst, {9, 2, 3, 4, 5, 6, 7, 8});
+  ASSERT_TRUE(
+      run_op(isa::TensorCopyPredicated{fdst, std::nullopt, 1.00390625f, pred_ap, true}, io));
+  // 1 + 2^-8 is a tie between bf16 1 and 1 + 2^-7: to even (1).
+  EXPECT_EQ(io.read(fdst), (std::vector<float>{9, 1, 1, 4, 1, 1, 1, 1}));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // Tests of the reductions and scans (tensor_reduce, tensor_partition_reduce,
-// tensor_tensor_scan, bn_stats / bn_aggr, max8, nc_find_index8) against references written
-// independently here.
+// tensor_tensor_scan, bn_stats / bn_aggr, max8, nc_find_index8, nc_match_replace8) against
+// references written independently here.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -225,6 +225,54 @@ TEST(NcFindIndex8, FirstOccurrencesDuplicatesAndMisses) {
   const auto got32 = io.read_raw(dst32);
   EXPECT_EQ(got32[4], 0xFFFFFFFFu);
   EXPECT_EQ(got32[3], 5u);
+}
+
+// NKI 0.6's example: vals are processed from the last to the first, so the seven 8s pair with
+// positions 4..10 from the highest slot down. Partitions 32..33, bf16 data, uint16 indices.
+TEST(NcMatchReplace8, ReverseOrderPairsDuplicatesFromTheLastSlot) {
+  HostIO io;
+  const auto data_ap = dense(DType::kBFloat16, 32, 2, 11);
+  const auto vals_ap = dense(DType::kFloat32, 32, 2, 8, 64);
+  const auto dst_ap = dense(DType::kBFloat16, 32, 2, 11, 128);
+  const auto idx_ap = dense(DType::kUInt16, 32, 2, 8, 256);
+  io.write(data_ap, {1, 2,     3,    4, 8, 8, 8, 8, 8, 8, 8,  //
+                     5, -0.0f, kNaN, 5, 7, 1, 1, 1, 9, 9, 9});
+  io.write(vals_ap, {3, 8, 8, 8, 8, 8, 8, 8,  //
+                     5, 0.0f, kNaN, 42, 5, 5, 1, 7});
+  ASSERT_TRUE(run_op(isa::NcMatchReplace8{dst_ap, data_ap, vals_ap, -1.5f, idx_ap}, io));
+  // Row 1, last to first: 7 -> 4, 1 -> 5, 5 -> 0, 5 -> 3, 42 and NaN -> none, +0 matches -0
+  // at 1, and the first 5 finds no 5 left.
+  EXPECT_EQ(io.read_raw(idx_ap),
+            (std::vector<std::uint32_t>{2, 10, 9, 8, 7, 6, 5, 4,  //
+                                        0xFFFF, 1, 0xFFFF, 0xFFFF, 3, 0, 5, 4}));
+  const float r = -1.5f;
+  const auto got = io.read(dst_ap);
+  const std::vector<float> want = {1, 2, r,    4, r, r, r, r, r, r, r,  //
+                                   r, r, kNaN, r, r, r, 1, 1, 9, 9, 9};
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      EXPECT_TRUE(std::isnan(got[i])) << i;
+    } else {
+      EXPECT_EQ(got[i], want[i]) << i;
+    }
+  }
+}
+
+// Without dst_idx only dst is written; an imm equal to a value does not make a replaced
+// element match again, and uint32 indices miss with 0xFFFFFFFF.
+TEST(NcMatchReplace8, ReplacedElementsAreNotMatchedAgain) {
+  HostIO io;
+  const auto data_ap = dense(DType::kFloat32, 0, 1, 8);
+  const auto vals_ap = dense(DType::kFloat32, 0, 1, 8, 64);
+  const auto dst_ap = dense(DType::kFloat32, 0, 1, 8, 128);
+  const auto idx_ap = dense(DType::kUInt32, 0, 1, 8, 256);
+  io.write(data_ap, {6, 6, 0, 0, 0, 0, 0, 0});
+  io.write(vals_ap, {6, 6, 6, 0, 0, 0, 0, 0});
+  ASSERT_TRUE(run_op(isa::NcMatchReplace8{dst_ap, data_ap, vals_ap, 6.0f, std::nullopt}, io));
+  EXPECT_EQ(io.read(dst_ap), (std::vector<float>{6, 6, 6, 6, 6, 6, 6, 0}));
+  EXPECT_EQ(io.byte_at(Memory::kSbuf, 0, 256), kSentinel);
+  ASSERT_TRUE(run_op(isa::NcMatchReplace8{dst_ap, data_ap, vals_ap, 6.0f, idx_ap}, io));
+  EXPECT_EQ(io.read_raw(idx_ap), (std::vector<std::uint32_t>{0xFFFFFFFFu, 1, 0, 6, 5, 4, 3, 2}));
 }
 
 }  // namespace

@@ -102,6 +102,60 @@ TEST_F(Trn3Cost, ElementwiseRatesFollowTheDatapathWidths) {
   EXPECT_GT(tiny.latency_ns, tiny.occupancy_ns);
 }
 
+// OLD-ISA: tensor_copy_predicated streams src and predicate in one pass when they come from
+// different memories, in two when both are in SBUF; tensor_scalar_reduce adds MIN_II for its
+// reduce_res; neither uses the 16-bit path.
+TEST_F(Trn3Cost, FusedVectorInstructionsFollowTheirFormulas) {
+  const auto& v = model.chip().vector;
+  const double one_pass = 4096.0 * v.lanes / v.elems_per_cycle_other;
+  TensorEngineState state;
+  isa::TensorCopyPredicated copy;
+  copy.dst = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096);
+  copy.src = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096, 8192);
+  copy.predicate = tile(Memory::kSbuf, DType::kUInt16, 128, 4096, 16384);
+  EXPECT_DOUBLE_EQ(model.compute(on(Engine::kVector, copy), state).cycles, 2 * one_pass);
+  copy.src = tile(Memory::kPsum, DType::kBFloat16, 128, 4096);
+  EXPECT_DOUBLE_EQ(model.compute(on(Engine::kVector, copy), state).cycles, one_pass);
+  copy.src.reset();
+  EXPECT_DOUBLE_EQ(model.compute(on(Engine::kVector, copy), state).cycles, one_pass);
+
+  isa::TensorScalarReduce tsr;
+  tsr.data = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096);
+  tsr.dst = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096, 8192);
+  EXPECT_DOUBLE_EQ(model.compute(on(Engine::kVector, tsr), state).cycles, one_pass);
+  tsr.reduce_res = tile(Memory::kSbuf, DType::kFloat32, 128, 1, 16384);
+  EXPECT_DOUBLE_EQ(model.compute(on(Engine::kVector, tsr), state).cycles,
+                   one_pass + v.min_initiation_interval);
+
+  isa::NcMatchReplace8 replace;
+  replace.data = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096);
+  replace.dst = tile(Memory::kSbuf, DType::kBFloat16, 128, 4096, 8192);
+  replace.vals = tile(Memory::kSbuf, DType::kFloat32, 128, 8, 16384);
+  EXPECT_DOUBLE_EQ(model.compute(on(Engine::kVector, replace), state).cycles, one_pass);
+}
+
+// activate2 costs what activation costs: one pass, plus MIN_II for the
+// accumulator read-out when reduce_res is written.
+TEST_F(Trn3Cost, Activate2CostsAsActivation) {
+  TensorEngineState state;
+  isa::Activation act;
+  act.data = tile(Memory::kSbuf, DType::kFloat32, 128, 2048);
+  act.dst = tile(Memory::kSbuf, DType::kFloat32, 128, 2048, 8192);
+  act.reduce_res = tile(Memory::kSbuf, DType::kFloat32, 128, 1, 16384);
+  isa::Activate2 act2;
+  act2.data = act.data;
+  act2.dst = act.dst;
+  act2.reduce_res = act.reduce_res;
+  act2.op0 = isa::AluOp::kMultiply;
+  act2.imm0 = tile(Memory::kSbuf, DType::kFloat32, 128, 1, 20000);
+  const ComputeCost a = model.compute(on(Engine::kScalar, act), state);
+  const ComputeCost b = model.compute(on(Engine::kScalar, act2), state);
+  EXPECT_DOUBLE_EQ(b.cycles, a.cycles);
+  act2.reduce_res.reset();
+  EXPECT_DOUBLE_EQ(model.compute(on(Engine::kScalar, act2), state).cycles,
+                   a.cycles - model.chip().scalar.min_initiation_interval);
+}
+
 // A dependent instruction waits for the static instruction overhead after the producer's
 // stream (ARCH-v2: ~100 cycles). The ~60-cycle access requests (a read and a write here)
 // show only when the instruction streams for less than they take: a tiny one pays them in

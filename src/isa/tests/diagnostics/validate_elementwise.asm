@@ -209,3 +209,89 @@
 # rand set state six words on gpsimd
 [gpsimd] rand_set_state src_seeds=sbuf[p0:128, off=0, uint32, [[1,6]]]
 [gpsimd] rand_set_state src_seeds=sbuf[p0:128, off=0, uint32, [[1,5]]]  # expected-error {{operand 'src_seeds': has 5 elements per partition; the gpsimd engine's XORWOW state needs 6}}
+# -----
+# tensor scalar reduce arithmetic op0
+# chip: trn2
+[vector] tensor_scalar_reduce dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], op0=subtract, operand0=2, reduce_op=maximum, reduce_res=sbuf[p0:128, off=16384, fp32, [[1,1]]]
+[vector] tensor_scalar_reduce dst=sbuf[p0:128, off=8192, int32, [[1,512]]], data=sbuf[p0:128, off=12288, int32, [[1,512]]], op0=bitwise_and, operand0=1  # expected-error {{operand 'op0': tensor_scalar_reduce takes arithmetic operators only, not bitwise_and}}
+# -----
+# tensor scalar reduce reductions
+# chip: trn2
+[vector] tensor_scalar_reduce dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], reduce_op=multiply
+[vector] tensor_scalar_reduce dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], reduce_op=subtract  # expected-error {{operand 'reduce_op': operator subtract is not allowed here (allowed: add, multiply, maximum, minimum)}}
+# -----
+# tensor scalar reduce three free dims
+# chip: trn2
+[vector] tensor_scalar_reduce dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[256,2],[16,16],[1,16]]]
+[vector] tensor_scalar_reduce dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[256,2],[64,4],[16,4],[1,16]]]  # expected-error {{operand 'data': 4 free dims; tensor_scalar_reduce takes at most 3}}
+# -----
+# tensor scalar reduce result per partition
+# chip: trn2
+[vector] tensor_scalar_reduce dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], reduce_res=sbuf[p0:128, off=16384, fp32, [[1,2]]]  # expected-error {{operand 'reduce_res': a per-partition operand must have shape [128, 1], not [128, 2]}}
+# -----
+# copy predicated predicate dtype
+# chip: trn2
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, fp32, [[1,512]]], predicate=sbuf[p0:128, off=8192, uint32, [[1,512]]]
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, fp32, [[1,512]]], predicate=sbuf[p0:128, off=8192, int8, [[1,512]]]  # expected-error {{operand 'predicate': dtype int8 is not allowed here (allowed: uint8, uint16, uint32)}}
+# -----
+# copy predicated no cast
+# chip: trn2
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, bf16, [[1,512]]], src=psum[p0:128, off=0, bf16, [[1,512]]], predicate=sbuf[p0:128, off=8192, uint8, [[1,512]]]
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, bf16, [[1,512]]], src=sbuf[p0:128, off=4096, fp32, [[1,512]]], predicate=sbuf[p0:128, off=8192, uint8, [[1,512]]]  # expected-error {{operand 'src': dtype float32 differs from the dst's bfloat16 (tensor_copy_predicated does not cast)}}
+# -----
+# copy predicated src and predicate not both in psum
+# chip: trn2
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=psum[p0:128, off=0, fp32, [[1,512]]], predicate=psum[p0:128, off=2048, uint8, [[1,512]]]  # expected-error {{operand 'src': 'predicate' and 'src' may not both be in psum}}
+# -----
+# copy predicated shapes
+# chip: trn2
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:64, off=4096, fp32, [[1,512]]], predicate=sbuf[p0:128, off=8192, uint8, [[1,256]]]  # expected-error {{operand 'predicate': shape [128, 256] does not match dst [128, 512]}}
+# expected-error@-1 {{operand 'src': shape [64, 512] does not match dst [128, 512]}}
+# -----
+# copy predicated immediate fits the dst
+# chip: trn2
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, int8, [[1,512]]], src_value=-128, predicate=sbuf[p0:128, off=8192, uint8, [[1,512]]]
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, int8, [[1,512]]], src_value=0.5, predicate=sbuf[p0:128, off=8192, uint8, [[1,512]]]  # expected-error {{operand 'src_value': 0.5 is not representable in int8 (value must match the dst dtype)}}
+[vector] tensor_copy_predicated dst=sbuf[p0:128, off=0, int8, [[1,512]]], src=sbuf[p0:128, off=4096, int8, [[1,512]]], src_value=1, predicate=sbuf[p0:128, off=8192, uint8, [[1,512]]]  # expected-error {{operand 'src_value': an immediate and a src tensor both given}}
+# -----
+# match replace8 data size
+# chip: trn2
+[vector] nc_match_replace8 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], vals=sbuf[p0:128, off=8192, fp32, [[1,8]]], imm=-1
+[vector] nc_match_replace8 dst=sbuf[p0:128, off=0, bf16, [[1,20000]]], data=sbuf[p0:128, off=40000, bf16, [[1,20000]]], vals=sbuf[p0:128, off=80000, fp32, [[1,8]]]  # expected-error {{operand 'data': free size 20000 exceeds the limit 16384 (nc_match_replace8 data) of NeuronCore-v3}}
+# -----
+# match replace8 vals and dst
+# chip: trn2
+[vector] nc_match_replace8 dst=sbuf[p0:128, off=0, fp32, [[1,256]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], vals=sbuf[p0:128, off=8192, fp32, [[1,4]]]  # expected-error {{operand 'dst': shape [128, 256] does not match data [128, 512]}}
+# expected-error@-1 {{operand 'vals': has 4 elements per partition; nc_match_replace8 needs 8}}
+# -----
+# match replace8 indices
+# chip: trn2
+[vector] nc_match_replace8 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], vals=sbuf[p0:128, off=8192, fp32, [[1,8]]], dst_idx=sbuf[p0:128, off=12288, uint16, [[1,8]]]
+[vector] nc_match_replace8 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], vals=sbuf[p0:128, off=8192, fp32, [[1,8]]], dst_idx=sbuf[p0:128, off=12288, int32, [[1,8]]]  # expected-error {{operand 'dst_idx': dtype int32 is not allowed here (allowed: uint16, uint32)}}
+# -----
+# activate2 needs gen4
+# chip: trn3
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], func=exp, op0=multiply, imm0=sbuf[p0:128, off=16384, fp32, [[1,1]]], op1=subtract, imm1=0.5, reduce_op=maximum, reduce_res=sbuf[p0:128, off=16388, fp32, [[1,1]]]
+# -----
+# activate2 needs gen4: not on trn2
+# chip: trn2
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], func=exp  # expected-error {{activate2 needs NeuronCore-v4 or newer (this chip is NeuronCore-v3)}}
+# -----
+# activate2 stage pairs
+# chip: trn3
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], op0=subtract, imm0=1, reverse0=true
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], op0=add, imm0=1, op1=multiply, imm1=2  # expected-error {{operand 'op0': (add, multiply) is not one of activate2's stages}}
+# -----
+# activate2 reverse needs an operator
+# chip: trn3
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], op0=multiply, imm0=2, reverse1=true  # expected-error {{operand 'reverse1': reverse1 needs an op1 other than bypass}}
+# -----
+# activate2 immediates share a dtype
+# chip: trn3
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], op0=multiply, imm0=sbuf[p0:128, off=16384, bf16, [[1,1]]], op1=add, imm1=sbuf[p0:128, off=16386, bf16, [[1,1]]]
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], op0=multiply, imm0=sbuf[p0:128, off=16384, fp32, [[1,1]]], op1=add, imm1=sbuf[p0:128, off=16388, bf16, [[1,1]]]  # expected-error {{operand 'imm1': dtype bfloat16 differs from imm0's float32 (tensor immediates share a dtype)}}
+# -----
+# activate2 reductions
+# chip: trn3
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], reduce_op=abs_min, reduce_res=sbuf[p0:128, off=16384, fp32, [[1,1]]]
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], reduce_op=multiply, reduce_res=sbuf[p0:128, off=16384, fp32, [[1,1]]]  # expected-error {{operand 'reduce_op': operator multiply is not allowed here (allowed: add, maximum, minimum, abs_max, abs_min)}}

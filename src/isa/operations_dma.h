@@ -1,0 +1,93 @@
+// The DMA transfers (dma_copy, dma_transpose, dma_indirect) and the synchronisation
+// operations (sem, core_barrier), declared as every operation is (isa/operations.h explains
+// the traits). Part of the public header isa/isa.h, through isa/operations.h; include that.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "isa/types.h"
+
+namespace trnsim::isa {
+
+// DMA -----------------------------------------------------------------------------------
+
+// Copy with dtype cast (via fp32); accumulate=add is gen4 near-memory read-add-write into
+// SBUF (bf16/fp32 dst).
+struct DmaCopy {
+  static constexpr std::string_view kName = "dma_copy";
+  static constexpr OpClass kClass = OpClass::kDmaTransfer;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
+  friend bool operator==(const DmaCopy&, const DmaCopy&) = default;
+  AccessPattern dst, src;
+  DmaAccumulate accumulate = DmaAccumulate::kNone;
+  std::uint8_t priority = 0;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("src", src, Role::kRead);
+    v("accumulate", accumulate, Role::kAttr);
+    v("priority", priority, Role::kAttr);
+  }
+};
+
+// dst[F, P] = src[P, F]^T while copying into SBUF (2- and 4-byte types).
+struct DmaTranspose {
+  static constexpr std::string_view kName = "dma_transpose";
+  static constexpr OpClass kClass = OpClass::kDmaTransfer;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
+  friend bool operator==(const DmaTranspose&, const DmaTranspose&) = default;
+  AccessPattern dst, src;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+  }
+};
+
+// Gather: dst row r = src row index[r]; scatter: dst row index[r] = src row r. A "row" is one
+// partition of the SBUF side and `partition_step` elements of the HBM side. index: uint32/int32.
+struct DmaIndirect {
+  static constexpr std::string_view kName = "dma_indirect";
+  static constexpr OpClass kClass = OpClass::kDmaTransfer;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
+  friend bool operator==(const DmaIndirect&, const DmaIndirect&) = default;
+  AccessPattern dst, src, index;
+  IndirectMode mode = IndirectMode::kGather;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kReadWrite);
+    v("src", src, Role::kRead);
+    v("index", index, Role::kRead);
+    v("mode", mode, Role::kAttr);
+  }
+};
+
+// Synchronisation -----------------------------------------------------------------------
+
+// Does nothing but carry waits and signals (an explicit semaphore wait/signal instruction).
+struct SemaphoreOp {
+  static constexpr std::string_view kName = "sem";
+  static constexpr OpClass kClass = OpClass::kSequencer;
+  static constexpr std::uint8_t kEngines = 0x3F;  // any queue
+  friend bool operator==(const SemaphoreOp&, const SemaphoreOp&) = default;
+  template <class V>
+  void fields(V&&) {}
+};
+
+// Barrier between the physical cores of a logical core (LNC >= 2).
+struct CoreBarrier {
+  static constexpr std::string_view kName = "core_barrier";
+  static constexpr OpClass kClass = OpClass::kSequencer;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kGpSimd) | engine_bit(Engine::kSync);
+  friend bool operator==(const CoreBarrier&, const CoreBarrier&) = default;
+  std::uint32_t barrier_id = 0;
+  std::uint32_t num_cores = 2;
+  template <class V>
+  void fields(V&& v) {
+    v("barrier_id", barrier_id, Role::kAttr);
+    v("num_cores", num_cores, Role::kAttr);
+  }
+};
+
+}  // namespace trnsim::isa
