@@ -27,6 +27,7 @@ bool names_python_kernel(int argc, char** argv) {
   return false;
 }
 
+#ifdef TRNSIM_PYTHON_INTERPRETER
 namespace {
 
 // The directory holding the `trnsim` and `nki` packages for this executable, or "".
@@ -42,11 +43,11 @@ std::string python_package_dir() {
 }
 
 }  // namespace
+#endif
 
 int run_python_kernel(int argc, char** argv) {
 #ifndef TRNSIM_PYTHON_INTERPRETER
   (void)argc;
-  (void)argv;
   fmt::print(stderr,
              "trnsim: error: {} names a Python kernel, but this trnsim was built without the "
              "Python front end (configure with -DTRNSIM_PYTHON=ON)\n",
