@@ -179,3 +179,47 @@ def test_collectives_say_they_need_multi_chip_runs():
 
     with pytest.raises(NotImplementedError, match=r"all_reduce .*\(issue #20\)"):
         cc.all_reduce  # noqa: B018
+
+
+def copy_kernel(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    rows = x.shape[0] // nl.num_programs()
+    part = nl.ds(nl.program_id(0) * rows, rows)
+    nl.store(out[part, :], value=nl.load(x[part, :]))
+    return out
+
+
+def test_the_environment_variables_nki_reads(monkeypatch):
+    seen = []
+
+    @nki.jit
+    def kernel(x):
+        seen.append((nisa.get_nc_version(), nl.num_programs()))
+        return copy_kernel(x)
+
+    x = np.ones((128, 4), np.float32)
+    monkeypatch.setenv("NEURON_PLATFORM_TARGET_OVERRIDE", "trn2")
+    monkeypatch.setenv("NEURON_LOGICAL_NC_CONFIG", "2")
+    np.testing.assert_array_equal(kernel(x), x)
+    assert trnsim.chip() == "trn2"
+    monkeypatch.delenv("NEURON_PLATFORM_TARGET_OVERRIDE")
+    monkeypatch.delenv("NEURON_LOGICAL_NC_CONFIG")
+    kernel(x)
+    assert seen == [(nisa.nc_version.gen3, 2), (nisa.nc_version.gen3, 2),
+                    (nisa.nc_version.gen4, 1)]
+
+
+def test_nki_simulator_routes_calls_without_arrays(monkeypatch):
+    @nki.jit
+    def iota_kernel():
+        out = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.iota(dst=t, pattern=[[1, 8]], offset=0, channel_multiplier=8)
+        nl.store(out, value=nl.copy(t, dtype=nl.float32))
+        return out
+
+    monkeypatch.delenv("NKI_SIMULATOR", raising=False)
+    with pytest.raises(NotImplementedError, match="NumPy arrays"):
+        iota_kernel()
+    monkeypatch.setenv("NKI_SIMULATOR", "1")
+    np.testing.assert_array_equal(iota_kernel(), np.arange(128 * 8, dtype=np.float32).reshape(128, 8))

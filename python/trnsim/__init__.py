@@ -15,7 +15,7 @@ Error = _core.Error  # every trnsim error: "file:line:col: error: what (why)" an
 _DEFAULT_OPTIONS = {"timing_only": False, "check_hazards": True, "uninitialized": "error",
                     "seed": None, "bit_outputs": False}
 _state = {
-    "chip": os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE", "trn3"),
+    "chip": None,  # set_chip's; None: NEURON_PLATFORM_TARGET_OVERRIDE, else trn3
     "options": dict(_DEFAULT_OPTIONS),
     "last_report": None,
     "last_run": None,
@@ -25,13 +25,17 @@ _UNINITIALIZED = ("error", "nan", "ignore")
 
 
 def set_chip(chip):
-    """Runs the next kernels on `chip`: a preset name (trn1, trn2, trn3) or a config file."""
-    _state["chip"] = str(chip)
+    """Runs the next kernels on `chip`: a preset name (trn1, trn2, trn3) or a config file;
+    None goes back to NEURON_PLATFORM_TARGET_OVERRIDE (as NKI reads it), else trn3."""
+    _state["chip"] = None if chip is None else str(chip)
 
 
 def chip():
-    """The chip the next kernels run on."""
-    return _state["chip"]
+    """The chip the next kernels run on: set_chip's, else the environment's
+    NEURON_PLATFORM_TARGET_OVERRIDE at the time of the call, else trn3."""
+    if _state["chip"] is not None:
+        return _state["chip"]
+    return os.environ.get("NEURON_PLATFORM_TARGET_OVERRIDE") or "trn3"
 
 
 def set_options(timing_only=None, check_hazards=None, uninitialized=None, seed=None,
@@ -127,7 +131,7 @@ def _run(fn, arrays, names, dtypes, bit_inputs, lnc):
     """Runs a kernel: (its outputs, per input its contents after the run when the kernel
     wrote it, else None)."""
     outputs, report, host, updated, run = _core.simulate(
-        fn, list(arrays), list(names), list(dtypes), list(bit_inputs), _state["chip"], lnc,
+        fn, list(arrays), list(names), list(dtypes), list(bit_inputs), chip(), lnc,
         _state["options"])
     _state["last_report"] = json.loads(report) if report else None
     _state["last_host"] = dict(host)
