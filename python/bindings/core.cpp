@@ -96,8 +96,12 @@ py::array numpy_array(const runtime::HostTensor& t, bool bits) {
     std::memcpy(out.mutable_data(), t.bytes().data(), t.byte_size());
     return out;
   }
+  // x4-packed types: the values of each word along the last dim (4 per word).
   const std::vector<float> values = t.to_floats();
+  if (!shape.empty()) shape.back() *= numerics::info(t.dtype).elements_per_word;
   py::array_t<float> out(shape);
+  if (static_cast<std::size_t>(out.size()) != values.size())
+    throw std::logic_error("numpy_array: value count does not match the shape");
   std::memcpy(out.mutable_data(), values.data(), values.size() * sizeof(float));
   return out;
 }
@@ -140,8 +144,17 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   std::vector<runtime::HostTensor> inputs;
   std::vector<kernel::TensorSpec> specs;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
-    inputs.push_back(host_tensor(names[i].cast<std::string>(), arrays[i].cast<py::array>(),
-                                 dtypes[i].cast<DType>(), bits[i].cast<bool>()));
+    const auto name = names[i].cast<std::string>();
+    const auto dtype = dtypes[i].cast<DType>();
+    if (py::isinstance<py::array>(arrays[i])) {
+      inputs.push_back(host_tensor(name, arrays[i].cast<py::array>(), dtype, bits[i].cast<bool>()));
+    } else {  // trnsim.shaped: (shape, seed), values made only if a functional run reads them
+      const auto [shape, seed] = arrays[i].cast<std::pair<kernel::Shape, std::uint32_t>>();
+      for (const std::int64_t d : shape)
+        if (d <= 0)
+          throw py::value_error("input '" + name + "': trnsim.shaped dims must be positive");
+      inputs.push_back(runtime::random_tensor(name, dtype, shape, seed, -1.0f, 1.0f));
+    }
     specs.push_back(inputs.back().spec());
   }
   runtime::BuildOptions build;

@@ -296,38 +296,6 @@ void bind_elementwise(py::module_& m) {
       py::arg("reverse0") = false, py::arg("op1") = py::none(), py::arg("operand1") = py::none(),
       py::arg("reverse1") = false, engine, name);
   m.def(
-      "tensor_scalar_reduce",
-      [](const Tensor& dst, const Tensor& data, const py::object& op0, const py::object& operand0,
-         const py::object& reduce_op, const py::object& reduce_res, bool reverse0,
-         const py::object& reduce_cmd, const py::object& reduce_init, bool reduce_res_negate,
-         const py::object& n) {
-        require_fresh_reduce(reduce_cmd, "tensor_scalar_reduce");
-        const isa::AluOp reduce = reduce_op_of(reduce_op);
-        if (!reduce_init.is_none()) {
-          if (py::isinstance<Tensor>(reduce_init))
-            not_implemented("tensor_scalar_reduce(reduce_init=<a tile>)");
-          // 0 is the identity of a sum only: for other reductions an initial value would change
-          // the result, and trnsim starts each reduction afresh.
-          if (reduce_init.cast<float>() != 0.0f || reduce != isa::AluOp::kAdd)
-            not_implemented(
-                "tensor_scalar_reduce(reduce_init=" + std::string(py::repr(reduce_init)) +
-                ") (None, or 0 with reduce_op=nl.add, is)");
-        }
-        at_kernel_line([&] {
-          nisa::TensorScalarReduceOptions o;
-          if (!reduce_res.is_none()) o.reduce_res = reduce_res.cast<Tensor>();
-          o.reverse0 = reverse0;
-          o.reduce_res_negate = reduce_res_negate;
-          o.common = named(n);
-          nisa::tensor_scalar_reduce(dst, data, enum_of<isa::AluOp>(op0, "op0"),
-                                     scalar_of(operand0, "operand0"), reduce, o);
-        });
-      },
-      py::arg("dst"), py::arg("data"), py::arg("op0"), py::arg("operand0"), py::arg("reduce_op"),
-      py::arg("reduce_res") = py::none(), py::arg("reverse0") = false,
-      py::arg("reduce_cmd") = py::none(),  // reset_reduce
-      py::arg("reduce_init") = py::none(), py::arg("reduce_res_negate") = false, name);
-  m.def(
       "scalar_tensor_tensor",
       [](const Tensor& dst, const Tensor& data, const py::object& op0, const py::object& operand0,
          const py::object& op1, const Tensor& operand1, bool reverse0, bool reverse1,
@@ -387,6 +355,38 @@ void bind_elementwise(py::module_& m) {
 
 void bind_reductions(py::module_& m) {
   const auto name = py::arg("name") = py::none();
+  m.def(
+      "tensor_scalar_reduce",
+      [](const Tensor& dst, const Tensor& data, const py::object& op0, const py::object& operand0,
+         const py::object& reduce_op, const py::object& reduce_res, bool reverse0,
+         const py::object& reduce_cmd, const py::object& reduce_init, bool reduce_res_negate,
+         const py::object& n) {
+        require_fresh_reduce(reduce_cmd, "tensor_scalar_reduce");
+        const isa::AluOp reduce = reduce_op_of(reduce_op);
+        if (!reduce_init.is_none()) {
+          if (py::isinstance<Tensor>(reduce_init))
+            not_implemented("tensor_scalar_reduce(reduce_init=<a tile>)");
+          // 0 is the identity of a sum only: for other reductions an initial value would change
+          // the result, and trnsim starts each reduction afresh.
+          if (reduce_init.cast<float>() != 0.0f || reduce != isa::AluOp::kAdd)
+            not_implemented(
+                "tensor_scalar_reduce(reduce_init=" + std::string(py::repr(reduce_init)) +
+                ") (None, or 0 with reduce_op=nl.add, is)");
+        }
+        at_kernel_line([&] {
+          nisa::TensorScalarReduceOptions o;
+          if (!reduce_res.is_none()) o.reduce_res = reduce_res.cast<Tensor>();
+          o.reverse0 = reverse0;
+          o.reduce_res_negate = reduce_res_negate;
+          o.common = named(n);
+          nisa::tensor_scalar_reduce(dst, data, enum_of<isa::AluOp>(op0, "op0"),
+                                     scalar_of(operand0, "operand0"), reduce, o);
+        });
+      },
+      py::arg("dst"), py::arg("data"), py::arg("op0"), py::arg("operand0"), py::arg("reduce_op"),
+      py::arg("reduce_res") = py::none(), py::arg("reverse0") = false,
+      py::arg("reduce_cmd") = py::none(),  // reset_reduce
+      py::arg("reduce_init") = py::none(), py::arg("reduce_res_negate") = false, name);
   m.def(
       "tensor_reduce",
       [](const Tensor& dst, const py::object& op, const Tensor& data, const py::object& axis,

@@ -67,7 +67,7 @@ def simulate(kernel):
 
 def _is_input(a):
     """An argument that becomes an HBM tensor: a NumPy array, or one with its NKI dtype."""
-    return isinstance(a, (np.ndarray, trnsim.typed, trnsim.bits))
+    return isinstance(a, (np.ndarray, trnsim.typed, trnsim.bits, trnsim.shaped))
 
 
 def _simulate(fn, grid, args, kwargs):
@@ -98,6 +98,10 @@ def _simulate(fn, grid, args, kwargs):
             arrays.append(np.ascontiguousarray(a.array))
             dtypes.append(a.dtype)
             continue
+        if isinstance(a, trnsim.shaped):  # no data until a functional run reads it
+            arrays.append((list(a.shape), a.seed))
+            dtypes.append(a.dtype)
+            continue
         dtype = _NUMPY_DTYPES.get(a.dtype)
         if dtype is None:
             raise TypeError(
@@ -125,7 +129,8 @@ def _simulate(fn, grid, args, kwargs):
                                    _logical_cores(grid))
     # Arguments the kernel wrote in place: copied back into the caller's arrays.
     for (kind, key), after in zip(slots, updated):
-        if after is None:
+        if after is None or isinstance(positional[key] if kind == "arg" else kwargs[key],
+                                       trnsim.shaped):
             continue
         target = positional[key] if kind == "arg" else kwargs[key]
         if isinstance(target, (trnsim.typed, trnsim.bits)):

@@ -73,9 +73,9 @@ DIFFERENCES = {
     "nki.typing.tensor": "an annotation only",
 }
 for _name in _core.AluOp.__members__:
-    DIFFERENCES[f"nki.language.{_name}"] = ("as a tile operation, the result has dtype= or its "
-                                            "tile operand's dtype (no promotion; comparisons "
-                                            "give 1.0 / 0.0 in it)")
+    DIFFERENCES[f"nki.language.{_name}"] = ("as a tile operation, the result has dtype= or the "
+                                            "promoted dtype of its tiles (a guess: docs/python.md); "
+                                            "comparisons give 1 / 0 in it")
 
 
 def coverage(modules):

@@ -58,3 +58,17 @@ def test_a_kernel_error_names_the_kernels_line():
                "--shape", "100x4")
     assert r.returncode == 1
     assert "tensor_add.py:" in r.stderr and "error:" in r.stderr
+
+
+def test_timing_only_runs_make_no_data():
+    # 2 x 16384 x 16384 fp32 inputs would be 2 GiB as NumPy arrays; shapes alone cost nothing.
+    r = trnsim("run", os.path.join(EXAMPLES, "tensor_add.py:tensor_add"), "--shape",
+               "16384x16384", "--shape", "16384x16384", "--timing-only")
+    assert r.returncode == 0, r.stderr
+    assert "tensor_add on trn3: simulated" in r.stdout
+
+
+def test_options_may_come_before_the_kernel():
+    r = trnsim("run", "--shape", "128x64", os.path.join(EXAMPLES, "softmax.py:softmax"))
+    assert r.returncode == 0, r.stderr
+    assert "softmax on trn3: simulated" in r.stdout

@@ -438,3 +438,15 @@ def test_typing_annotations_annotate():
     a, b = uniform((128, 8), seed=27), np.zeros((128, 8), F32)
     assert nki.simulate(kernel)(a, b) is None
     np.testing.assert_array_equal(b, a)
+
+
+def test_an_x4_packed_output_comes_back_as_its_values():
+    def copy_words(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(x))
+        return out
+
+    words = np.full((128, 4), 0x38383838, np.uint32)  # four e4m3 1.0 values per word
+    got = nki.simulate(copy_words)(trnsim.bits(words, nl.float8_e4m3fn_x4))
+    assert got.shape == (128, 16) and got.dtype == F32
+    np.testing.assert_array_equal(got, 1.0)

@@ -87,3 +87,37 @@ def test_the_seed_picks_the_random_numbers():
         assert not np.array_equal(first, second)
     finally:
         trnsim.reset_options()
+
+
+def test_shaped_inputs_need_no_data_in_timing_only_runs():
+    import os
+    import sys
+
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "examples", "python"))
+    import matmul_tiled
+
+    k = m = 1024
+    n = 2048
+    try:
+        trnsim.set_options(timing_only=True)
+        assert matmul_tiled.matmul_tiled(trnsim.shaped((k, m), nl.bfloat16),
+                                          trnsim.shaped((k, n), nl.bfloat16)) is None
+        shaped_ns = trnsim.last_report()["total_ns"]
+    finally:
+        trnsim.reset_options()
+    zeros = trnsim.typed(np.zeros((k, m), np.float32), nl.bfloat16)
+    matmul_tiled.matmul_tiled(zeros, trnsim.typed(np.zeros((k, n), np.float32), nl.bfloat16))
+    assert trnsim.last_report()["total_ns"] == shaped_ns  # the time does not depend on data
+
+
+def test_shaped_inputs_in_functional_runs_are_seeded_values():
+    first = nki.simulate(scaled)(trnsim.shaped((128, 64), nl.float32, seed=3))
+    again = nki.simulate(scaled)(trnsim.shaped((128, 64), nl.float32, seed=3))
+    other = nki.simulate(scaled)(trnsim.shaped((128, 64), nl.float32, seed=4))
+    np.testing.assert_array_equal(first, again)
+    assert not np.array_equal(first, other)
+    x = np.log(first) / 0.5  # scaled() is exp(0.5 x): the inputs were uniform in [-1, 1)
+    assert x.min() >= -1.0001 and x.max() < 1.0001
+    with pytest.raises(ValueError, match="dims must be positive"):
+        nki.simulate(scaled)(trnsim.shaped((128, 0), nl.float32))

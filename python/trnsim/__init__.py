@@ -99,6 +99,20 @@ class bits:  # noqa: N801  (used like a function: trnsim.bits(words, nl.bfloat16
         self.dtype = dtype
 
 
+class shaped:  # noqa: N801  (used like a function: trnsim.shaped((4096, 4096), nl.bfloat16))
+    """An input given by its shape and dtype alone: a timing-only run
+    (set_options(timing_only=True)) needs no data, so no array is made, however large; a
+    functional run fills it with uniform values in [-1, 1) from `seed` (the same values on
+    every run and host)."""
+
+    def __init__(self, shape, dtype, seed=0):
+        if not isinstance(dtype, _core.DType):
+            raise TypeError(f"trnsim.shaped: {dtype!r} is not an NKI dtype (nl.bfloat16, ...)")
+        self.shape = tuple(int(d) for d in shape)
+        self.dtype = dtype
+        self.seed = int(seed)
+
+
 def last_report():
     """The timing report of the last run as a dict (total_ns, per-queue busy and stall time,
     achieved vs peak rates), or None before the first run."""

@@ -96,6 +96,10 @@ def _inputs(args):
         name = _DTYPES.get(dtypes[i % len(dtypes)], dtypes[i % len(dtypes)])
         if name not in _core.DType.__members__:
             raise UsageError(f"--dtype {dtypes[i % len(dtypes)]}: not a dtype trnsim knows")
+        if args.timing_only:  # shapes only: no data is made
+            kernel_args.append(trnsim.shaped(_shape(text), _core.DType.__members__[name],
+                                             seed=args.seed + i))
+            continue
         values = rng.uniform(-1, 1, _shape(text)).astype(np.float32)
         if name in _NATIVE and np.dtype(_NATIVE[name]).kind in "iu":
             values = rng.integers(0, 100, _shape(text)).astype(_NATIVE[name])

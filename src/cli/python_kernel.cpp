@@ -19,10 +19,10 @@ bool names_python_kernel(int argc, char** argv) {
   if (argc < 3) return false;
   const std::string_view command = argv[1];
   if (command != "run" && command != "profile") return false;
+  // Any argument (options may come first, with their values).
   for (int i = 2; i < argc; ++i) {
     const std::string_view arg = argv[i];
-    if (arg.starts_with("-")) continue;
-    return arg.find(".py:") != std::string_view::npos || arg.ends_with(".py");
+    if (arg.find(".py:") != std::string_view::npos || arg.ends_with(".py")) return true;
   }
   return false;
 }
