@@ -60,6 +60,7 @@ void bind_language(py::module_& m) {
       .def(py::init<>())
       .def("__enter__",
            [](NoReorderBlock& b) -> NoReorderBlock& {
+             if (b.scope) throw py::value_error("nl.no_reorder(): this block is already open");
              at_kernel_line([&] { b.scope = std::make_unique<kernel::NoReorder>(); });
              return b;
            })

@@ -302,19 +302,23 @@ Tensor Tensor::pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, 
       fail(loc, fmt::format(".ap(): the first pair of an on-chip pattern is [elements per "
                             "partition, partitions] = [{}, ...] for '{}', not [{}, {}]",
                             extent, s.name, pattern[0][0], pattern[0][1]));
-    out.partition_offset_ = static_cast<std::uint32_t>(offset / extent);
+    const std::int64_t first = offset / extent;  // checked in 64 bits before narrowing
+    if (first > s.partitions || pattern[0][1] > static_cast<std::int64_t>(s.partitions) - first)
+      fail(loc, fmt::format(".ap(): partitions [{}, {}) of '{}', which has {}", first,
+                            first + pattern[0][1], s.name, s.partitions));
+    out.partition_offset_ = static_cast<std::uint32_t>(first);
     start = offset % extent;
     out.strides_[0] = 0;
-    if (out.partition_offset_ + pattern[0][1] > s.partitions)
-      fail(loc,
-           fmt::format(".ap(): partitions [{}, {}) of '{}', which has {}", out.partition_offset_,
-                       out.partition_offset_ + pattern[0][1], s.name, s.partitions));
   }
   // The elements reached, from the lowest to the highest, must lie inside the storage.
   std::int64_t lowest = start, highest = start;
   for (std::size_t d = first_free; d < pattern.size(); ++d) {
-    const std::int64_t reach = pattern[d][0] * (pattern[d][1] - 1);
-    (reach < 0 ? lowest : highest) += reach;
+    std::int64_t reach = 0;
+    std::int64_t& end = pattern[d][0] < 0 ? lowest : highest;
+    if (__builtin_mul_overflow(pattern[d][0], pattern[d][1] - 1, &reach) ||
+        __builtin_add_overflow(end, reach, &end))
+      fail(loc,
+           fmt::format(".ap(): the pattern of '{}' reaches beyond 64-bit element offsets", s.name));
   }
   if (lowest < 0 || highest >= extent)
     fail(loc, fmt::format(".ap(): the pattern reaches elements [{}, {}] of '{}', which has {}{} "

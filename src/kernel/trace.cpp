@@ -76,11 +76,12 @@ SourceOverride::~SourceOverride() {
 
 NoReorder::NoReorder(Loc loc) {
   Tracer& tracer = Tracer::current(loc);
-  if (tracer.begin_order_block()) outermost_ = &tracer;
+  if (tracer.begin_order_block()) opened_in_ = tracer.serial();
 }
 
 NoReorder::~NoReorder() {
-  if (outermost_ != nullptr) outermost_->end_order_block();
+  if (opened_in_ != 0 && g_current != nullptr && g_current->serial() == opened_in_)
+    g_current->end_order_block();
 }
 
 bool Tracer::begin_order_block() {

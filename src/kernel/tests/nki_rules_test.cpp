@@ -51,6 +51,10 @@ TEST(PatternView, PatternsOutsideTheStorageAreLocatedErrors) {
     EXPECT_THROW((void)t.pattern({{64, 64}, {1, 64}}, 65 * 64), KernelError);  // partition 65+64
     EXPECT_THROW((void)t.pattern({{64, 128}, {1, 65}}), KernelError);          // one past a row
     EXPECT_THROW((void)t.pattern({{64, 128}, {-1, 2}}), KernelError);          // element -1
+    EXPECT_THROW((void)t.pattern({{64, 64}, {1, 4}}, std::int64_t{64} << 32), KernelError);
+    EXPECT_THROW(
+        (void)t.pattern({{64, 1}, {-(std::int64_t{1} << 62), 3}, {std::int64_t{1} << 62, 3}}),
+        KernelError);  // reaches beyond 64-bit element offsets
     const Tensor h = nl::ndarray({4, 8}, DType::kFloat32, nl::shared_hbm, "h");
     EXPECT_EQ(h.pattern({{1, 8}, {8, 4}}).shape(), (Shape{8, 4}));  // a transposed view
     try {
