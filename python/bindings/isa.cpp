@@ -500,7 +500,8 @@ void bind_selection(py::module_& m) {
       py::arg("dst"), py::arg("on_true_tile"), py::arg("comp_op0"), py::arg("comp_op1"),
       py::arg("bound0"), py::arg("bound1"), py::arg("reduce_cmd") = py::none(),  // reset_reduce
       py::arg("reduce_res") = py::none(), py::arg("reduce_op") = py::none(),
-      py::arg("range_start") = 0, py::arg("on_false_value") = -3.4028234663852886e38f, name);
+      py::arg("range_start") = 0,
+      py::arg("on_false_value") = nisa::RangeSelectOptions{}.on_false_value, name);
   m.def(
       "select_reduce",
       [](const Tensor& dst, const Tensor& predicate, const Tensor& on_true,

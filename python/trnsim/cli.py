@@ -18,8 +18,8 @@ from trnsim import _core
 # --dtype spellings: NKI's names and the CLI's short ones.
 _DTYPES = {"fp32": "float32", "f32": "float32", "bf16": "bfloat16", "fp16": "float16",
            "f16": "float16", "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
-_NATIVE = {"float32": np.float32, "float16": np.float16, "int8": np.int8, "int16": np.int16,
-           "int32": np.int32, "uint8": np.uint8, "uint16": np.uint16, "uint32": np.uint32}
+# NKI dtype name -> the NumPy dtype that holds it as it is (the one table: _core.numpy_dtypes).
+_NATIVE = {nki_dtype.name: numpy_dtype for numpy_dtype, nki_dtype in _core.numpy_dtypes().items()}
 
 
 class UsageError(Exception):
