@@ -65,28 +65,46 @@ kernel::Index to_index(const py::handle& key) {
     const std::int64_t step = field("step", 1);
     return kernel::Slice{field("start", step < 0 ? -1 : 0), field("stop", kernel::kEnd), step};
   }
-  if (!py::isinstance<py::int_>(key))
+  // An int or anything with __index__ (NumPy's integers); not a bool, which is an int too.
+  if (py::isinstance<py::bool_>(key) || PyIndex_Check(key.ptr()) == 0)
     throw py::type_error("a tensor index is an int, a slice or nl.ds(start, size); got " +
                          std::string(py::repr(key)));
-  return kernel::Index(key.cast<std::int64_t>());
+  PyObject* as_int = PyNumber_Index(key.ptr());  // new reference
+  if (as_int == nullptr) throw py::error_already_set();
+  return kernel::Index(py::reinterpret_steal<py::int_>(as_int).cast<std::int64_t>());
 }
 
 }  // namespace
 
 kernel::Tensor index(const kernel::Tensor& t, const py::object& key) {
+  const py::tuple keys =
+      py::isinstance<py::tuple>(key) ? py::reinterpret_borrow<py::tuple>(key) : py::make_tuple(key);
+  std::size_t ellipses = 0;
+  for (const py::handle k : keys) ellipses += k.is(py::ellipsis()) ? 1 : 0;
+  if (ellipses > 1) throw py::index_error("a tensor index has at most one '...'");
   std::vector<kernel::Index> ix;
-  if (py::isinstance<py::tuple>(key)) {
-    for (const py::handle k : py::reinterpret_borrow<py::tuple>(key)) ix.push_back(to_index(k));
-  } else {
-    ix.push_back(to_index(key));
+  for (const py::handle k : keys) {
+    if (!k.is(py::ellipsis())) {
+      ix.push_back(to_index(k));
+      continue;
+    }
+    // '...': full slices of the dims the other indices leave out.
+    const auto others = static_cast<std::int64_t>(keys.size()) - 1;
+    for (std::int64_t d = others; d < t.ndim(); ++d)
+      ix.emplace_back(kernel::Slice{0, kernel::kEnd, 1});
   }
   return at_kernel_line([&] { return t.index(ix); });
 }
 
 kernel::Scalar scalar_of(const py::object& o, const char* what) {
   if (py::isinstance<kernel::Tensor>(o)) return o.cast<kernel::Tensor>();
-  if (py::isinstance<py::bool_>(o) || py::isinstance<py::int_>(o) || py::isinstance<py::float_>(o))
-    return o.cast<float>();
+  // Python's numbers and NumPy's scalars (numbers.Real takes both).
+  static const py::handle real = py::object(py::module_::import("numbers").attr("Real")).release();
+  if (py::isinstance(o, real)) {
+    PyObject* as_float = PyNumber_Float(o.ptr());  // new reference
+    if (as_float == nullptr) throw py::error_already_set();
+    return py::reinterpret_steal<py::float_>(as_float).cast<float>();
+  }
   throw py::type_error(std::string(what) + ": expected a number or a [P, 1] tile, got " +
                        std::string(py::repr(o)));
 }

@@ -85,12 +85,18 @@ runtime::HostTensor host_tensor(const std::string& name, const py::array& array,
                                           std::span(values.data(), values.size()));
 }
 
+// How a host tensor comes back to NumPy: as its values (float32 for the types NumPy lacks),
+// as its stored words for the types NumPy lacks (set_options(bit_outputs=True)), or always as
+// its stored words (an argument given as trnsim.bits, written in place).
+enum class Words { kNever, kForTypesNumpyLacks, kAlways };
+
 // A host tensor as NumPy: the same type where NumPy has it; else its exact values as float32,
-// or with `bits` its stored words (uint8/uint16/uint32).
-py::array numpy_array(const runtime::HostTensor& t, bool bits) {
+// or its stored words (uint8/uint16/uint32) as `words` asks.
+py::array numpy_array(const runtime::HostTensor& t, Words words) {
   std::vector<py::ssize_t> shape(t.shape.begin(), t.shape.end());
-  std::optional<py::dtype> native = numpy_dtype(t.dtype);
-  if (!native && bits) native = bits_dtype(t.dtype);
+  std::optional<py::dtype> native =
+      words == Words::kAlways ? bits_dtype(t.dtype) : numpy_dtype(t.dtype);
+  if (!native && words == Words::kForTypesNumpyLacks) native = bits_dtype(t.dtype);
   if (native) {
     py::array out(*native, shape);
     std::memcpy(out.mutable_data(), t.bytes().data(), t.byte_size());
@@ -181,13 +187,15 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   const runtime::LaunchResult& result = run->launch;
   for (const sim::RunResult& r : result.runs)
     if (!r.hazards.empty()) throw sim::SimError(r.hazards.front().diagnostic);
-  const bool bit_outputs = options["bit_outputs"].cast<bool>();
+  const Words output_words =
+      options["bit_outputs"].cast<bool>() ? Words::kForTypesNumpyLacks : Words::kNever;
   py::list outputs;
-  for (const runtime::HostTensor& t : result.outputs) outputs.append(numpy_array(t, bit_outputs));
+  for (const runtime::HostTensor& t : result.outputs) outputs.append(numpy_array(t, output_words));
   py::list updated;
   for (std::size_t i = 0; i < result.updated_inputs.size(); ++i) {
     const std::optional<runtime::HostTensor>& t = result.updated_inputs[i];
-    updated.append(t ? py::object(numpy_array(*t, bits[i].cast<bool>())) : py::none());
+    const Words words = bits[i].cast<bool>() ? Words::kAlways : Words::kNever;
+    updated.append(t ? py::object(numpy_array(*t, words)) : py::none());
   }
   std::string report;
   if (result.chip_timing) {
@@ -202,6 +210,12 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   host["build_s"] = build_s;
   host["simulation_s"] = result.host_seconds;
   host["instructions"] = run->built.compiled.stats.instructions;
+  std::size_t input_bytes = 0;  // 0 for trnsim.shaped inputs a timing-only run never made
+  for (const runtime::HostTensor& t : inputs) input_bytes += t.generated() ? t.byte_size() : 0;
+  host["input_bytes"] = input_bytes;
+  py::list output_dtypes;
+  for (const runtime::HostTensor& t : result.outputs) output_dtypes.append(t.dtype);
+  host["output_dtypes"] = output_dtypes;
   return py::make_tuple(outputs, report, host, updated, run);
 }
 
@@ -223,6 +237,19 @@ PYBIND11_MODULE(_core, m) {
         map[*native] = info.dtype;
     return map;
   });
+  // The values a kernel sees of float32 `values` given as trnsim.typed(values, dtype).
+  m.def(
+      "rounded",
+      [](const py::array_t<float, py::array::c_style | py::array::forcecast>& values,
+         numerics::DType dtype) {
+        if (numerics::info(dtype).elements_per_word != 1)
+          throw py::value_error("trnsim: rounding to the x4-packed types takes their words");
+        kernel::Shape shape(values.shape(), values.shape() + values.ndim());
+        const auto t = runtime::HostTensor::from_floats("values", dtype, shape,
+                                                        std::span(values.data(), values.size()));
+        return python::numpy_array(t, python::Words::kNever);
+      },
+      py::arg("values"), py::arg("dtype"));
   python::bind_language(m);
   py::module_ isa = m.def_submodule("isa", "nki.isa's instructions");
   python::bind_isa(isa);

@@ -95,6 +95,26 @@ std::pair<Tensor, std::uint32_t> reduced_innermost(const Tensor& data, const py:
   return {data.permute(order), static_cast<std::uint32_t>(axes.size())};
 }
 
+// accumulate=None: NKI's per-location rule (the first write overwrites, later ones add).
+std::optional<bool> accumulate_of(const py::object& accumulate) {
+  return accumulate.is_none() ? std::nullopt : std::optional<bool>(accumulate.cast<bool>());
+}
+
+// A matmul's tile_position and tile_size: both () or both (row, column) pairs.
+void set_tiles(nisa::MatmulOptions& o, const std::vector<std::uint32_t>& tile_position,
+               const std::vector<std::uint32_t>& tile_size, const char* what) {
+  if (tile_position.size() != tile_size.size() ||
+      (!tile_position.empty() && tile_position.size() != 2))
+    throw kernel::KernelError(kernel_line(), std::string(what) +
+                                                 ": tile_position and tile_size are both () or "
+                                                 "both (row, column) pairs");
+  if (tile_position.empty()) return;
+  o.tile_row = tile_position[0];
+  o.tile_col = tile_position[1];
+  o.tile_rows = tile_size[0];
+  o.tile_cols = tile_size[1];
+}
+
 void bind_matmul(py::module_& m) {
   m.def(
       "nc_matmul",
@@ -104,22 +124,11 @@ void bind_matmul(py::module_& m) {
          const std::vector<std::uint32_t>& tile_size, isa::MatmulPerfMode perf_mode,
          const py::object& name) {
         at_kernel_line([&] {
-          if (tile_position.size() != tile_size.size() ||
-              (tile_position.size() != 0 && tile_position.size() != 2))
-            throw kernel::KernelError(kernel_line(),
-                                      "nc_matmul: tile_position and tile_size are both () or "
-                                      "both (row, column) pairs");
           nisa::MatmulOptions o;
           o.is_transpose = is_transpose;
-          o.accumulate =
-              accumulate.is_none() ? std::nullopt : std::optional<bool>(accumulate.cast<bool>());
+          o.accumulate = accumulate_of(accumulate);
           o.perf_mode = perf_mode;
-          if (!tile_position.empty()) {
-            o.tile_row = tile_position[0];
-            o.tile_col = tile_position[1];
-            o.tile_rows = tile_size[0];
-            o.tile_cols = tile_size[1];
-          }
+          set_tiles(o, tile_position, tile_size, "nc_matmul");
           if (!name.is_none()) o.name = name.cast<std::string>();
           nisa::nc_matmul(dst, stationary, moving, o);
         });
@@ -134,27 +143,30 @@ void bind_matmul(py::module_& m) {
       "nc_matmul_mx",
       [](const Tensor& dst, const Tensor& stationary, const Tensor& moving,
          const Tensor& stationary_scale, const Tensor& moving_scale,
-         const std::optional<std::vector<std::uint32_t>>& tile_position,
-         const std::optional<std::vector<std::uint32_t>>& tile_size, const py::object& accumulate,
+         const std::vector<std::uint32_t>& tile_position,
+         const std::vector<std::uint32_t>& tile_size, const py::object& accumulate,
          const py::object& name) {
         at_kernel_line([&] {
           nisa::MatmulOptions o;
-          o.accumulate =
-              accumulate.is_none() ? std::nullopt : std::optional<bool>(accumulate.cast<bool>());
-          if (tile_position && tile_size && tile_position->size() == 2 && tile_size->size() == 2) {
-            o.tile_row = (*tile_position)[0];
-            o.tile_rows = (*tile_size)[0];
-            if ((*tile_position)[1] != 0)
-              throw kernel::KernelError(
-                  kernel_line(), "nc_matmul_mx tiles rows only: tile_position's column is 0");
-          }
+          o.accumulate = accumulate_of(accumulate);
+          set_tiles(o, tile_position, tile_size, "nc_matmul_mx");
+          // The MX matmul tiles the PE array's rows only: a column tile must hold the
+          // whole stationary from column 0 (the same result; no concurrency is modelled).
+          const std::int64_t columns = stationary.size() / stationary.shape()[0];
+          if (!tile_position.empty() && (o.tile_col != 0 || o.tile_cols < columns))
+            throw kernel::KernelError(
+                kernel_line(), "nc_matmul_mx: tile_position column " + std::to_string(o.tile_col) +
+                                   ", tile_size column " + std::to_string(o.tile_cols) +
+                                   " tiles columns; trnsim's MX matmul tiles rows only (column "
+                                   "0, a tile as wide as the stationary's " +
+                                   std::to_string(columns) + " columns)");
           if (!name.is_none()) o.name = name.cast<std::string>();
           nisa::nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, o);
         });
       },
       py::arg("dst"), py::arg("stationary"), py::arg("moving"), py::arg("stationary_scale"),
-      py::arg("moving_scale"), py::arg("tile_position") = py::none(),
-      py::arg("tile_size") = py::none(), py::arg("accumulate") = py::none(),
+      py::arg("moving_scale"), py::arg("tile_position") = std::vector<std::uint32_t>{},
+      py::arg("tile_size") = std::vector<std::uint32_t>{}, py::arg("accumulate") = py::none(),
       py::arg("name") = py::none());
   m.def(
       "nc_transpose",
@@ -175,7 +187,7 @@ void bind_activation(py::module_& m) {
       if (!bias.is_none()) o.bias = scalar_of(bias, "bias");
       o.scale = scalar_of(scale, "scale");
       if (!reduce_res.is_none()) {
-        if (!reduce_op.is_none() && enum_of<isa::AluOp>(reduce_op, "reduce_op") != isa::AluOp::kAdd)
+        if (!reduce_op.is_none() && reduce_op_of(reduce_op) != isa::AluOp::kAdd)
           not_implemented(std::string(what) + "(reduce_op=" + std::string(py::repr(reduce_op)) +
                           "): the ScalarE reduction here is a sum (reduce_op=nl.add)");
         o.reduce_res = reduce_res.cast<Tensor>();

@@ -54,13 +54,13 @@ DIFFERENCES = {
                              "not modelled",
     "nki.isa.local_gather": "num_valid_indices is not implemented",
     "nki.isa.rand2": "number bounds only",
+    "nki.isa.nc_matmul_mx": "tiles rows only: tile_position's column is 0 and tile_size's "
+                            "column at least the stationary's width",
     "nki.isa.core_barrier": "joins all cores of the logical core; the semaphore tile is not used",
     "nki.isa.reduce_cmd": "reduce and load_reduce raise NotImplementedError",
     "nki.isa.dge_mode": "accepted, not modelled",
     "nki.isa.oob_mode": "accepted; an out-of-bounds access is always an error",
     "nki.language.ndarray": "address= places a tile at partition 0 only",
-    "nki.language.where": "with a full-tile y, a -0.0 taken from x or y becomes +0.0 (two "
-                          "selects added)",
     "nki.language.var": "over all free axes of a tile",
     "nki.language.softmax": "over the last axis",
     "nki.language.broadcast_to": "a partition dim of 1 goes through a scratch HBM row (two DMAs)",

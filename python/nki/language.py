@@ -331,8 +331,8 @@ def _predicate(condition, when_zero=False):
 
 
 def where(condition, x, y, dtype=None):
-    """x where condition is nonzero, else y. A number or [P, 1] y is one select; a full-tile
-    y is two selects added (so a -0.0 taken from either becomes +0.0)."""
+    """x where condition is nonzero, else y. A number or [P, 1] x or y is one select; with
+    two full tiles, y is copied and x copied over it where the condition holds."""
     shape = condition.shape
     tile_x = _is_tensor(x) and tuple(x.shape) == tuple(shape)
     tile_y = _is_tensor(y) and tuple(y.shape) == tuple(shape)
@@ -342,17 +342,13 @@ def where(condition, x, y, dtype=None):
         out = _core.ndarray(shape, dtype or x.dtype, sbuf)
         _core.isa.select_reduce(out, _predicate(condition), x, y)
         return out
-    negated = _predicate(condition, when_zero=True)
     if not tile_x:
         out = _core.ndarray(shape, dtype or y.dtype, sbuf)
-        _core.isa.select_reduce(out, negated, y, x)
+        _core.isa.select_reduce(out, _predicate(condition, when_zero=True), y, x)
         return out
-    first = _core.ndarray(shape, float32, sbuf)
-    _core.isa.select_reduce(first, _predicate(condition), x, 0.0)
-    second = _core.ndarray(shape, float32, sbuf)
-    _core.isa.select_reduce(second, negated, y, 0.0)
     out = _core.ndarray(shape, dtype or x.dtype, sbuf)
-    _core.isa.tensor_tensor(out, first, second, op=_core.AluOp.add)
+    _core.isa.tensor_copy(out, y)
+    _core.isa.tensor_copy_predicated(out, x, _predicate(condition))
     return out
 
 

@@ -24,10 +24,41 @@ def test_run_checks_against_a_reference_in_the_same_file():
     assert "0 of 131072 elements outside" in r.stdout
 
 
-def test_a_wrong_reference_fails_the_check():
+def test_a_wrong_reference_fails_the_check(tmp_path):
+    wrong = tmp_path / "wrong.py"
+    wrong.write_text("def reference(x):\n    return x * 2\n")
     r = trnsim("run", os.path.join(EXAMPLES, "softmax.py:softmax"), "--shape", "128x64",
-               "--reference", os.path.join(EXAMPLES, "rmsnorm.py:reference"))
+               "--reference", f"{wrong}:reference")
     assert r.returncode == 1
+    assert "elements outside rtol 1e-05" in r.stdout and " 0 of 8192" not in r.stdout
+
+
+def test_bf16_inputs_reach_the_reference_rounded(tmp_path):
+    # A copy kernel's bf16 output equals the reference's input exactly only if the reference
+    # sees the rounded values the kernel saw.
+    kernel = tmp_path / "copy.py"
+    kernel.write_text("import nki.language as nl\n\n"
+                      "def copy(x):\n"
+                      "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+                      "    nl.store(out, value=nl.load(x))\n"
+                      "    return out\n\n"
+                      "def same(x):\n    return x\n")
+    r = trnsim("run", f"{kernel}:copy", "--shape", "128x64", "--dtype", "bf16", "--reference",
+               "same", "--rtol", "0", "--atol", "0")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "max abs error 0, 0 of 8192 elements outside rtol 0" in r.stdout
+
+
+def test_a_missing_or_failing_reference_is_reported_before_or_after_the_run(tmp_path):
+    r = trnsim("run", os.path.join(EXAMPLES, "softmax.py:softmax"), "--shape", "128x64",
+               "--reference", "no_such_reference")
+    assert r.returncode == 2 and "has no function 'no_such_reference'" in r.stderr
+    assert "simulated" not in r.stdout  # found before the kernel runs
+    failing = tmp_path / "failing.py"
+    failing.write_text("def reference(x):\n    raise ValueError('reference failed')\n")
+    r = trnsim("run", os.path.join(EXAMPLES, "softmax.py:softmax"), "--shape", "128x64",
+               "--reference", f"{failing}:reference")
+    assert r.returncode == 1 and "failing.py" in r.stderr and "reference failed" in r.stderr
 
 
 def test_profile_writes_the_explorer_report_and_trace(tmp_path):

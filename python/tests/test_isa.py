@@ -107,7 +107,8 @@ def test_tensor_tensor_scan_is_a_running_recurrence():
     np.testing.assert_array_equal(on_tiles(body, a, b), want)
 
 
-def test_activation_scale_bias_and_sum():
+@pytest.mark.parametrize("reduce_op", [nl.add, nl.sum])  # NKI's docs name both
+def test_activation_scale_bias_and_sum(reduce_op):
     a = uniform((128, 64), seed=15)
     bias = uniform((128, 1), seed=16)
 
@@ -115,7 +116,7 @@ def test_activation_scale_bias_and_sum():
         out = nl.ndarray((128, 65), dtype=nl.float32, buffer=nl.shared_hbm)
         t = nl.ndarray((128, 65), dtype=nl.float32, buffer=nl.sbuf)
         nisa.activation(dst=t[:, 0:64], op=nl.exp, data=nl.load(x), bias=nl.load(b), scale=0.5,
-                        reduce_op=nl.add, reduce_res=t[:, 64:65])
+                        reduce_op=reduce_op, reduce_res=t[:, 64:65])
         nl.store(out, value=t)
         return out
 

@@ -223,3 +223,37 @@ def test_tensor_copy_predicated_errors():
     expect_error_at(kernel, line_of(kernel, "# bad"),
                     r"operand 'predicate': dtype float32 is not allowed", uniform((128, 8)),
                     uniform((128, 8)))
+
+
+# nc_matmul_mx tiles -------------------------------------------------------------------------
+
+@pytest.mark.parametrize("tile_position, tile_size, error", [
+    ((0, 0), (128, 128), None),  # a row tile as wide as the array: the untiled result
+    ((0, 32), (128, 64), r"tiles rows only \(column 0"),
+    ((0, 0), (128, 32), r"tiles rows only"),
+    ((0,), (128,), r"both \(\) or both \(row, column\) pairs"),
+])
+def test_nc_matmul_mx_tiles_rows_only(monkeypatch, tile_position, tile_size, error):
+    import os
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                             "..", "examples", "python"))
+    import matmul_mxfp8
+
+    def kernel(a_t, b):
+        c = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.psum)
+        a_words, a_scales = matmul_mxfp8._quantized(a_t, 64, "a")
+        b_words, b_scales = matmul_mxfp8._quantized(b, 64, "b")
+        nisa.nc_matmul_mx(dst=acc, stationary=a_words, moving=b_words,  # tiled
+                          stationary_scale=a_scales, moving_scale=b_scales,
+                          tile_position=tile_position, tile_size=tile_size)
+        nl.store(c, value=nl.copy(acc))
+        return c
+
+    a = trnsim.typed(uniform((512, 64), seed=40), nl.bfloat16)
+    b = trnsim.typed(uniform((512, 64), seed=41), nl.bfloat16)
+    if error is not None:
+        expect_error_at(kernel, line_of(kernel, "# tiled"), error, a, b)
+        return
+    got = nki.simulate(kernel)(a, b)
+    np.testing.assert_array_equal(got, matmul_mxfp8.matmul_mxfp8(a, b))

@@ -79,6 +79,23 @@ def test_where(y_kind):
     np.testing.assert_array_equal(nki.simulate(kernel)(*args), np.where(cond != 0, x, y))
 
 
+def test_where_of_two_tiles_is_exact_for_any_dtype():
+    rng = np.random.default_rng(23)
+    x = rng.integers(-2**30, 2**30, (128, 32), dtype=np.int32)  # beyond float32's 2**24
+    y = rng.integers(-2**30, 2**30, (128, 32), dtype=np.int32)
+    cond = rng.integers(0, 2, (128, 32), dtype=np.int32)
+
+    def kernel(c, a, b):
+        out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.where(nl.load(c), nl.load(a), nl.load(b)))
+        return out
+
+    np.testing.assert_array_equal(nki.simulate(kernel)(cond, x, y), np.where(cond != 0, x, y))
+    zeros = np.full((128, 32), -0.0, F32)  # -0.0 stays -0.0
+    got = nki.simulate(kernel)(cond.astype(F32), zeros, zeros)
+    assert np.signbit(got).all()
+
+
 def test_softmax_matmul_and_transpose():
     x = uniform((128, 512), -4, 4, seed=9)
     e = np.exp(x.astype(np.float64) - x.max(axis=1, keepdims=True))
@@ -186,6 +203,27 @@ def test_an_ap_outside_the_tensor_is_an_error_at_the_kernel_line():
         nki.simulate(kernel)(uniform((128, 64)))
 
 
+def test_indexing_with_negative_integers_numpy_integers_and_ellipsis():
+    x = uniform((128, 4, 16), seed=24)
+
+    def kernel(a):
+        out = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.load(a)
+        nl.store(out, value=t[..., -1, np.int64(8):])  # [:, 3, 8:16]
+        return out
+
+    np.testing.assert_array_equal(nki.simulate(kernel)(x), x[:, -1, 8:])
+
+    def reversed_view(a):
+        out = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(a)[:, 0, ::-1])  # refused
+
+    with pytest.raises(RuntimeError, match=r"test_language\.py:\d+:\d+: error: slice step -1"):
+        nki.simulate(reversed_view)(x)
+    with pytest.raises(IndexError, match=r"at most one '\.\.\.'"):
+        nki.simulate(lambda a: nl.load(a)[..., ...])(x)
+
+
 def test_arguments_written_in_place_are_copied_back():
     def add_one_in_place(a, b):
         t = nl.load(a)
@@ -279,6 +317,20 @@ def test_bf16_inputs_and_outputs_as_their_stored_words():
     np.testing.assert_array_equal(arg.array, want)
     with pytest.raises(TypeError, match="trnsim.bits of bfloat16 takes an array of uint16"):
         nki.simulate(copy_and_add_one)(trnsim.bits(words.astype(np.int16), nl.bfloat16))
+
+
+def test_float32_inputs_as_words_come_back_as_words():
+    words = np.random.default_rng(22).integers(0, 0x7E000000, (128, 8), dtype=np.uint32)
+
+    def double_in_place(x):
+        t = nl.load(x)
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+        nl.store(x, value=t)
+
+    arg = trnsim.bits(words.copy(), nl.float32)
+    nki.simulate(double_in_place)(arg)
+    assert arg.array.dtype == np.uint32
+    np.testing.assert_array_equal(arg.array.view(np.float32), words.view(np.float32) * F32(2))
 
 
 @pytest.mark.parametrize("y_shape", [(128, 64), (128, 1), (1, 64), (1, 1)])

@@ -89,12 +89,12 @@ def test_the_seed_picks_the_random_numbers():
         trnsim.reset_options()
 
 
-def test_shaped_inputs_need_no_data_in_timing_only_runs():
+def test_shaped_inputs_need_no_data_in_timing_only_runs(monkeypatch):
     import os
     import sys
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                                    "examples", "python"))
+    monkeypatch.syspath_prepend(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                             "..", "examples", "python"))
     import matmul_tiled
 
     k = m = 1024
@@ -104,10 +104,12 @@ def test_shaped_inputs_need_no_data_in_timing_only_runs():
         assert matmul_tiled.matmul_tiled(trnsim.shaped((k, m), nl.bfloat16),
                                           trnsim.shaped((k, n), nl.bfloat16)) is None
         shaped_ns = trnsim.last_report()["total_ns"]
+        assert trnsim.last_host_times()["input_bytes"] == 0  # no input was made
     finally:
         trnsim.reset_options()
     zeros = trnsim.typed(np.zeros((k, m), np.float32), nl.bfloat16)
     matmul_tiled.matmul_tiled(zeros, trnsim.typed(np.zeros((k, n), np.float32), nl.bfloat16))
+    assert trnsim.last_host_times()["input_bytes"] == 2 * (k * m + k * n)
     assert trnsim.last_report()["total_ns"] == shaped_ns  # the time does not depend on data
 
 
@@ -119,5 +121,23 @@ def test_shaped_inputs_in_functional_runs_are_seeded_values():
     assert not np.array_equal(first, other)
     x = np.log(first) / 0.5  # scaled() is exp(0.5 x): the inputs were uniform in [-1, 1)
     assert x.min() >= -1.0001 and x.max() < 1.0001
+    assert trnsim.last_host_times()["input_bytes"] == 128 * 64 * 4
     with pytest.raises(ValueError, match="dims must be positive"):
         nki.simulate(scaled)(trnsim.shaped((128, 0), nl.float32))
+    with pytest.raises(TypeError, match="a shape is a sequence of integers"):
+        trnsim.shaped((128, 6.5), nl.float32)
+
+
+@pytest.mark.parametrize("seed, error", [(-1, ValueError), (2**32, ValueError),
+                                         (1.5, TypeError), ("7", TypeError)])
+def test_a_seed_out_of_range_is_named(seed, error):
+    with pytest.raises(error, match=r"a seed is"):
+        trnsim.set_options(seed=seed)
+    with pytest.raises(error, match=r"trnsim.shaped\(seed=...\): a seed is"):
+        trnsim.shaped((128, 4), nl.float32, seed=seed)
+    assert trnsim.options()["seed"] is None
+    trnsim.set_options(seed=np.uint32(2**32 - 1))  # NumPy integers are integers
+    try:
+        assert trnsim.options()["seed"] == 2**32 - 1
+    finally:
+        trnsim.reset_options()

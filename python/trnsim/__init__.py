@@ -6,6 +6,7 @@ or an `@nki.jit` kernel called with NumPy arrays; see docs/python.md.
 """
 
 import json
+import operator
 import os
 
 from . import _core
@@ -60,7 +61,7 @@ def set_options(timing_only=None, check_hazards=None, uninitialized=None, seed=N
                              f"{', '.join(_UNINITIALIZED)}")
         options["uninitialized"] = uninitialized
     if seed is not None:
-        options["seed"] = int(seed)
+        options["seed"] = _seed(seed, "trnsim.set_options(seed=...)")
     if bit_outputs is not None:
         options["bit_outputs"] = bool(bit_outputs)
 
@@ -74,6 +75,17 @@ def reset_options():
     """The default options: functional and timed, hazards checked, uninitialized reads are
     errors, each program's own seed."""
     _state["options"] = dict(_DEFAULT_OPTIONS)
+
+
+def _seed(value, where):
+    """A seed as the simulator takes it: an integer in [0, 2**32)."""
+    try:
+        seed = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{where}: a seed is an integer, not {value!r}") from None
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"{where}: a seed is in [0, 2**32), not {seed}")
+    return seed
 
 
 class typed:  # noqa: N801  (used like a function: trnsim.typed(array, nl.bfloat16))
@@ -108,9 +120,13 @@ class shaped:  # noqa: N801  (used like a function: trnsim.shaped((4096, 4096), 
     def __init__(self, shape, dtype, seed=0):
         if not isinstance(dtype, _core.DType):
             raise TypeError(f"trnsim.shaped: {dtype!r} is not an NKI dtype (nl.bfloat16, ...)")
-        self.shape = tuple(int(d) for d in shape)
+        try:
+            self.shape = tuple(operator.index(d) for d in shape)
+        except TypeError:
+            raise TypeError(f"trnsim.shaped: a shape is a sequence of integers, not {shape!r}") \
+                from None
         self.dtype = dtype
-        self.seed = int(seed)
+        self.seed = _seed(seed, "trnsim.shaped(seed=...)")
 
 
 def last_report():
@@ -121,7 +137,9 @@ def last_report():
 
 def last_host_times():
     """Host time of the last run: trace_ms (the Python kernel running), compile_ms, build_s
-    (both, as the caller saw them), simulation_s, and the compiled instructions."""
+    (both, as the caller saw them), simulation_s, the compiled instructions, and input_bytes
+    (the bytes of input data the run held: none for trnsim.shaped inputs of a timing-only
+    run)."""
     return _state.get("last_host")
 
 

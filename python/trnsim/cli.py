@@ -18,6 +18,10 @@ from trnsim import _core
 # --dtype spellings: NKI's names and the CLI's short ones.
 _DTYPES = {"fp32": "float32", "f32": "float32", "bf16": "bfloat16", "fp16": "float16",
            "f16": "float16", "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
+# The default relative tolerance of the check by the output's dtype: a few units of its
+# rounding (integers: exact, up to --atol).
+_RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2, "float8_e4m3fn": 0.25,
+         "float8_e5m2": 0.5}
 # NKI dtype name -> the NumPy dtype that holds it as it is (the one table: _core.numpy_dtypes).
 _NATIVE = {nki_dtype.name: numpy_dtype for numpy_dtype, nki_dtype in _core.numpy_dtypes().items()}
 
@@ -41,7 +45,7 @@ def _parser():
         c.add_argument("--reference", metavar="[FILE.py:]FUNCTION",
                        help="a NumPy function of the same inputs to compare the outputs with")
         c.add_argument("--rtol", type=float, help="relative tolerance of the comparison "
-                       "(default 1e-5 for fp32 outputs, 1e-2 otherwise)")
+                       "(default by the output's dtype: 1e-5 for fp32, 1.6e-2 for bf16, ...)")
         c.add_argument("--atol", type=float, default=1e-6, help="absolute tolerance")
         c.add_argument("--chip", default=trnsim.chip(), help="preset or config file")
         c.add_argument("--lnc", type=int, default=1, help="logical core size (kernel[n])")
@@ -96,6 +100,9 @@ def _inputs(args):
         name = _DTYPES.get(dtypes[i % len(dtypes)], dtypes[i % len(dtypes)])
         if name not in _core.DType.__members__:
             raise UsageError(f"--dtype {dtypes[i % len(dtypes)]}: not a dtype trnsim knows")
+        if name.endswith("_x4"):
+            raise UsageError(f"--dtype {name}: the CLI does not generate x4-packed inputs "
+                             "(pack them in a Python driver; docs/python.md)")
         if args.timing_only:  # shapes only: no data is made
             kernel_args.append(trnsim.shaped(_shape(text), _core.DType.__members__[name],
                                              seed=args.seed + i))
@@ -106,32 +113,34 @@ def _inputs(args):
         if name in _NATIVE:
             values = values.astype(_NATIVE[name])
             kernel_args.append(values)
-        else:  # bf16, fp8: the values rounded into the dtype, then passed as float32
-            typed = trnsim.typed(values, _core.DType.__members__[name])
-            kernel_args.append(typed)
+        else:  # bf16, fp8: passed as float32, rounded into the dtype; the reference gets the
+            # rounded values, as the kernel does
+            dtype = _core.DType.__members__[name]
+            kernel_args.append(trnsim.typed(values, dtype))
+            values = _core.rounded(values, dtype)
         arrays.append(values)
     return arrays, kernel_args
 
 
-def _compare(outputs, expected, args):
+def _compare(outputs, expected, args, output_dtypes):
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     expected = expected if isinstance(expected, tuple) else (expected,)
     if len(outputs) != len(expected):
         print(f"check: the kernel returned {len(outputs)} outputs, the reference {len(expected)}")
         return False
     ok = True
-    for i, (got, want) in enumerate(zip(outputs, expected)):
+    for i, (got, want, dtype) in enumerate(zip(outputs, expected, output_dtypes)):
         want = np.asarray(want, dtype=np.float64)
         if got.shape != want.shape:
             print(f"check: output {i} has shape {list(got.shape)}, the reference "
                   f"{list(want.shape)}")
             ok = False
             continue
-        all_fp32 = all(_DTYPES.get(d, d) == "float32" for d in args.dtype or ["fp32"])
-        rtol = args.rtol if args.rtol is not None else (1e-5 if all_fp32 else 1e-2)
+        rtol = args.rtol if args.rtol is not None else _RTOL.get(dtype.name, 0.0)
         diff = np.abs(got.astype(np.float64) - want)
         bad = ~(diff <= args.atol + rtol * np.abs(want))  # NaN counts as bad
-        print(f"check: output {i}: max abs error {float(np.nanmax(diff)):.3g}, "
+        # NaN propagates into the maximum: a NaN output shows as "max abs error nan"
+        print(f"check: output {i}: max abs error {float(np.max(diff, initial=0.0)):.3g}, "
               f"{int(bad.sum())} of {bad.size} elements outside rtol {rtol:g}, "
               f"atol {args.atol:g}")
         ok = ok and not bad.any()
@@ -153,6 +162,9 @@ def main(argv=None):
     args = _parser().parse_args(argv)
     try:
         path, kernel = _load_function(args.kernel)
+        reference = None
+        if args.reference and not args.timing_only:
+            _, reference = _load_function(args.reference, default_file=path)
         arrays, kernel_args = _inputs(args)
         trnsim.set_chip(args.chip)
         trnsim.set_options(timing_only=args.timing_only)
@@ -184,8 +196,12 @@ def main(argv=None):
             print(f"explorer report: {html}")
         if args.trace:
             print(f"trace (Perfetto / chrome://tracing): {args.trace}")
-    if args.reference and not args.timing_only:
-        _, reference = _load_function(args.reference, default_file=path)
-        if not _compare(outputs, reference(*arrays), args):
+    if reference is not None:
+        try:
+            expected = reference(*arrays)
+        except Exception as e:  # noqa: BLE001  (the reference's own error: its frames only)
+            _print_kernel_traceback(e)
+            return 1
+        if not _compare(outputs, expected, args, host["output_dtypes"]):
             return 1
     return 0

@@ -200,6 +200,17 @@ bool tracing();
 // behalf of a kernel written in that language: while a SourceOverride lives, every
 // declaration, operation and error recorded on its thread is located at `where` (the
 // kernel's own file and line) instead of the C++ call site. Overrides nest.
+class SourceOverride {
+ public:
+  explicit SourceOverride(isa::Origin where);
+  ~SourceOverride();
+  SourceOverride(const SourceOverride&) = delete;
+  SourceOverride& operator=(const SourceOverride&) = delete;
+
+ private:
+  std::optional<isa::Origin> previous_;
+};
+
 // NKI's nl.no_reorder(): while a NoReorder lives, the operations recorded on its thread keep
 // their program order when the compiler schedules them (it still picks their engines and
 // queues; operations outside the block may move around them). Blocks do not nest: an inner
@@ -215,17 +226,6 @@ class NoReorder {
   // The serial of the trace whose block this one opened (0: none). A serial, not a pointer:
   // a Python block may end after its trace did, and then there is nothing to end.
   std::uint64_t opened_in_ = 0;
-};
-
-class SourceOverride {
- public:
-  explicit SourceOverride(isa::Origin where);
-  ~SourceOverride();
-  SourceOverride(const SourceOverride&) = delete;
-  SourceOverride& operator=(const SourceOverride&) = delete;
-
- private:
-  std::optional<isa::Origin> previous_;
 };
 
 }  // namespace trnsim::kernel

@@ -300,11 +300,12 @@ void Tracer::record(isa::Operation op, const Placement& placement, const Loc& lo
 
 namespace {
 
-// Calls visit(first, count) for the runs of consecutive elements `ap` covers in a storage of
-// `per_partition` elements per partition, indexed partition * per_partition + element.
+// Calls visit(first, count) for the runs of consecutive bytes `ap` covers in a storage of
+// `partition_bytes` bytes per partition, indexed partition * partition_bytes + byte. Bytes,
+// not elements: views of one storage in different dtypes (.ap(dtype=...)) index alike.
 // False (nothing visited) when an element falls outside: validation reports that.
 template <class Visit>
-bool for_each_run(const isa::AccessPattern& ap, std::uint64_t per_partition,
+bool for_each_run(const isa::AccessPattern& ap, std::uint64_t partition_bytes,
                   std::uint32_t partitions, Visit visit) {
   const std::uint64_t elem = ap.element_bytes();
   const std::uint64_t base = offset_in_storage(ap.offset);
@@ -313,7 +314,7 @@ bool for_each_run(const isa::AccessPattern& ap, std::uint64_t per_partition,
   // byte_span() is in the storage's virtual window: shift it to the storage's own bytes.
   const auto [lo, hi] = ap.byte_span();
   const auto window = static_cast<std::int64_t>(ap.offset - base);
-  if (lo < window || hi - window > static_cast<std::int64_t>(per_partition * elem)) return false;
+  if (lo < window || hi - window > static_cast<std::int64_t>(partition_bytes)) return false;
   const int last = ap.num_dims - 1;
   const bool unit = ap.dims[static_cast<std::size_t>(last)].step == 1;
   const std::uint64_t run = unit ? ap.dims[static_cast<std::size_t>(last)].count : 1;
@@ -325,7 +326,7 @@ bool for_each_run(const isa::AccessPattern& ap, std::uint64_t per_partition,
       std::int64_t e = static_cast<std::int64_t>(base / elem);
       for (int d = 0; d < outer_dims; ++d)
         e += ap.dims[static_cast<std::size_t>(d)].step * i[static_cast<std::size_t>(d)];
-      visit(p * per_partition + static_cast<std::uint64_t>(e), run);
+      visit(p * partition_bytes + static_cast<std::uint64_t>(e) * elem, run * elem);
       int d = outer_dims - 1;
       while (d >= 0 &&
              ++i[static_cast<std::size_t>(d)] == ap.dims[static_cast<std::size_t>(d)].count)
@@ -342,12 +343,11 @@ bool Tracer::matmul_accumulates(const isa::AccessPattern& dst, const Loc& loc) {
   const StorageId id = storage_of_offset(dst.offset);
   if (id >= ir_.storages.size()) return false;
   const Storage& s = ir_.storages[id];
-  const std::uint64_t per_partition = s.bytes / dst.element_bytes();
   std::vector<std::uint8_t>& written = matmul_written_[id];
-  written.resize(per_partition * s.partitions, 0);
+  written.resize(s.bytes * s.partitions, 0);
   bool any = false, all = true;
   const bool in_bounds =
-      for_each_run(dst, per_partition, s.partitions, [&](std::uint64_t first, std::uint64_t n) {
+      for_each_run(dst, s.bytes, s.partitions, [&](std::uint64_t first, std::uint64_t n) {
         const auto* begin = written.data() + first;
         if (std::find(begin, begin + n, std::uint8_t{1}) != begin + n) any = true;
         if (std::find(begin, begin + n, std::uint8_t{0}) != begin + n) all = false;
@@ -368,10 +368,9 @@ void Tracer::note_matmul_write(const isa::AccessPattern& dst) {
   const StorageId id = storage_of_offset(dst.offset);
   if (id >= ir_.storages.size() || ir_.storages[id].buffer != Buffer::kPsum) return;
   const Storage& s = ir_.storages[id];
-  const std::uint64_t per_partition = s.bytes / dst.element_bytes();
   std::vector<std::uint8_t>& written = matmul_written_[id];
-  written.resize(per_partition * s.partitions, 0);
-  for_each_run(dst, per_partition, s.partitions, [&](std::uint64_t first, std::uint64_t n) {
+  written.resize(s.bytes * s.partitions, 0);
+  for_each_run(dst, s.bytes, s.partitions, [&](std::uint64_t first, std::uint64_t n) {
     std::fill_n(written.begin() + static_cast<std::ptrdiff_t>(first), n, std::uint8_t{1});
   });
 }

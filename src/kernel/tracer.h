@@ -71,7 +71,7 @@ class Tracer {
   KernelIr ir_;
   std::uint32_t barriers_ = 0;
   std::uint32_t order_block_ = 0, order_blocks_ = 0;
-  // Per PSUM storage, one byte per element: 1 where a matmul of this trace wrote.
+  // Per PSUM storage, one flag per byte: 1 where a matmul of this trace wrote.
   std::unordered_map<StorageId, std::vector<std::uint8_t>> matmul_written_;
 };
 

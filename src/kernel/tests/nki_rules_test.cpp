@@ -67,6 +67,14 @@ TEST(PatternView, PatternsOutsideTheStorageAreLocatedErrors) {
   });
 }
 
+// The accumulate mode of each traced matmul, in program order.
+std::vector<isa::AccumulateMode> matmul_modes(const std::vector<KernelIr>& ir) {
+  std::vector<isa::AccumulateMode> modes;
+  for (const IrInstruction& inst : ir[0].instructions)
+    if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.inst.op)) modes.push_back(mm->accumulate);
+  return modes;
+}
+
 TEST(AccumulateNone, ModesFollowEachLocationsHistory) {
   const auto ir = trace(
       [](std::span<const Tensor>) {
@@ -82,11 +90,30 @@ TEST(AccumulateNone, ModesFollowEachLocationsHistory) {
         return std::vector<Tensor>{};
       },
       {}, arch::testing::trn3(), {.name = "test"});
-  std::vector<isa::AccumulateMode> modes;
-  for (const IrInstruction& inst : ir[0].instructions)
-    if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.inst.op)) modes.push_back(mm->accumulate);
   using enum isa::AccumulateMode;
-  EXPECT_EQ(modes, (std::vector{kOverwrite, kAccumulate, kOverwrite, kAccumulate}));
+  EXPECT_EQ(matmul_modes(ir), (std::vector{kOverwrite, kAccumulate, kOverwrite, kAccumulate}));
+}
+
+// A PSUM location is its bytes: a bfloat16 view of float32 accumulators sees what the
+// float32 matmul wrote.
+TEST(AccumulateNone, ViewsInAnotherDtypeShareTheHistory) {
+  const auto ir = trace(
+      [](std::span<const Tensor>) {
+        const Tensor a = nl::zeros({128, 128}, DType::kBFloat16);
+        const Tensor b = nl::zeros({128, 512}, DType::kBFloat16);
+        const Tensor acc = nl::ndarray({128, 512}, DType::kFloat32, nl::psum, "acc");
+        nisa::nc_matmul(acc(nl::all, nl::ds(0, 256)), a, b(nl::all, nl::ds(0, 256)),
+                        {.accumulate = std::nullopt});  // overwrite: bytes [0, 1024)
+        // 1024 bfloat16 words per partition; the first 512 are the bytes written above.
+        const Tensor low = acc.pattern({{1024, 128}, {1, 512}}, 0, DType::kBFloat16);
+        const Tensor high = acc.pattern({{1024, 128}, {1, 512}}, 512, DType::kBFloat16);
+        nisa::nc_matmul(low, a, b, {.accumulate = std::nullopt});   // accumulate
+        nisa::nc_matmul(high, a, b, {.accumulate = std::nullopt});  // overwrite
+        return std::vector<Tensor>{};
+      },
+      {}, arch::testing::trn3(), {.name = "test"});
+  using enum isa::AccumulateMode;
+  EXPECT_EQ(matmul_modes(ir), (std::vector{kOverwrite, kAccumulate, kOverwrite}));
 }
 
 TEST(AccumulateNone, ADstPartlyWrittenBeforeIsALocatedError) {
