@@ -241,7 +241,7 @@ void bind_activation(py::module_& m) {
       py::arg("dst"), py::arg("src"), py::arg("max_value") = 0.0f,
       py::arg("reduce_res") = py::none(), py::arg("reduce_cmd") = py::none(),
       py::arg("reduce_init") = 0.0f, py::arg("name") = py::none());
-  // relu_param is the slope of nl.prelu, which trnsim's activation table does not have.
+  // relu_param is the slope of nl.prelu (a number or a [P, 1] tile).
   m.def(
       "activate2",
       [](const Tensor& dst, const py::object& op, const Tensor& data, const py::object& imm0,
@@ -249,13 +249,11 @@ void bind_activation(py::module_& m) {
          const py::object& relu_param, bool reverse0, bool reverse1, const py::object& reduce_op,
          const py::object& reduce_res, const py::object& reduce_cmd, const py::object& name) {
         require_fresh_reduce(reduce_cmd, "activate2");
-        if (py::isinstance<Tensor>(relu_param) || relu_param.cast<float>() != 0.0f)
-          not_implemented("activate2(relu_param=" + std::string(py::repr(relu_param)) +
-                          ") (the prelu slope; trnsim has no prelu activation)");
         at_kernel_line([&] {
           nisa::Activate2Options o;
           o.reverse0 = reverse0;
           o.reverse1 = reverse1;
+          o.relu_param = scalar_of(relu_param, "relu_param");
           if (!reduce_op.is_none()) o.reduce_op = reduce_op_of(reduce_op);
           if (!reduce_res.is_none()) o.reduce_res = reduce_res.cast<Tensor>();
           o.common = named(name);

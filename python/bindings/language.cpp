@@ -122,6 +122,21 @@ void bind_language(py::module_& m) {
         });
       },
       py::arg("x"), py::arg("axis") = -1, py::arg("dtype") = py::none());
+  // The elementwise operations of nki.language the C++ nl namespace lowers (nl.floor, ...).
+  using Unary = kernel::Tensor (*)(const Tensor&, std::optional<DType>, kernel::Loc);
+  for (const auto& entry : {std::pair<const char*, Unary>{"floor", &nl::floor},
+                            {"ceil", &nl::ceil},
+                            {"trunc", &nl::trunc},
+                            {"tan", &nl::tan},
+                            {"invert", &nl::invert}}) {
+    const Unary fn = entry.second;  // a copy to capture (a structured binding cannot be)
+    m.def(
+        entry.first,
+        [fn](const Tensor& x, std::optional<DType> dtype) {
+          return at_kernel_line([&] { return fn(x, dtype, kernel::Loc::current()); });
+        },
+        py::arg("x"), py::arg("dtype") = py::none());
+  }
   m.def(
       "program_id", [](int axis) { return at_kernel_line([&] { return nl::program_id(axis); }); },
       py::arg("axis") = 0);

@@ -102,13 +102,17 @@ def _simulate(fn, grid, args, kwargs):
             arrays.append((list(a.shape), a.seed))
             dtypes.append(a.dtype)
             continue
+        if a.dtype == np.bool_:  # nl.bool_: one byte holding 0 or 1, bit for bit
+            arrays.append(np.ascontiguousarray(a).view(np.uint8))
+            dtypes.append(language.bool_)
+            continue
         dtype = _NUMPY_DTYPES.get(a.dtype)
         if dtype is None:
             raise TypeError(
                 f"{getattr(fn, '__name__', 'kernel')}: argument {names[len(arrays)]!r} is a NumPy "
                 f"array of {a.dtype}, which trnsim does not take (float32, float16 and the "
                 "integer types "
-                "map to NKI dtypes; trnsim.typed(array, nl.bfloat16) gives others; "
+                "map to NKI dtypes, bool to nl.bool_; trnsim.typed(array, nl.bfloat16) gives others; "
                 "docs/python.md)")
         arrays.append(np.ascontiguousarray(a))
         dtypes.append(dtype)

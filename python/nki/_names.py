@@ -42,8 +42,10 @@ DIFFERENCES = {
     "nki.isa.tensor_tensor_scan": "reverse0 / reverse1 are not implemented",
     "nki.isa.tensor_scalar_reduce": "reduce_cmd idle / reset_reduce (a reduction within the "
                                     "instruction); reduce_init None, or 0 with reduce_op=nl.add",
-    "nki.isa.activate2": "relu_param 0.0 only (no prelu activation); reduce_cmd idle / "
-                         "reset_reduce; reduce_op=None with reduce_res sums",
+    "nki.isa.activate2": "reduce_cmd idle / reset_reduce; reduce_op=None with reduce_res sums",
+    "nki.isa.get_nc_sub_version": "always 0: trnsim's chips have one silicon revision each",
+    "nki.isa.NkiValidationError": "an alias of trnsim.Error, which trnsim raises for a broken "
+                                  "hardware rule and for every other error of a kernel",
     "nki.isa.nc_match_replace8": "a value with no match left gets all ones in dst_idx (NKI: "
                                  "undefined)",
     "nki.isa.tensor_copy_predicated": "dst is read unless the predicate selects all of it, so "
@@ -66,6 +68,15 @@ DIFFERENCES = {
     "nki.language.broadcast_to": "a partition dim of 1 goes through a scratch HBM row (two DMAs)",
     "nki.language.program_ndim": "0 without a grid, else 1 (a grid is one logical core)",
     "nki.language.DType": "the dtypes' enum type (NKI: an alias of str)",
+    "nki.language.bool_": "an alias of nl.uint8 (a byte; nothing keeps it 0 or 1); NumPy bool "
+                          "arrays pass as it",
+    "nki.language.prelu": "nisa.activation has no relu_param: there the slope is 0 (a guess)",
+    "nki.language.floor": "x - mod(x, 1): exact for finite x, but a zero result is +0 except "
+                          "floor(-0), and +-inf gives NaN (a guess at NKI's lowering)",
+    "nki.language.ceil": "x - mod(x, -1): exact for finite x, but a zero result is +0 (NumPy: "
+                         "ceil(-0.5) is -0), and +-inf gives NaN (a guess at NKI's lowering)",
+    "nki.language.trunc": "x - fmod(x, 1): exact for finite x, but a zero result is +0 (NumPy "
+                          "keeps x's sign), and +-inf gives NaN (a guess at NKI's lowering)",
     "nki.language.tile_size": "inside a kernel the traced chip's, outside it trnsim.chip()'s; "
                               "no psum_min_align / sbuf_min_align",
     "nki.jit": "runs on trnsim when called with NumPy arrays; other keyword arguments are "
@@ -73,9 +84,10 @@ DIFFERENCES = {
     "nki.typing.tensor": "an annotation only",
 }
 for _name in _core.AluOp.__members__:
-    DIFFERENCES[f"nki.language.{_name}"] = ("as a tile operation, the result has dtype= or the "
-                                            "promoted dtype of its tiles (a guess: docs/python.md); "
-                                            "comparisons give 1 / 0 in it")
+    if _name != "invert":  # a one-tile operation: its result has x's dtype, as NKI's
+        DIFFERENCES[f"nki.language.{_name}"] = (
+            "as a tile operation, the result has dtype= or the promoted dtype of its tiles (a "
+            "guess: docs/python.md); comparisons give 1 / 0 in it")
 
 
 def coverage(modules):

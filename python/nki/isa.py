@@ -90,6 +90,18 @@ def get_nc_version():
     return nc_version(_core.nc_generation())
 
 
+def get_nc_sub_version():
+    """The silicon revision within the generation: 0, the first, for every chip trnsim
+    models (its chip configs describe one revision per generation)."""
+    return 0
+
+
+# NKI raises NkiValidationError when an instruction breaks a hardware rule; trnsim raises
+# trnsim.Error for those (at the kernel's line) and for every other error of the tracer,
+# compiler and simulator, so catching this catches them all.
+NkiValidationError = _core.Error
+
+
 _PROVIDED = {n for n in globals() if not n.startswith("_")}
 
 

@@ -24,6 +24,7 @@ int32 = _core.DType.int32
 uint8 = _core.DType.uint8
 uint16 = _core.DType.uint16
 uint32 = _core.DType.uint32
+bool_ = uint8  # NKI's boolean is stored as one byte; trnsim's is that byte (docs/python.md)
 DType = _core.DType  # the type of the dtypes above
 
 # Buffers.
@@ -221,12 +222,48 @@ class _Activation(_Operation):
         return out
 
 
+class _UnaryOperation(_Operation):
+    """nl.invert(x, dtype=None): an operation of one tile whose lowering the C++ nl namespace
+    has (the `op=` of nki.isa calls all the same)."""
+
+    def __init__(self, name, op, lower):
+        super().__init__(name, op)
+        self._lower = lower
+
+    def __call__(self, x, dtype=None):
+        return self._lower(x, dtype)
+
+
 for _op in _core.AluOp.__members__.values():
     globals()[_op.name] = _AluOperation(_op.name, _op)
 for _f in _core.ActivationFunc.__members__.values():
     if _f.name not in globals():  # an ALU op of the same name (abs, ...) keeps its ALU meaning
         globals()[_f.name] = _Activation(_f.name, _f)
 del _op, _f
+# nl.invert is a bitvec operator of one operand (NKI: XOR with all ones); nl.prelu is an
+# operator constant only (its slope is activate2's relu_param), as in NKI.
+invert = _UnaryOperation("invert", _core.AluOp.invert, _core.invert)
+prelu = _Operation("prelu", _core.ActivationFunc.prelu)
+
+
+def floor(x, dtype=None):
+    """The largest integral value <= x: x - mod(x, 1), one VectorE scalar_tensor_tensor."""
+    return _core.floor(x, dtype)
+
+
+def ceil(x, dtype=None):
+    """The smallest integral value >= x: x - mod(x, -1), one VectorE scalar_tensor_tensor."""
+    return _core.ceil(x, dtype)
+
+
+def trunc(x, dtype=None):
+    """x rounded toward zero: x - fmod(x, 1), one VectorE scalar_tensor_tensor."""
+    return _core.trunc(x, dtype)
+
+
+def tan(x, dtype=None):
+    """sin(r) / cos(r) of r = fmod(x, pi): VectorE fmod, two ScalarE activations, a divide."""
+    return _core.tan(x, dtype)
 
 
 # Reductions over free axes, into a new SBUF tile (nki.isa.tensor_reduce).

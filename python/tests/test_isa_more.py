@@ -124,10 +124,17 @@ def test_activate2_errors():
 
     expect_error_at(kernel, line_of(kernel, "# bad"), r"\(add, multiply\) is not one of",
                     uniform((128, 8)))
-    with pytest.raises(NotImplementedError, match="relu_param"):
-        on_tiles(lambda out, x: nisa.activate2(dst=out, op=nl.relu, data=x, imm0=1.0, imm1=0.0,
-                                               op0=nl.multiply, op1=nl.bypass, relu_param=0.1),
-                 uniform((128, 8)))
+
+    def bad_slope(x):  # prelu's slope is a number or a [P, 1] tile
+        out = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        t = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
+        slope = nl.full((128, 2), 0.5, dtype=nl.float32)
+        nisa.activate2(dst=t, op=nl.prelu, data=nl.load(x), imm0=1.0, imm1=0.0,  # bad
+                       op0=nl.multiply, op1=nl.bypass, relu_param=slope)
+        nl.store(out, value=t)
+        return out
+
+    expect_error_at(bad_slope, line_of(bad_slope, "# bad"), r"relu_param", uniform((128, 8)))
 
 
 # nc_match_replace8 --------------------------------------------------------------------------

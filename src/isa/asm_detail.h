@@ -47,6 +47,7 @@ inline constexpr std::tuple kEnumSpellings{
     EnumSpelling<DmaAccumulate>{kNumDmaAccumulates, "DMA accumulate mode", dma_accumulate_name},
     EnumSpelling<IndirectMode>{kNumIndirectModes, "indirect mode", indirect_mode_name},
     EnumSpelling<RoundingMode>{kNumRoundingModes, "rounding mode", rounding_mode_name},
+    EnumSpelling<BranchCond>{kNumBranchConds, "branch condition", branch_cond_name},
 };
 
 // The row of E (a compile error when E has none).

@@ -8,6 +8,7 @@
 #include <bit>
 #include <limits>
 #include <optional>
+#include <string>
 #include <type_traits>
 
 #include "isa/asm.h"
@@ -92,6 +93,28 @@ void parse_dims(LineParser& p, std::uint8_t& num_dims, std::array<Dim, kMaxFreeD
   }
 }
 
+// r<N>, N < 255 (or "none" where `optional`). Validation, not the syntax, knows that a queue
+// has kNumRegisters of them.
+Reg parse_register(LineParser& p, std::string_view what, bool optional) {
+  p.skip_space();
+  const std::size_t start = p.position();
+  const std::string_view word = p.identifier();
+  if (optional && word == "none") return Reg{};
+  int index = -1;
+  if (word.size() >= 2 && word.size() <= 4 && word[0] == 'r' &&
+      std::all_of(word.begin() + 1, word.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    index = std::stoi(std::string(word.substr(1)));
+  if (index < 0 || index >= kNoRegister)
+    p.fail_at(start, fmt::format("expected a register r<number>{} for {}, got {}",
+                                 optional ? " or none" : "", what,
+                                 word.empty() ? "nothing" : quoted_word(word)));
+  return Reg{static_cast<std::uint8_t>(index)};
+}
+
+void parse_value(LineParser& p, Reg& reg, std::string_view field) {
+  reg = parse_register(p, field_what(field), /*optional=*/true);
+}
+
 void parse_value(LineParser& p, AccessPattern& ap, std::string_view field) {
   const std::size_t start = p.position();
   const std::string_view memory_word = p.identifier();
@@ -134,6 +157,11 @@ void parse_value(LineParser& p, AccessPattern& ap, std::string_view field) {
                              : "expected 'off=' (byte offset within each partition)");
   }
   ap.offset = p.integer<std::uint64_t>(ap.memory == Memory::kHbm ? "an address" : "an offset");
+  if (p.consume('+')) {  // a dynamic pattern: +r<N>*<bytes per unit>
+    ap.dyn_reg = parse_register(p, "the offset's register", /*optional=*/false);
+    p.expect('*', "expected '*' and the bytes per register unit after the register");
+    ap.dyn_scale = p.integer<std::int64_t>("the bytes per register unit");
+  }
   p.expect(',', "expected ',' after the offset");
   p.skip_space();
   const std::size_t dtype_start = p.position();
@@ -348,12 +376,26 @@ void parse_clauses(LineParser& p, Instruction& inst, bool& origin_given) {
           p.fail(fmt::format("more than {} semaphores in one '{}' clause", kMaxSemaphoreClauses,
                              word));
         }
-        p.expect('s', is_wait ? "expected a semaphore wait 's<id> >= <value>'"
-                              : "expected a semaphore signal 's<id> += <increment>'");
+        p.expect('s',
+                 is_wait
+                     ? "expected a semaphore wait 's<id> >= <value>' or 's<id> >= r<N>+<offset>'"
+                     : "expected a semaphore signal 's<id> += <increment>'");
         const auto sem = p.integer<std::uint16_t>("a semaphore id");
         if (is_wait) {
           if (!p.consume(">=")) p.fail("expected '>=' after the semaphore id");
-          inst.waits.push_back({sem, p.integer<std::uint32_t>("a wait value")});
+          if (p.peek() == 'r') {  // s<id> >= r<N> [+|- offset]
+            SemWait& w =
+                inst.waits.emplace_back(SemWait{sem, 0, parse_register(p, "a wait's base", false)});
+            const bool minus = p.consume('-');
+            if (minus || p.consume('+')) {
+              const auto offset = p.integer<std::uint32_t>("a wait's offset");
+              if (offset > (minus ? 0x80000000u : 0x7FFFFFFFu))
+                p.fail("a wait's offset from its register is a signed 32-bit value");
+              w.value = minus ? 0u - offset : offset;
+            }
+          } else {
+            inst.waits.push_back({sem, p.integer<std::uint32_t>("a wait value"), Reg{}});
+          }
         } else {
           if (!p.consume("+=")) p.fail("expected '+=' after the semaphore id");
           inst.signals.push_back({sem, p.integer<std::uint32_t>("a signal increment")});

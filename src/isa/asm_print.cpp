@@ -60,16 +60,28 @@ void print_dims(std::string& out, std::uint8_t num_dims,
   out += ']';
 }
 
+// r5, or none.
+void print_value(std::string& out, Reg reg) {
+  out += reg.present() ? fmt::format("r{}", reg.index) : std::string("none");
+}
+
+// A signed term: "+r3*2048", "-1", "+7".
+std::string signed_term(std::int64_t value) {
+  return value < 0 ? fmt::format("{}", value) : fmt::format("+{}", value);
+}
+
 void print_value(std::string& out, const AccessPattern& ap) {
   out += memory_name(ap.memory);
   out +=
       fmt::format("[p{}:{}", ap.start_partition, std::uint64_t{ap.start_partition} + ap.partitions);
   if (ap.partition_step != 0) out += fmt::format("x{}", ap.partition_step);
   if (ap.memory == Memory::kHbm) {
-    out += fmt::format(", addr={:#x}, ", ap.offset);
+    out += fmt::format(", addr={:#x}", ap.offset);
   } else {
-    out += fmt::format(", off={}, ", ap.offset);
+    out += fmt::format(", off={}", ap.offset);
   }
+  if (ap.is_dynamic()) out += fmt::format("+r{}*{}", ap.dyn_reg.index, ap.dyn_scale);
+  out += ", ";
   out += numerics::name(ap.dtype);
   out += ", ";
   print_dims(out, ap.num_dims, ap.dims);
@@ -227,8 +239,14 @@ std::string print_instruction(const Instruction& inst) {
       print_item(items[i]);
     }
   };
-  print_list("wait", inst.waits,
-             [&](const SemWait& w) { out += fmt::format("s{}>={}", w.sem, w.value); });
+  print_list("wait", inst.waits, [&](const SemWait& w) {
+    if (w.base.present()) {
+      out += fmt::format("s{}>=r{}{}", w.sem, w.base.index,
+                         signed_term(static_cast<std::int32_t>(w.value)));
+    } else {
+      out += fmt::format("s{}>={}", w.sem, w.value);
+    }
+  });
   print_list("signal", inst.signals,
              [&](const SemSignal& s) { out += fmt::format("s{}+={}", s.sem, s.increment); });
   if (inst.rounding != RoundingMode::kNearestEven) {

@@ -17,13 +17,13 @@ constexpr std::array<std::string_view, kNumEngines> kEngineNames = {"tensor", "v
 constexpr std::array<std::string_view, kNumMemories> kMemoryNames = {"hbm", "sbuf", "psum"};
 
 constexpr std::array<std::string_view, kNumAluOps> kAluOpNames = {
-    "bypass",     "add",         "subtract",   "multiply",      "divide",
-    "maximum",    "minimum",     "abs_max",    "abs_min",       "power",
-    "equal",      "not_equal",   "greater",    "greater_equal", "less",
-    "less_equal", "logical_and", "logical_or", "logical_xor",   "bitwise_and",
-    "bitwise_or", "bitwise_xor", "left_shift", "right_shift",   "average",
+    "bypass",      "add",           "subtract",   "multiply",    "divide",      "maximum",
+    "minimum",     "abs_max",       "abs_min",    "power",       "equal",       "not_equal",
+    "greater",     "greater_equal", "less",       "less_equal",  "logical_and", "logical_or",
+    "logical_xor", "bitwise_and",   "bitwise_or", "bitwise_xor", "left_shift",  "right_shift",
+    "average",     "invert",        "mod",        "fmod",
 };
-static_assert(kAluOpNames.back() == "average", "kAluOpNames must follow the AluOp order");
+static_assert(kAluOpNames.back() == "fmod", "kAluOpNames must follow the AluOp order");
 
 constexpr std::array<std::string_view, kNumActivationFuncs> kActivationNames = {
     "copy",
@@ -48,8 +48,13 @@ constexpr std::array<std::string_view, kNumActivationFuncs> kActivationNames = {
     "arctan",
     "abs",
     "sign",
+    "prelu",
+    "gelu_dx",
+    "gelu_apprx_sigmoid_dx",
+    "silu_dx",
+    "erf_dx",
 };
-static_assert(kActivationNames.back() == "sign",
+static_assert(kActivationNames.back() == "erf_dx",
               "kActivationNames must follow the ActivationFunc order");
 
 constexpr std::array<std::string_view, kNumAccumulateModes> kAccumulateNames = {"overwrite",
@@ -58,6 +63,8 @@ constexpr std::array<std::string_view, kNumRoundingModes> kRoundingNames = {"rne
 constexpr std::array<std::string_view, kNumPerfModes> kPerfModeNames = {"none", "double_row"};
 constexpr std::array<std::string_view, kNumDmaAccumulates> kDmaAccumulateNames = {"none", "add"};
 constexpr std::array<std::string_view, kNumIndirectModes> kIndirectNames = {"gather", "scatter"};
+constexpr std::array<std::string_view, kNumBranchConds> kBranchCondNames = {"always", "lt", "ge",
+                                                                            "eq", "ne"};
 
 std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
   std::int64_t sum = 0;
@@ -141,6 +148,10 @@ std::string_view indirect_mode_name(IndirectMode m) {
   return util::enum_name(kIndirectNames, m);
 }
 
+std::string_view branch_cond_name(BranchCond c) {
+  return util::enum_name(kBranchCondNames, c);
+}
+
 std::string_view op_name(const Operation& op) {
   return std::visit([](const auto& o) { return std::decay_t<decltype(o)>::kName; }, op);
 }
@@ -150,8 +161,8 @@ std::uint8_t op_engines(const Operation& op) {
 }
 
 std::string_view op_class_name(OpClass c) {
-  static constexpr std::array<std::string_view, 5> kNames = {"matmul", "transpose", "elementwise",
-                                                             "dma_transfer", "sequencer"};
+  static constexpr std::array<std::string_view, 6> kNames = {
+      "matmul", "transpose", "elementwise", "dma_transfer", "sequencer", "control"};
   return util::enum_name(kNames, c);
 }
 
@@ -223,7 +234,8 @@ bool operator==(const AccessPattern& a, const AccessPattern& b) {
   return a.memory == b.memory && a.dtype == b.dtype && a.offset == b.offset &&
          a.start_partition == b.start_partition && a.partitions == b.partitions &&
          a.partition_step == b.partition_step && a.num_dims == b.num_dims &&
-         same_used_dims(a.num_dims, a.dims, b.dims);
+         same_used_dims(a.num_dims, a.dims, b.dims) && a.dyn_reg == b.dyn_reg &&
+         (!a.is_dynamic() || a.dyn_scale == b.dyn_scale);
 }
 
 bool operator==(const AffinePattern& a, const AffinePattern& b) {

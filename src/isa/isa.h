@@ -28,9 +28,13 @@ namespace trnsim::isa {
 
 // Semaphores are per-core 32-bit counters numbered 0..kNumSemaphores-1.
 inline constexpr int kNumSemaphores = 256;
+// A wait proceeds once the semaphore is >= value; a wait counting from a register (inside a
+// loop: "this iteration's" count) once it is >= that register's value + value, with value a
+// signed 32-bit offset.
 struct SemWait {
   std::uint16_t sem = 0;
-  std::uint32_t value = 0;  // proceed once the semaphore is >= value
+  std::uint32_t value = 0;
+  Reg base;  // none: an absolute value
   friend bool operator==(const SemWait&, const SemWait&) = default;
 };
 struct SemSignal {

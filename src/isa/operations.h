@@ -8,8 +8,9 @@
 //   fields(v) calls v(name, member, role) for every operand and attribute, in assembly
 //             order: the printer, the parser, the validator's operand checks and every
 //             operand walk (isa/operands.h) are written over it.
-// The DMA and synchronisation operations are declared in isa/operations_dma.h; the Operation
-// variant below lists them all. Part of the public header isa/isa.h; include that.
+// The DMA and synchronisation operations are declared in isa/operations_dma.h, the control
+// operations in isa/operations_control.h; the Operation variant below lists them all. Part of
+// the public header isa/isa.h; include that.
 #pragma once
 
 #include <array>
@@ -21,7 +22,8 @@
 #include <variant>
 #include <vector>
 
-#include "isa/operations_dma.h"  // DMA transfers and synchronisation (sem, core_barrier)
+#include "isa/operations_control.h"  // registers and branches (reg_*, branch)
+#include "isa/operations_dma.h"      // DMA transfers and synchronisation (sem, core_barrier)
 #include "isa/types.h"
 
 namespace trnsim::isa {
@@ -528,7 +530,7 @@ struct Activation {
 
 // dst = func((data op0 imm0) op1 imm1) (reverseK: immK opK x), gen4 Scalar engine;
 // reduce_res[P, 1] gets reduce_op (add, maximum, minimum, abs_max, abs_min) over each
-// partition's results when present.
+// partition's results when present. relu_param is prelu's slope (NKI's relu_param).
 struct Activate2 {
   static constexpr std::string_view kName = "activate2";
   static constexpr OpClass kClass = OpClass::kElementwise;
@@ -544,6 +546,7 @@ struct Activate2 {
   bool reverse1 = false;
   AluOp reduce_op = AluOp::kAdd;
   std::optional<AccessPattern> reduce_res;
+  ScalarOperand relu_param = 0.0f;
   template <class V>
   void fields(V&& v) {
     v("dst", dst, Role::kWrite);
@@ -557,6 +560,7 @@ struct Activate2 {
     v("reverse1", reverse1, Role::kAttr);
     v("reduce_op", reduce_op, Role::kAttr);
     v("reduce_res", reduce_res, Role::kWrite);
+    v("relu_param", relu_param, Role::kRead);
   }
 };
 
@@ -696,7 +700,8 @@ using Operation =
                  Select, RangeSelect, Iota, Memset, Max8, NcFindIndex8, Exponential, Reciprocal,
                  QuantizeMx, Activation, AffineSelect, LocalGather, NcStreamShuffle, CustomOp,
                  Rand2, RandSetState, RandGetState, DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp,
-                 CoreBarrier, TensorScalarReduce, TensorCopyPredicated, NcMatchReplace8, Activate2>;
+                 CoreBarrier, TensorScalarReduce, TensorCopyPredicated, NcMatchReplace8, Activate2,
+                 RegSet, RegAdd, RegLoad, RegStore, Branch>;
 
 std::string_view op_name(const Operation& op);
 // Engines allowed to execute `op` (its kEngines bit set).

@@ -69,7 +69,7 @@ struct DmaIndirect {
 struct SemaphoreOp {
   static constexpr std::string_view kName = "sem";
   static constexpr OpClass kClass = OpClass::kSequencer;
-  static constexpr std::uint8_t kEngines = 0x3F;  // any queue
+  static constexpr std::uint8_t kEngines = kAnyQueue;
   friend bool operator==(const SemaphoreOp&, const SemaphoreOp&) = default;
   template <class V>
   void fields(V&&) {}

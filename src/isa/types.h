@@ -53,6 +53,17 @@ struct Dim {
 
 inline constexpr int kMaxFreeDims = 4;
 
+// Sequencer registers: 32-bit, kNumRegisters per queue (NKI: 64 per engine sequencer).
+// Control operations (isa/operations_control.h) name them; an access pattern may add one,
+// scaled, to its offset; a semaphore wait may count from one.
+inline constexpr int kNumRegisters = 64;
+inline constexpr std::uint8_t kNoRegister = 0xFF;  // "none" where a register is optional
+struct Reg {
+  std::uint8_t index = kNoRegister;
+  bool present() const { return index != kNoRegister; }
+  friend bool operator==(const Reg&, const Reg&) = default;
+};
+
 // An access pattern: which elements of a memory an operand touches, and their type.
 //
 // SBUF/PSUM: partitions [start_partition, start_partition + partitions) (contiguous, no
@@ -61,6 +72,9 @@ inline constexpr int kMaxFreeDims = 4;
 // HBM: `offset` is the byte address; the partition dimension is an ordinary outer dimension
 // with `partition_step` elements between consecutive partitions.
 // For x4-packed MX dtypes an "element" is one packed word (4 values).
+// A dynamic pattern (dyn_reg set) starts `dyn_scale` bytes further per unit of its register's
+// (signed) value at the time it runs: NKI's .ap(scalar_offset=register). Everything static
+// (byte_span, footprints) describes it at register value 0.
 struct AccessPattern {
   Memory memory = Memory::kSbuf;
   DType dtype = DType::kFloat32;
@@ -70,7 +84,10 @@ struct AccessPattern {
   std::int64_t partition_step = 0;  // HBM only (elements); 0 for SBUF/PSUM
   std::uint8_t num_dims = 1;
   std::array<Dim, kMaxFreeDims> dims{};
+  Reg dyn_reg;                 // none: a static pattern
+  std::int64_t dyn_scale = 0;  // bytes per unit of the register
 
+  bool is_dynamic() const { return dyn_reg.present(); }
   // Elements per partition (product of the free counts). Inline for the one-dim case: the
   // cost formulas ask for it many times per instruction.
   std::uint64_t free_elements() const {
@@ -152,14 +169,17 @@ enum class AluOp : std::uint8_t {
   kLeftShift,
   kRightShift,  // integer bits
   kAverage,     // tensor_partition_reduce only
+  kInvert,      // bitwise NOT of the first operand (a bitvec operator; the second is ignored)
+  kMod,         // remainder with the divisor's sign (NumPy mod, Python %)
+  kFmod,        // remainder with the dividend's sign (C fmod)
 };
-inline constexpr int kNumAluOps = static_cast<int>(AluOp::kAverage) + 1;
+inline constexpr int kNumAluOps = static_cast<int>(AluOp::kFmod) + 1;
 std::string_view alu_op_name(AluOp op);  // "add", "subtract", ..., NKI spelling
 std::optional<AluOp> alu_op_from_name(std::string_view name);
-// bitwise_* and shifts: integer operands only.
+// bitwise_*, invert and shifts: integer operands only.
 constexpr bool is_bitvec_op(AluOp op) {
   return op == AluOp::kBitwiseAnd || op == AluOp::kBitwiseOr || op == AluOp::kBitwiseXor ||
-         op == AluOp::kLeftShift || op == AluOp::kRightShift;
+         op == AluOp::kLeftShift || op == AluOp::kRightShift || op == AluOp::kInvert;
 }
 
 enum class ActivationFunc : std::uint8_t {
@@ -185,8 +205,13 @@ enum class ActivationFunc : std::uint8_t {
   kArctan,
   kAbs,
   kSign,
+  kPrelu,  // x for x > 0, else alpha * x (activate2's relu_param; 0 in activation)
+  kGeluDx,
+  kGeluApprxSigmoidDx,
+  kSiluDx,
+  kErfDx,  // derivatives of gelu, gelu_apprx_sigmoid, silu and erf
 };
-inline constexpr int kNumActivationFuncs = static_cast<int>(ActivationFunc::kSign) + 1;
+inline constexpr int kNumActivationFuncs = static_cast<int>(ActivationFunc::kErfDx) + 1;
 std::string_view activation_name(ActivationFunc f);  // "copy", "exp", "gelu_apprx_tanh", ...
 std::optional<ActivationFunc> activation_from_name(std::string_view name);
 
@@ -195,6 +220,9 @@ enum class RoundingMode : std::uint8_t { kNearestEven, kStochastic };
 enum class MatmulPerfMode : std::uint8_t { kNone, kDoubleRow };
 enum class DmaAccumulate : std::uint8_t { kNone, kAdd };  // gen4 near-memory read-add-write
 enum class IndirectMode : std::uint8_t { kGather, kScatter };
+// When a branch is taken: always, or comparing register a with b (or with imm when b is none)
+// as signed 32-bit values.
+enum class BranchCond : std::uint8_t { kAlways, kLess, kGreaterEqual, kEqual, kNotEqual };
 
 // Spellings of the attribute enums in assembly, indexed by enumerator value:
 // accumulate "overwrite"/"accumulate", rounding "rne"/"sr", perf_mode "none"/"double_row",
@@ -204,11 +232,13 @@ std::string_view rounding_mode_name(RoundingMode m);
 std::string_view perf_mode_name(MatmulPerfMode m);
 std::string_view dma_accumulate_name(DmaAccumulate m);
 std::string_view indirect_mode_name(IndirectMode m);
+std::string_view branch_cond_name(BranchCond c);  // "always", "lt", "ge", "eq", "ne"
 inline constexpr int kNumAccumulateModes = 2;
 inline constexpr int kNumRoundingModes = 2;
 inline constexpr int kNumPerfModes = 2;
 inline constexpr int kNumDmaAccumulates = 2;
 inline constexpr int kNumIndirectModes = 2;
+inline constexpr int kNumBranchConds = 5;
 
 // ---------------------------------------------------------------------------------------
 // Traits every operation declares next to its operands (isa/operations.h)
@@ -226,6 +256,7 @@ enum class OpClass : std::uint8_t {
   kElementwise,  // streams its free elements through a Vector/Scalar/GpSimd datapath
   kDmaTransfer,  // moves `src` to `dst` on the DMA engines (has both fields)
   kSequencer,    // no datapath: semaphores and barriers
+  kControl,      // the sequencer's registers and branches (isa/operations_control.h)
 };
 std::string_view op_class_name(OpClass c);  // "matmul", "transpose", "elementwise", ...
 
@@ -234,5 +265,6 @@ constexpr std::uint8_t engine_bit(Engine e) {
 }
 constexpr std::uint8_t kComputeEngines =
     engine_bit(Engine::kVector) | engine_bit(Engine::kScalar) | engine_bit(Engine::kGpSimd);
+constexpr std::uint8_t kAnyQueue = 0x3F;  // every engine's queues
 
 }  // namespace trnsim::isa

@@ -106,6 +106,7 @@ namespace {
 void check_operand(Checker& c, std::string_view name, const AccessPattern& ap) {
   const bool on_chip = ap.memory != Memory::kHbm;
   check_pattern_dims(c, name, ap.num_dims, ap.dims, on_chip);
+  if (ap.is_dynamic()) require_register(c, name, ap.dyn_reg);
 
   if (on_chip) {
     const bool sbuf = ap.memory == Memory::kSbuf;
@@ -156,8 +157,10 @@ void check_operand(Checker& c, std::string_view name, const AccessPattern& ap) {
     }
   }
 
-  // Which engines reach which memory (ARCH-v2; ISA).
-  if (c.engine != Engine::kDma && ap.memory == Memory::kHbm) {
+  // Which engines reach which memory (ARCH-v2; ISA). A sequencer loads and stores its
+  // registers from SBUF or HBM (NKI's register_load/register_store take either).
+  if (c.engine != Engine::kDma && ap.memory == Memory::kHbm &&
+      op_class(c.inst.op) != OpClass::kControl) {
     c.add(name,
           fmt::format("the {} engine cannot access hbm (only DMA can)", engine_name(c.engine)));
   }
@@ -234,6 +237,7 @@ void check_queue_and_sync(Checker& c, const Instruction& inst) {
       c.add("", fmt::format("wait on semaphore {} (semaphores are 0..{})", wait.sem,
                             kNumSemaphores - 1));
     }
+    if (wait.base.present()) require_register(c, "", wait.base);
   }
   for (const SemSignal& signal : inst.signals) {
     if (signal.sem >= kNumSemaphores) {
@@ -261,6 +265,47 @@ std::vector<Violation> check_instruction(const Instruction& inst, std::size_t in
   return checker.take();
 }
 
+namespace {
+
+bool uses_control_flow(const Instruction& inst) {
+  if (op_class(inst.op) == OpClass::kControl) return true;
+  bool dynamic = false;
+  for_each_operand(inst.op, [&](const AccessPattern& ap, const OperandRef&) {
+    dynamic = dynamic || ap.is_dynamic();
+  });
+  return dynamic || std::any_of(inst.waits.begin(), inst.waits.end(),
+                                [](const SemWait& w) { return w.base.present(); });
+}
+
+// The rules that need the whole program: a branch lands on an instruction of its own queue.
+// And, until the simulator runs them (docs/dynamic-loops.md), no control flow at all: what
+// validates must run.
+void check_program_rules(const Program& program, const arch::ChipConfig& chip,
+                         std::vector<Violation>& all) {
+  const std::vector<Instruction>& code = program.instructions;
+  for (std::size_t i = 0; i < code.size(); ++i) {
+    Checker c(code[i], i, chip);
+    if (const auto* branch = std::get_if<Branch>(&code[i].op)) {
+      if (branch->target >= code.size()) {
+        c.add("target", fmt::format("instruction {} does not exist (the program has {})",
+                                    branch->target, code.size()));
+      } else if (!(code[branch->target].queue == code[i].queue)) {
+        c.add("target", fmt::format("instruction {} is on another queue; a branch stays on its own",
+                                    branch->target));
+      }
+    }
+    if (uses_control_flow(code[i]))
+      c.add("",
+            "registers, branches and register-relative operands or waits are not simulated "
+            "yet (docs/dynamic-loops.md)");
+    auto violations = c.take();
+    all.insert(all.end(), std::make_move_iterator(violations.begin()),
+               std::make_move_iterator(violations.end()));
+  }
+}
+
+}  // namespace
+
 void validate_program(const Program& program, const arch::ChipConfig& chip) {
   std::vector<Violation> all;
   for (std::size_t i = 0; i < program.instructions.size(); ++i) {
@@ -268,6 +313,7 @@ void validate_program(const Program& program, const arch::ChipConfig& chip) {
     all.insert(all.end(), std::make_move_iterator(violations.begin()),
                std::make_move_iterator(violations.end()));
   }
+  check_program_rules(program, chip, all);
   if (!all.empty()) throw ValidationError(std::move(all));
 }
 

@@ -3,8 +3,8 @@
 // rules have in common and one check_op overload per operation. validate.cpp checks every
 // instruction and operand; the per-operation rules are split by family: validate_tensor.cpp
 // (PE array), validate_elementwise.cpp (Vector/Scalar/GpSimd elementwise), validate_gpsimd.cpp
-// (gather, shuffle, custom operators, random numbers) and validate_dma.cpp (DMA and
-// synchronisation).
+// (gather, shuffle, custom operators, random numbers), validate_dma.cpp (DMA and
+// synchronisation) and validate_control.cpp (registers and branches).
 #pragma once
 
 #include <fmt/format.h>
@@ -233,5 +233,13 @@ void check_op(Checker& c, const DmaTranspose& op);
 void check_op(Checker& c, const DmaIndirect& op);
 void check_op(Checker& c, const SemaphoreOp& op);
 void check_op(Checker& c, const CoreBarrier& op);
+// validate_control.cpp
+void check_op(Checker& c, const RegSet& op);
+void check_op(Checker& c, const RegAdd& op);
+void check_op(Checker& c, const RegLoad& op);
+void check_op(Checker& c, const RegStore& op);
+void check_op(Checker& c, const Branch& op);
+// A register field: present and r0..r63.
+void require_register(Checker& c, std::string_view field, Reg reg);
 
 }  // namespace trnsim::isa::validate_detail

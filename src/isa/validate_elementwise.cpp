@@ -360,6 +360,7 @@ void check_op(Checker& c, const Activate2& op) {
   c.require_same_shape("data", op.data, "dst", op.dst);
   c.require_per_partition("imm0", op.imm0, op.dst.partitions);
   c.require_per_partition("imm1", op.imm1, op.dst.partitions);
+  c.require_per_partition("relu_param", op.relu_param, op.dst.partitions);
   const auto* imm0 = std::get_if<AccessPattern>(&op.imm0);
   const auto* imm1 = std::get_if<AccessPattern>(&op.imm1);
   if (imm0 != nullptr && imm1 != nullptr && imm0->dtype != imm1->dtype) {

@@ -333,6 +333,19 @@ Tensor add(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
 Tensor subtract(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
 Tensor multiply(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
 Tensor maximum(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
+// Remainders of x / y: mod has y's sign (NumPy mod), fmod x's (C fmod).
+Tensor mod(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
+Tensor fmod(const Tensor& x, const kernel::Scalar& y, Loc loc = Loc::current());
+// Rounding to an integral value, one VectorE scalar_tensor_tensor each: floor(x) = x - mod(x,
+// 1), ceil(x) = x - mod(x, -1), trunc(x) = x - fmod(x, 1) (docs/isa.md: their edge cases).
+// Into a new SBUF tile of dtype (default x's; fp32 for a PSUM x).
+Tensor floor(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+Tensor ceil(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+Tensor trunc(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+// tan(x) = sin(r) / cos(r) with r = fmod(x, pi) (ScalarE's sin takes [-pi, pi]).
+Tensor tan(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+// Bitwise NOT of an integer tile (VectorE tensor_scalar with invert).
+Tensor invert(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 // Reductions over the last free dim into a new [P, 1] fp32 tile.
 Tensor max(const Tensor& x, Loc loc = Loc::current());
 Tensor sum(const Tensor& x, Loc loc = Loc::current());
@@ -395,6 +408,7 @@ void activation(const Tensor& dst, ActivationFunc func, const Tensor& data,
 struct Activate2Options {
   bool reverse0 = false;             // imm0 op0 data
   bool reverse1 = false;             // imm1 op1 (...)
+  Scalar relu_param = 0.0f;          // prelu's slope: a number or a [P, 1] tile
   AluOp reduce_op = AluOp::kAdd;     // add, maximum, minimum, abs_max or abs_min
   std::optional<Tensor> reduce_res;  // [P, 1]: reduce_op over each partition's results
   Common common;

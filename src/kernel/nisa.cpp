@@ -120,6 +120,7 @@ void activate2(const Tensor& dst, ActivationFunc func, const Tensor& data, const
   t.reverse1 = o.reverse1;
   t.reduce_op = o.reduce_op;
   if (o.reduce_res) t.reduce_res = o.reduce_res->ap(loc);
+  t.relu_param = scalar(o.relu_param, loc);
   record(t, o.common, loc);
 }
 

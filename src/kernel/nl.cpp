@@ -203,6 +203,65 @@ Tensor multiply(const Tensor& x, const kernel::Scalar& y, Loc loc) {
 Tensor maximum(const Tensor& x, const kernel::Scalar& y, Loc loc) {
   return binary(x, y, isa::AluOp::kMaximum, loc);
 }
+Tensor mod(const Tensor& x, const kernel::Scalar& y, Loc loc) {
+  return binary(x, y, isa::AluOp::kMod, loc);
+}
+Tensor fmod(const Tensor& x, const kernel::Scalar& y, Loc loc) {
+  return binary(x, y, isa::AluOp::kFmod, loc);
+}
+
+namespace {
+// x - (x op divisor) in one scalar_tensor_tensor: the remainder is exact, so the difference
+// is the integral value exactly (for finite x).
+Tensor minus_remainder(const Tensor& x, isa::AluOp op, float divisor, std::optional<DType> dtype,
+                       const char* what, const Loc& loc) {
+  require_on_chip(x, what, loc);
+  // scalar_tensor_tensor reads x twice; both reads may not come from PSUM.
+  const Tensor src = x.buffer() == psum ? copy(x, DType::kFloat32, loc) : x;
+  Tensor t = ndarray(x.shape(), dtype.value_or(src.dtype()), sbuf, "", loc);
+  nisa::scalar_tensor_tensor(t, src, op, divisor, isa::AluOp::kSubtract, src, {.reverse1 = true},
+                             loc);
+  return t;
+}
+}  // namespace
+
+Tensor floor(const Tensor& x, std::optional<DType> dtype, Loc loc) {
+  return minus_remainder(x, isa::AluOp::kMod, 1.0f, dtype, "nl::floor", loc);
+}
+Tensor ceil(const Tensor& x, std::optional<DType> dtype, Loc loc) {
+  return minus_remainder(x, isa::AluOp::kMod, -1.0f, dtype, "nl::ceil", loc);
+}
+Tensor trunc(const Tensor& x, std::optional<DType> dtype, Loc loc) {
+  return minus_remainder(x, isa::AluOp::kFmod, 1.0f, dtype, "nl::trunc", loc);
+}
+
+Tensor tan(const Tensor& x, std::optional<DType> dtype, Loc loc) {
+  require_on_chip(x, "nl::tan", loc);
+  // fmod(x, fp32 pi) is exact and inside (-pi, pi), the range ScalarE's sin is valid on; tan
+  // has period pi, so tan(r) is tan(x) up to the argument error of fp32 pi.
+  constexpr float kPi = 3.14159265358979323846f;
+  const DType f32 = DType::kFloat32;
+  Tensor r = ndarray(x.shape(), f32, sbuf, "", loc);
+  nisa::tensor_scalar(r, x, isa::AluOp::kFmod, kPi, {}, loc);
+  // A bias of -0 adds nothing, not even to -0 (+0 would: tan(-0) is -0).
+  const nisa::ActivationOptions no_bias{.bias = -0.0f};
+  Tensor s = ndarray(x.shape(), f32, sbuf, "", loc);
+  nisa::activation(s, isa::ActivationFunc::kSin, r, no_bias, loc);
+  Tensor c = ndarray(x.shape(), f32, sbuf, "", loc);
+  nisa::activation(c, isa::ActivationFunc::kCos, r, no_bias, loc);
+  Tensor t =
+      ndarray(x.shape(), dtype.value_or(x.buffer() == psum ? f32 : x.dtype()), sbuf, "", loc);
+  nisa::tensor_tensor(t, s, c, isa::AluOp::kDivide, {}, loc);
+  return t;
+}
+
+Tensor invert(const Tensor& x, std::optional<DType> dtype, Loc loc) {
+  require_on_chip(x, "nl::invert", loc);
+  Tensor t = ndarray(x.shape(), dtype.value_or(x.dtype()), sbuf, "", loc);
+  nisa::tensor_scalar(t, x, isa::AluOp::kInvert, 0.0f, {}, loc);  // the operand is ignored
+  return t;
+}
+
 Tensor max(const Tensor& x, Loc loc) {
   return reduce(x, isa::AluOp::kMaximum, loc);
 }

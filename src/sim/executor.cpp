@@ -164,6 +164,8 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (Op::kClass == isa::OpClass::kSequencer) {
           return;
+        } else if constexpr (Op::kClass == isa::OpClass::kControl) {
+          io.fail("control flow is not simulated yet (docs/dynamic-loops.md)");
         } else if constexpr (Op::kClass == isa::OpClass::kTranspose) {
           if (inst.queue.engine == isa::Engine::kTensor) {
             execute_op(op, io);

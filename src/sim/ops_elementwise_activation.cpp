@@ -76,7 +76,8 @@ bool run(const isa::Activation& op, OperandIO& io) {
 }
 
 // dst = func((data op0 imm0) op1 imm1): each stage rounded to fp32 (a bypass stage without
-// reverse is skipped), then func; reduce_res folds reduce_op over the fp32 results.
+// reverse is skipped), then func (prelu with the partition's relu_param); reduce_res folds
+// reduce_op over the fp32 results.
 bool run(const isa::Activate2& op, OperandIO& io) {
   Tile data = io.load(op.data);
   require_shape(op.dst, data.partitions, data.free, "activate2 dst shape");
@@ -90,9 +91,14 @@ bool run(const isa::Activate2& op, OperandIO& io) {
     const auto column = scalar_column(io, stage.imm, data.partitions);
     apply_scalar_op(data.values, data.partitions, data.free, stage.op, column, stage.reverse);
   }
+  const auto relu_param = scalar_column(io, op.relu_param, data.partitions);
   math::with_activation(op.func, [&](auto func_constant) {
     constexpr isa::ActivationFunc kFunc = decltype(func_constant)::value;
-    for (float& v : data.values) v = math::activate<kFunc>(v);
+    for (std::uint32_t p = 0; p < data.partitions; ++p) {
+      float* row = data.values.data() + p * data.free;
+      for (std::uint64_t i = 0; i < data.free; ++i)
+        row[i] = math::activate<kFunc>(row[i], relu_param[p]);
+    }
   });
   io.store(op.dst, data);
   if (op.reduce_res) store_row_reduction(io, *op.reduce_res, data, op.reduce_op);

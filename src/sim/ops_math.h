@@ -108,12 +108,37 @@ inline std::int64_t word_op(std::int64_t a, std::int64_t b, unsigned width) {
   } else if constexpr (kOp == AluOp::kRightShift) {
     if (b < 0 || b >= static_cast<std::int64_t>(width)) return 0;
     return static_cast<std::int64_t>(ua >> b);
+  } else if constexpr (kOp == AluOp::kInvert) {
+    // The word's bits flipped: XOR with all ones, as NKI implements nl.invert. Like the other
+    // operators it works on the sign- or zero-extended word; dst keeps its low bits.
+    return ~a;
   } else if constexpr (kOp == AluOp::kBypass) {
     return a;
   } else {
     static_assert(isa::is_bitvec_op(kOp), "word_op is only defined for bit-vector operators");
     return 0;
   }
+}
+
+// fmod(a, b): the remainder of a / b truncated toward zero, with a's sign. It is always exact
+// (representable in fp32), so the C library's result is the engine's. NaN when a is infinite
+// or b is 0; a itself when b is infinite and a finite.
+inline float fp_fmod(float a, float b) {
+  return std::fmod(a, b);
+}
+
+// mod(a, b): the remainder of a / b floored, with b's sign (NumPy's mod, Python's %): the
+// fmod, plus b when the signs differ (that one addition rounds to fp32, as NumPy's float32
+// mod does), a zero result taking b's sign. NaN where fmod is; mod(-1, inf) is inf.
+inline float fp_mod(float a, float b) {
+  float r = std::fmod(a, b);
+  if (b == 0.0f) return r;
+  if (r != 0.0f) {
+    if ((b < 0.0f) != (r < 0.0f)) r += b;  // false for a NaN r or b: NaN stays
+  } else {
+    r = std::copysign(0.0f, b);
+  }
+  return r;
 }
 
 // One ALU operator on fp32 operands, as the engines compute it: every result is the fp32
@@ -160,6 +185,10 @@ inline float alu(float a, float b) {
     return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;
   } else if constexpr (kOp == AluOp::kAverage) {
     return (a + b) * 0.5f;
+  } else if constexpr (kOp == AluOp::kMod) {
+    return fp_mod(a, b);
+  } else if constexpr (kOp == AluOp::kFmod) {
+    return fp_fmod(a, b);
   } else {
     static_assert(isa::is_bitvec_op(kOp));
     // Bit-vector operator met on fp32 operands (only when an instruction mixes operator
@@ -200,8 +229,8 @@ decltype(auto) with_alu_op(AluOp op, F&& f) {
 template <class F>
 decltype(auto) with_word_op(AluOp op, F&& f) {
   using enum AluOp;
-  return with_constant<kBypass, kBitwiseAnd, kBitwiseOr, kBitwiseXor, kLeftShift, kRightShift>(
-      op, std::forward<F>(f), "operator is not a bit-vector operator");
+  return with_constant<kBypass, kBitwiseAnd, kBitwiseOr, kBitwiseXor, kLeftShift, kRightShift,
+                       kInvert>(op, std::forward<F>(f), "operator is not a bit-vector operator");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -222,8 +251,21 @@ inline double softplus(double x) {
 inline constexpr float kSinInputLimit = 3.14159274f;
 inline constexpr float kArctanInputLimit = 1.57079637f;
 
+inline constexpr double kInvSqrtPi = 0.56418958354775628695;   // 1 / sqrt(pi)
+inline constexpr double kInvSqrt2Pi = 0.39894228040143267794;  // 1 / sqrt(2 pi)
+inline constexpr double kGeluSigmoidSlope = 1.702;             // gelu_apprx_sigmoid's
+
+// d/dx of x sigmoid(k x): sigmoid(k x) (1 + k x sigmoid(-k x)), written with sigmoid(-k x)
+// for 1 - sigmoid(k x) so that it does not cancel. At +-inf the limits 1 and -0 (the product
+// would be inf * 0): the derivative approaches 0 from below as x goes to -inf.
+inline double x_sigmoid_dx(double x, double k) {
+  if (std::isinf(x)) return x > 0 ? 1.0 : -0.0;
+  return sigmoid(k * x) * (1.0 + k * x * sigmoid(-k * x));
+}
+
+// `alpha` is prelu's slope for x <= 0 (activate2's relu_param); the other functions ignore it.
 template <ActivationFunc kFunc>
-inline float activate(float x) {
+inline float activate(float x, float alpha = 0.0f) {
   using enum ActivationFunc;
   const double d = x;
   if constexpr (kFunc == kCopy) {
@@ -246,7 +288,7 @@ inline float activate(float x) {
     const double inner = std::sqrt(2.0 / 3.14159265358979323846) * (d + 0.044715 * d * d * d);
     return static_cast<float>(d * sigmoid(2.0 * inner));
   } else if constexpr (kFunc == kGeluApprxSigmoid) {
-    return static_cast<float>(d * sigmoid(1.702 * d));
+    return static_cast<float>(d * sigmoid(kGeluSigmoidSlope * d));
   } else if constexpr (kFunc == kSilu) {
     return static_cast<float>(d * sigmoid(d));
   } else if constexpr (kFunc == kSoftplus) {
@@ -275,6 +317,20 @@ inline float activate(float x) {
     return static_cast<float>(std::atan(d));
   } else if constexpr (kFunc == kAbs) {
     return std::fabs(x);
+  } else if constexpr (kFunc == kPrelu) {
+    // The textbook x > 0 ? x : alpha x, in fp32: NaN stays NaN; with alpha = 0 a negative x
+    // gives -0 (relu gives +0).
+    return x > 0.0f ? x : alpha * x;
+  } else if constexpr (kFunc == kGeluDx) {
+    // Phi(x) + x phi(x); the second term is 0 at +-inf (not inf * 0).
+    const double density = std::isinf(d) ? 0.0 : d * std::exp(-0.5 * d * d) * kInvSqrt2Pi;
+    return static_cast<float>(0.5 * std::erfc(-d / std::sqrt(2.0)) + density);
+  } else if constexpr (kFunc == kGeluApprxSigmoidDx) {
+    return static_cast<float>(x_sigmoid_dx(d, kGeluSigmoidSlope));
+  } else if constexpr (kFunc == kSiluDx) {
+    return static_cast<float>(x_sigmoid_dx(d, 1.0));
+  } else if constexpr (kFunc == kErfDx) {
+    return static_cast<float>(2.0 * kInvSqrtPi * std::exp(-d * d));
   } else {
     static_assert(kFunc == kSign);
     // sign keeps a zero's sign and propagates NaN.

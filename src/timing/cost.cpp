@@ -356,6 +356,7 @@ ComputeCost CostModel::compute(const isa::Instruction& inst, TensorEngineState& 
       if (const auto* mm = std::get_if<isa::NcMatmul>(&inst.op)) return matmul_cost(*mm, state);
       return matmul_mx_cost(std::get<isa::NcMatmulMx>(inst.op), state);
     case isa::OpClass::kSequencer:
+    case isa::OpClass::kControl:
       return {};  // no datapath time
     case isa::OpClass::kTranspose:
       if (inst.queue.engine == Engine::kTensor)

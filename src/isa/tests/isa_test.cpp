@@ -6,6 +6,8 @@
 #include <limits>
 #include <set>
 
+#include "isa/asm.h"
+
 namespace trnsim::isa {
 namespace {
 
@@ -123,6 +125,44 @@ TEST(AccessPattern, EqualityIgnoresUnusedDims) {
   EXPECT_EQ(p, q);
   q.num_dims = 3;
   EXPECT_NE(p, q);
+}
+
+TEST(AccessPattern, ARegisterTermCountsOnlyWhenPresent) {
+  AccessPattern a = sbuf(DType::kFloat32, 0, {{1, 512}});
+  AccessPattern b = a;
+  b.dyn_scale = 64;  // no register: the scale means nothing
+  EXPECT_EQ(a, b);
+  b.dyn_reg = Reg{3};
+  EXPECT_TRUE(b.is_dynamic());
+  EXPECT_NE(a, b);
+  AccessPattern c = b;
+  c.dyn_scale = 128;
+  EXPECT_NE(b, c);
+}
+
+TEST(ControlAssembly, RegisterRelativeWaitsAndOffsetsParseToTheirParts) {
+  const Program p = parse_program(
+      "[dma.0] dma_copy dst=sbuf[p0:1, off=0, fp32, [[1,4]]], "
+      "src=hbm[p0:1x4, addr=0x100+r5*-16, fp32, [[1,4]]] wait s2>=r7-3, s4>=9\n"
+      "[sync] branch cond=lt, a=r1, imm=-2, target=0\n",
+      "t.asm");
+  const Instruction& copy = p.instructions[0];
+  const AccessPattern& src = std::get<DmaCopy>(copy.op).src;
+  EXPECT_EQ(src.offset, 0x100u);
+  EXPECT_EQ(src.dyn_reg, Reg{5});
+  EXPECT_EQ(src.dyn_scale, -16);
+  ASSERT_EQ(copy.waits.size(), 2u);
+  EXPECT_EQ(copy.waits[0].base, Reg{7});
+  EXPECT_EQ(static_cast<std::int32_t>(copy.waits[0].value), -3);
+  EXPECT_FALSE(copy.waits[1].base.present());
+  const auto& branch = std::get<Branch>(p.instructions[1].op);
+  EXPECT_EQ(branch.cond, BranchCond::kLess);
+  EXPECT_EQ(branch.imm, -2);
+  EXPECT_FALSE(branch.b.present());
+  EXPECT_EQ(print_program(p),
+            "[dma.0] dma_copy dst=sbuf[p0:1, off=0, float32, [[1,4]]], src=hbm[p0:1x4, "
+            "addr=0x100+r5*-16, float32, [[1,4]]] wait s2>=r7-3, s4>=9 @t.asm:1:9\n"
+            "[sync] branch cond=lt, a=r1, imm=-2 @t.asm:2:8\n");
 }
 
 }  // namespace

@@ -24,6 +24,7 @@ constexpr int enum_count() {
   if constexpr (std::is_same_v<E, DmaAccumulate>) return kNumDmaAccumulates;
   if constexpr (std::is_same_v<E, IndirectMode>) return kNumIndirectModes;
   if constexpr (std::is_same_v<E, RoundingMode>) return kNumRoundingModes;
+  if constexpr (std::is_same_v<E, BranchCond>) return kNumBranchConds;
 }
 
 class RandomIsa {
@@ -114,8 +115,17 @@ class RandomIsa {
       ap.partition_step = coin() ? 0 : integer<std::int64_t>();
       ap.num_dims = static_cast<std::uint8_t>(below(kMaxFreeDims + 1));
       for (int k = 0; k < ap.num_dims; ++k) ap.dims[k] = dim();
+      if (below(4) == 0) {  // register-relative
+        ap.dyn_reg = reg();
+        ap.dyn_scale = integer<std::int64_t>();
+      }
     } while (ap == AccessPattern{});
     return ap;
+  }
+
+  // Any register index the syntax holds (r0..r254; validation allows r0..r63), or none.
+  Reg reg() {
+    return coin() ? Reg{} : Reg{static_cast<std::uint8_t>(coin() ? below(64) : below(255))};
   }
 
   AffinePattern affine_pattern() {
@@ -147,6 +157,8 @@ class RandomIsa {
       return coin() ? ScalarOperand(real()) : ScalarOperand(access_pattern());
     } else if constexpr (std::is_same_v<T, float>) {
       return real();
+    } else if constexpr (std::is_same_v<T, Reg>) {
+      return reg();
     } else if constexpr (std::is_same_v<T, bool>) {
       return coin();
     } else if constexpr (std::is_enum_v<T>) {
@@ -212,7 +224,8 @@ class RandomIsa {
     inst.queue.engine = static_cast<Engine>(below(kNumEngines));
     inst.queue.index = coin() ? 0 : integer<std::uint8_t>();
     for (std::uint64_t i = below(3); i > 0; --i)
-      inst.waits.push_back({integer<std::uint16_t>(), integer<std::uint32_t>()});
+      inst.waits.push_back(
+          {integer<std::uint16_t>(), integer<std::uint32_t>(), below(3) == 0 ? reg() : Reg{}});
     for (std::uint64_t i = below(3); i > 0; --i)
       inst.signals.push_back({integer<std::uint16_t>(), integer<std::uint32_t>()});
     inst.rounding = any<RoundingMode>();

@@ -417,5 +417,98 @@ TEST(KernelHelpers, SoftmaxExpandsToReduceExpReciprocalMultiply) {
                                            "tensor_scalar"}));
 }
 
+// floor/ceil/trunc are one scalar_tensor_tensor x - (x op +-1); tan is fmod, sin, cos, divide;
+// invert one bitvec tensor_scalar; dtype= sets the result's dtype.
+TEST(KernelHelpers, RoundingTanInvertAndRemaindersLowerToTheirInstructions) {
+  auto ir = trace_one([](std::span<const Tensor>) {
+    Tensor x = nl::ndarray({128, 64}, DType::kFloat32, nl::sbuf);
+    nisa::memset(x, 1.5f);
+    nl::floor(x);
+    nl::ceil(x, DType::kInt32);
+    nl::trunc(x);
+    nl::tan(x, DType::kBFloat16);
+    Tensor i = nl::ndarray({128, 64}, DType::kInt16, nl::sbuf);
+    nisa::memset(i, 3.0f);
+    nl::invert(i);
+    nl::mod(x, 2.0f);
+    nl::fmod(x, x);
+    return std::vector<Tensor>{};
+  });
+  const auto& insts = ir[0].instructions;
+  std::vector<std::string> ops;
+  for (const auto& i : insts) ops.emplace_back(isa::op_name(i.inst.op));
+  EXPECT_EQ(ops, (std::vector<std::string>{"memset", "scalar_tensor_tensor", "scalar_tensor_tensor",
+                                           "scalar_tensor_tensor", "tensor_scalar", "activation",
+                                           "activation", "tensor_tensor", "memset", "tensor_scalar",
+                                           "tensor_scalar", "tensor_tensor"}));
+  const struct {
+    std::size_t index;
+    isa::AluOp op;
+    float divisor;
+    DType dtype;
+  } rounding[] = {{1, isa::AluOp::kMod, 1.0f, DType::kFloat32},
+                  {2, isa::AluOp::kMod, -1.0f, DType::kInt32},
+                  {3, isa::AluOp::kFmod, 1.0f, DType::kFloat32}};
+  for (const auto& r : rounding) {
+    const auto& stt = std::get<isa::ScalarTensorTensor>(insts[r.index].inst.op);
+    EXPECT_EQ(stt.op0, r.op);
+    EXPECT_EQ(std::get<float>(stt.operand0), r.divisor);
+    EXPECT_EQ(stt.op1, isa::AluOp::kSubtract);
+    EXPECT_TRUE(stt.reverse1);  // x - remainder
+    EXPECT_EQ(stt.operand1, stt.data);
+    EXPECT_EQ(stt.dst.dtype, r.dtype);
+  }
+  const auto& reduce = std::get<isa::TensorScalar>(insts[4].inst.op);
+  EXPECT_EQ(reduce.op0, isa::AluOp::kFmod);
+  EXPECT_EQ(std::get<float>(reduce.operand0), 3.14159265358979323846f);
+  EXPECT_EQ(std::get<isa::Activation>(insts[5].inst.op).func, isa::ActivationFunc::kSin);
+  EXPECT_EQ(std::get<isa::Activation>(insts[6].inst.op).func, isa::ActivationFunc::kCos);
+  const auto& divide = std::get<isa::TensorTensor>(insts[7].inst.op);
+  EXPECT_EQ(divide.op, isa::AluOp::kDivide);
+  EXPECT_EQ(divide.dst.dtype, DType::kBFloat16);
+  const auto& invert = std::get<isa::TensorScalar>(insts[9].inst.op);
+  EXPECT_EQ(invert.op0, isa::AluOp::kInvert);
+  EXPECT_EQ(invert.dst.dtype, DType::kInt16);
+  EXPECT_EQ(insts[9].engines, isa::engine_bit(isa::Engine::kVector));  // bitvec: Vector only
+  EXPECT_EQ(std::get<isa::TensorScalar>(insts[10].inst.op).op0, isa::AluOp::kMod);
+  EXPECT_EQ(std::get<isa::TensorTensor>(insts[11].inst.op).op, isa::AluOp::kFmod);
+}
+
+TEST(KernelHelpers, InvertOfAFloatTileBreaksTheBitvecRule) {
+  try {
+    trace_one([](std::span<const Tensor>) {
+      Tensor x = nl::ndarray({128, 8}, DType::kFloat32, nl::sbuf);
+      nisa::memset(x, 0.0f);
+      nl::invert(x);
+      return std::vector<Tensor>{};
+    });
+    FAIL() << "no error";
+  } catch (const KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor_scalar is not valid"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(KernelHelpers, Activate2RecordsReluParam) {
+  auto ir = trace_one([](std::span<const Tensor>) {
+    Tensor x = nl::ndarray({128, 8}, DType::kFloat32, nl::sbuf);
+    Tensor slope = nl::ndarray({128, 1}, DType::kFloat32, nl::sbuf);
+    nisa::memset(x, 0.0f);
+    nisa::memset(slope, 0.25f);
+    Tensor y = nl::ndarray({128, 8}, DType::kFloat32, nl::sbuf);
+    nisa::activate2(y, isa::ActivationFunc::kPrelu, x, 0.0f, 0.0f, isa::AluOp::kBypass,
+                    isa::AluOp::kBypass, {.relu_param = slope});
+    nisa::activate2(y, isa::ActivationFunc::kPrelu, x, 0.0f, 0.0f, isa::AluOp::kBypass,
+                    isa::AluOp::kBypass, {.relu_param = 0.5f});
+    return std::vector<Tensor>{};
+  });
+  const auto& insts = ir[0].instructions;
+  ASSERT_EQ(insts.size(), 4u);
+  const auto& with_tile = std::get<isa::Activate2>(insts[2].inst.op);
+  ASSERT_TRUE(std::holds_alternative<isa::AccessPattern>(with_tile.relu_param));
+  EXPECT_EQ(std::get<isa::AccessPattern>(with_tile.relu_param).partitions, 128u);
+  EXPECT_EQ(std::get<float>(std::get<isa::Activate2>(insts[3].inst.op).relu_param), 0.5f);
+}
+
 }  // namespace
 }  // namespace trnsim::kernel

@@ -107,6 +107,26 @@ double ref_activation(ActivationFunc f, double x) {
       return std::fabs(x);
     case ActivationFunc::kSign:
       return x > 0 ? 1.0 : (x < 0 ? -1.0 : x);
+    case ActivationFunc::kPrelu:  // activation's slope is 0
+      return x > 0 ? x : 0.0 * x;
+    case ActivationFunc::kGeluDx: {
+      if (std::isinf(x)) return x > 0 ? 1.0 : 0.0;
+      const double cdf =
+          x < 0 ? 0.5 * std::erfc(-x / std::sqrt(2.0)) : 1.0 - 0.5 * std::erfc(x / std::sqrt(2.0));
+      return cdf + x * std::exp(-x * x / 2) / std::sqrt(2 * pi);
+    }
+    case ActivationFunc::kGeluApprxSigmoidDx:
+    case ActivationFunc::kSiluDx: {
+      const double k = f == ActivationFunc::kSiluDx ? 1.0 : 1.702;
+      if (std::isinf(x)) return x > 0 ? 1.0 : -0.0;
+      // s + k x s (1 - s), with s and 1 - s each from the side that does not cancel.
+      const double e = std::exp(-std::fabs(k * x));
+      const double s = k * x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+      const double one_minus_s = k * x >= 0 ? e / (1.0 + e) : 1.0 / (1.0 + e);
+      return s + k * x * s * one_minus_s;
+    }
+    case ActivationFunc::kErfDx:
+      return std::exp(-x * x) * 2.0 / std::sqrt(pi);
   }
   return std::nan("");
 }
@@ -124,15 +144,33 @@ std::int64_t ulp_distance(float a, float b) {
 
 TEST(Activation, EveryFunctionWithScaleBiasAndReduce) {
   constexpr std::uint32_t P = 3, F = 40;
-  const std::vector<ActivationFunc> funcs = {
-      ActivationFunc::kCopy,   ActivationFunc::kExp,           ActivationFunc::kLog,
-      ActivationFunc::kTanh,   ActivationFunc::kSigmoid,       ActivationFunc::kRelu,
-      ActivationFunc::kGelu,   ActivationFunc::kGeluApprxTanh, ActivationFunc::kGeluApprxSigmoid,
-      ActivationFunc::kSilu,   ActivationFunc::kSoftplus,      ActivationFunc::kMish,
-      ActivationFunc::kErf,    ActivationFunc::kSqrt,          ActivationFunc::kRsqrt,
-      ActivationFunc::kSquare, ActivationFunc::kReciprocal,    ActivationFunc::kSin,
-      ActivationFunc::kCos,    ActivationFunc::kArctan,        ActivationFunc::kAbs,
-      ActivationFunc::kSign};
+  const std::vector<ActivationFunc> funcs = {ActivationFunc::kCopy,
+                                             ActivationFunc::kExp,
+                                             ActivationFunc::kLog,
+                                             ActivationFunc::kTanh,
+                                             ActivationFunc::kSigmoid,
+                                             ActivationFunc::kRelu,
+                                             ActivationFunc::kGelu,
+                                             ActivationFunc::kGeluApprxTanh,
+                                             ActivationFunc::kGeluApprxSigmoid,
+                                             ActivationFunc::kSilu,
+                                             ActivationFunc::kSoftplus,
+                                             ActivationFunc::kMish,
+                                             ActivationFunc::kErf,
+                                             ActivationFunc::kSqrt,
+                                             ActivationFunc::kRsqrt,
+                                             ActivationFunc::kSquare,
+                                             ActivationFunc::kReciprocal,
+                                             ActivationFunc::kSin,
+                                             ActivationFunc::kCos,
+                                             ActivationFunc::kArctan,
+                                             ActivationFunc::kAbs,
+                                             ActivationFunc::kSign,
+                                             ActivationFunc::kPrelu,
+                                             ActivationFunc::kGeluDx,
+                                             ActivationFunc::kGeluApprxSigmoidDx,
+                                             ActivationFunc::kSiluDx,
+                                             ActivationFunc::kErfDx};
   const std::array<float, P> scales = {1.0f, -0.75f, 2.0f};
   for (ActivationFunc func : funcs) {
     HostIO io(isa::Engine::kScalar);
@@ -152,7 +190,7 @@ TEST(Activation, EveryFunctionWithScaleBiasAndReduce) {
     const bool exact = func == ActivationFunc::kCopy || func == ActivationFunc::kRelu ||
                        func == ActivationFunc::kAbs || func == ActivationFunc::kSign ||
                        func == ActivationFunc::kSquare || func == ActivationFunc::kReciprocal ||
-                       func == ActivationFunc::kSqrt;
+                       func == ActivationFunc::kSqrt || func == ActivationFunc::kPrelu;
     for (std::uint32_t p = 0; p < P; ++p) {
       float sum = 0;
       for (std::uint32_t i = 0; i < F; ++i) {
@@ -236,6 +274,71 @@ TEST(Activate2, EveryStagePairThenFunctionThenReduction) {
       }
     }
   }
+}
+
+// The derivative activations at their special points: exact limits at +-inf (no inf * 0),
+// NaN through, and the values at 0.
+TEST(Activation, DerivativesAtSpecialPoints) {
+  struct Case {
+    ActivationFunc func;
+    std::array<float, 5> want;  // at 0, -0, inf, -inf, 1
+  };
+  const float two_over_sqrt_pi = static_cast<float>(2.0 / std::sqrt(std::acos(-1.0)));
+  const std::vector<Case> cases = {
+      {ActivationFunc::kGeluDx, {0.5f, 0.5f, 1.0f, 0.0f, 1.0833155f}},
+      {ActivationFunc::kGeluApprxSigmoidDx, {0.5f, 0.5f, 1.0f, -0.0f, 1.0677797f}},
+      {ActivationFunc::kSiluDx, {0.5f, 0.5f, 1.0f, -0.0f, 0.92767054f}},
+      {ActivationFunc::kErfDx, {two_over_sqrt_pi, two_over_sqrt_pi, 0.0f, 0.0f, 0.4151075f}},
+  };
+  for (const auto& c : cases) {
+    HostIO io(isa::Engine::kScalar);
+    const auto data_ap = dense(DType::kFloat32, 0, 1, 6);
+    const auto dst_ap = dense(DType::kFloat32, 0, 1, 6, 64);
+    io.write(data_ap, {0.0f, -0.0f, kInf, -kInf, 1.0f, kNaN});
+    ASSERT_TRUE(run_op(isa::Activation{dst_ap, data_ap, c.func, 1.0f, 0.0f, std::nullopt}, io));
+    const auto got = io.read(dst_ap);
+    for (std::size_t i = 0; i < c.want.size(); ++i) {
+      EXPECT_EQ(got[i], c.want[i]) << isa::activation_name(c.func) << " case " << i;
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(c.want[i]))
+          << isa::activation_name(c.func) << " case " << i;
+    }
+    EXPECT_TRUE(std::isnan(got[5])) << isa::activation_name(c.func);
+  }
+}
+
+// prelu is x for x > 0, else relu_param * x in fp32: a [P, 1] slope per partition or an
+// immediate; NaN stays NaN, 0 * -inf is NaN, and a zero slope gives -0 for negatives.
+TEST(Activate2, PreluWithPerPartitionAndImmediateSlope) {
+  const std::vector<float> x = {2.5f, -2.0f, 0.0f, -0.0f, kInf, -kInf, kNaN, -1e-45f};
+  constexpr std::uint32_t P = 3;
+  const auto F = static_cast<std::uint32_t>(x.size());
+  const std::array<float, P> slopes = {0.25f, 0.0f, -3.0f};
+  HostIO io(isa::Engine::kScalar);
+  const auto data_ap = dense(DType::kFloat32, 0, P, F);
+  const auto slope_ap = dense(DType::kFloat32, 0, P, 1, 256);
+  const auto dst_ap = dense(DType::kFloat32, 0, P, F, 512);
+  std::vector<float> data;
+  for (std::uint32_t p = 0; p < P; ++p) data.insert(data.end(), x.begin(), x.end());
+  io.write(data_ap, data);
+  io.write(slope_ap, {slopes[0], slopes[1], slopes[2]});
+  isa::Activate2 op;
+  op.dst = dst_ap;
+  op.data = data_ap;
+  op.func = ActivationFunc::kPrelu;
+  op.relu_param = slope_ap;
+  ASSERT_TRUE(run_op(op, io));
+  std::vector<float> want;
+  for (std::uint32_t p = 0; p < P; ++p)
+    for (float v : x) want.push_back(v > 0 ? v : slopes[p] * v);
+  expect_codes(DType::kFloat32, io.read_raw(dst_ap), want, "prelu [P, 1]");
+  const auto got = io.read(dst_ap);
+  EXPECT_TRUE(std::signbit(got[F + 1]));  // 0 * -2 = -0
+  EXPECT_TRUE(std::isnan(got[F + 5]));    // 0 * -inf
+  EXPECT_EQ(got[2 * F + 5], kInf);        // -3 * -inf
+  op.relu_param = 0.5f;                   // an immediate slope
+  ASSERT_TRUE(run_op(op, io));
+  EXPECT_EQ(io.read(dst_ap)[1], -1.0f);
+  EXPECT_EQ(io.read(dst_ap)[0], 2.5f);
 }
 
 }  // namespace

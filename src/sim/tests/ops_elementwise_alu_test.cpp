@@ -19,7 +19,8 @@ const std::vector<AluOp> kArithmeticOps = {
     AluOp::kAdd,        AluOp::kSubtract,  AluOp::kMultiply,     AluOp::kDivide, AluOp::kMaximum,
     AluOp::kMinimum,    AluOp::kAbsMax,    AluOp::kAbsMin,       AluOp::kPower,  AluOp::kEqual,
     AluOp::kNotEqual,   AluOp::kGreater,   AluOp::kGreaterEqual, AluOp::kLess,   AluOp::kLessEqual,
-    AluOp::kLogicalAnd, AluOp::kLogicalOr, AluOp::kLogicalXor,   AluOp::kBypass};
+    AluOp::kLogicalAnd, AluOp::kLogicalOr, AluOp::kLogicalXor,   AluOp::kBypass, AluOp::kMod,
+    AluOp::kFmod};
 
 // ---------------------------------------------------------------------------------------
 
@@ -78,6 +79,104 @@ TEST(TensorTensor, IeeeEdgeCases) {
   d = io.read(d_ap);
   EXPECT_EQ(d[5], 1.0f);  // NaN != x
   EXPECT_EQ(d[3], 0.0f);  // -0 == +0
+}
+
+// mod takes the divisor's sign (NumPy's float32 mod: the one correction rounds), fmod the
+// dividend's (exact); both are NaN for a zero divisor or an infinite dividend.
+TEST(TensorTensor, ModAndFmodSignsAndSpecials) {
+  struct Case {
+    float a, b, mod, fmod;
+  };
+  const std::vector<Case> cases = {
+      {5.5f, 2.0f, 1.5f, 1.5f},     {-5.5f, 2.0f, 0.5f, -1.5f}, {5.5f, -2.0f, -0.5f, 1.5f},
+      {-5.5f, -2.0f, -1.5f, -1.5f}, {4.0f, 2.0f, 0.0f, 0.0f},   {-4.0f, 2.0f, 0.0f, -0.0f},
+      {4.0f, -2.0f, -0.0f, 0.0f},   {-0.0f, 1.0f, 0.0f, -0.0f}, {-7.0f, 2.5f, 0.5f, -2.0f},
+      {3e38f, 7.0f, 1.0f, 1.0f},    {1e30f, 3.0f, 0.0f, 0.0f},  {-1e-30f, 1.0f, 1.0f, -1e-30f},
+      {1.0f, kInf, 1.0f, 1.0f},     {-1.0f, kInf, kInf, -1.0f}, {1e-45f, -1e-45f, -0.0f, 0.0f},
+      {1.0f, 0.0f, kNaN, kNaN},     {kInf, 1.0f, kNaN, kNaN},   {kNaN, 1.0f, kNaN, kNaN},
+      {1.0f, kNaN, kNaN, kNaN},     {-0.0f, -0.0f, kNaN, kNaN},
+  };
+  const auto n = static_cast<std::uint32_t>(cases.size());
+  HostIO io;
+  const auto a_ap = dense(DType::kFloat32, 0, 1, n, 0), b_ap = dense(DType::kFloat32, 0, 1, n, 256);
+  const auto d_ap = dense(DType::kFloat32, 0, 1, n, 512);
+  std::vector<float> a, b, want_mod, want_fmod;
+  for (const Case& c : cases) {
+    a.push_back(c.a);
+    b.push_back(c.b);
+    want_mod.push_back(c.mod);
+    want_fmod.push_back(c.fmod);
+  }
+  io.write(a_ap, a);
+  io.write(b_ap, b);
+  for (const auto& [op, want] : {std::pair{AluOp::kMod, want_mod}, {AluOp::kFmod, want_fmod}}) {
+    ASSERT_TRUE(run_op(isa::TensorTensor{d_ap, a_ap, b_ap, op}, io));
+    const auto got = io.read(d_ap);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::string what = std::string(isa::alu_op_name(op)) + "(" + std::to_string(a[i]) +
+                               ", " + std::to_string(b[i]) + ")";
+      if (std::isnan(want[i])) {
+        EXPECT_TRUE(std::isnan(got[i])) << what;
+      } else {
+        EXPECT_EQ(got[i], want[i]) << what;
+        EXPECT_EQ(std::signbit(got[i]), std::signbit(want[i])) << what << " sign";
+      }
+    }
+  }
+}
+
+// x - mod(x, 1), x - mod(x, -1) and x - fmod(x, 1) (nl.floor, nl.ceil, nl.trunc) are the
+// integral values exactly for finite x, large and tiny ones included; a zero result is +0
+// except floor(-0) = -0, and +-inf gives NaN (inf - NaN).
+TEST(ScalarTensorTensor, FloorCeilTruncIdentitiesAreExact) {
+  std::vector<float> x = {3.7f,       -3.7f,       3.2f,        -3.2f,  0.5f,   -0.5f,
+                          2.0f,       -2.0f,       -1e-30f,     1e-30f, -0.0f,  0.0f,
+                          8388607.5f, -8388607.5f, 16777215.0f, -3e38f, 1e-45f, -1e-45f};
+  auto rng = test_values(60, 41, false);
+  for (float& v : rng) v *= 1000.0f;
+  x.insert(x.end(), rng.begin(), rng.end());
+  const auto n = static_cast<std::uint32_t>(x.size());
+  struct Case {
+    AluOp op;
+    float divisor;
+    double (*ref)(double);
+    const char* name;
+  };
+  const std::vector<Case> cases = {
+      {AluOp::kMod, 1.0f, [](double v) { return std::floor(v); }, "floor"},
+      {AluOp::kMod, -1.0f, [](double v) { return std::ceil(v); }, "ceil"},
+      {AluOp::kFmod, 1.0f, [](double v) { return std::trunc(v); }, "trunc"}};
+  for (const Case& c : cases) {
+    HostIO io;
+    const auto x_ap = dense(DType::kFloat32, 0, 1, n, 0);
+    const auto d_ap = dense(DType::kFloat32, 0, 1, n, 1024);
+    io.write(x_ap, x);
+    isa::ScalarTensorTensor op;
+    op.dst = d_ap;
+    op.data = x_ap;
+    op.op0 = c.op;
+    op.operand0 = c.divisor;
+    op.op1 = AluOp::kSubtract;
+    op.operand1 = x_ap;
+    op.reverse1 = true;
+    ASSERT_TRUE(run_op(op, io));
+    const auto got = io.read(d_ap);
+    for (std::uint32_t i = 0; i < n; ++i)
+      EXPECT_EQ(got[i], static_cast<float>(c.ref(x[i]))) << c.name << "(" << x[i] << ")";
+    const bool is_floor = c.divisor > 0 && c.op == AluOp::kMod;
+    EXPECT_EQ(std::signbit(got[10]), is_floor) << c.name << "(-0)";  // -0 - (+0) is -0
+    if (!is_floor) {
+      EXPECT_FALSE(std::signbit(got[5])) << c.name << "(-0.5)";  // NumPy's is -0
+    }
+  }
+  HostIO io;
+  const auto x_ap = dense(DType::kFloat32, 0, 1, 2, 0);
+  const auto d_ap = dense(DType::kFloat32, 0, 1, 2, 64);
+  io.write(x_ap, {kInf, -kInf});
+  isa::ScalarTensorTensor op{d_ap, x_ap, AluOp::kMod, 1.0f, AluOp::kSubtract, x_ap, false, true};
+  ASSERT_TRUE(run_op(op, io));
+  EXPECT_TRUE(std::isnan(io.read(d_ap)[0]));
+  EXPECT_TRUE(std::isnan(io.read(d_ap)[1]));
 }
 
 TEST(TensorTensor, BitwiseOnIntegerWords) {
@@ -194,6 +293,42 @@ TEST(TensorScalar, BitwiseWithImmediateAndTensorOperand) {
   const std::vector<std::uint32_t> expected = {0xFFFF0000u >> 4, 0x12340000u >> 4, 0xFFFF0000u >> 4,
                                                7u >> 4,          8u >> 4,          9u >> 4};
   EXPECT_EQ(io.read_raw(dst_ap), expected);
+}
+
+// invert flips every bit of the word and ignores its operand (NKI: XOR with all ones); the
+// dst keeps the low bits, so in the data's own dtype it is NumPy's ~x.
+TEST(TensorScalar, InvertFlipsEveryBitIgnoringItsOperand) {
+  struct Case {
+    DType dtype;
+    std::vector<std::int64_t> in;
+    std::vector<std::uint32_t> want;  // the stored words
+  };
+  const std::vector<Case> cases = {
+      {DType::kInt32,
+       {0, -1, 5, -2147483648LL, 0x7FFFFFFF},
+       {0xFFFFFFFF, 0, 0xFFFFFFFA, 0x7FFFFFFF, 0x80000000}},
+      {DType::kUInt32, {0, 0xFFFFFFFFLL, 0x12345678}, {0xFFFFFFFF, 0, 0xEDCBA987}},
+      {DType::kInt8, {5, -128, 127, -1}, {0xFA, 0x7F, 0x80, 0x00}},
+      {DType::kUInt8, {200, 0, 255}, {55, 255, 0}},
+      {DType::kUInt16, {0x00FF, 0xFFFF}, {0xFF00, 0}},
+  };
+  for (const Case& c : cases) {
+    HostIO io;
+    const auto n = static_cast<std::uint32_t>(c.in.size());
+    const auto data_ap = dense(c.dtype, 0, 1, n);
+    const auto dst_ap = dense(c.dtype, 0, 1, n, 64);
+    io.write_words(data_ap, c.in);
+    for (float operand : {0.0f, 12345.0f}) {
+      isa::TensorScalar op{dst_ap, data_ap,        AluOp::kInvert, operand,
+                           false,  AluOp::kBypass, 0.0f,           false};
+      ASSERT_TRUE(run_op(op, io));
+      EXPECT_EQ(io.read_raw(dst_ap), c.want) << numerics::name(c.dtype);
+    }
+    const auto other_ap = dense(c.dtype, 0, 1, n, 128);
+    io.write_words(other_ap, std::vector<std::int64_t>(n, 3));
+    ASSERT_TRUE(run_op(isa::TensorTensor{dst_ap, data_ap, other_ap, AluOp::kInvert}, io));
+    EXPECT_EQ(io.read_raw(dst_ap), c.want) << numerics::name(c.dtype) << " tensor_tensor";
+  }
 }
 
 TEST(ScalarTensorTensor, ReverseFlags) {

@@ -284,6 +284,16 @@ inline float ref_alu(AluOp op, float a_in, float b_in) {
       return truth(!(a == 0 && b == 0));
     case AluOp::kLogicalXor:
       return truth((a == 0) != (b == 0));
+    case AluOp::kFmod:
+      return static_cast<float>(std::fmod(a, b));  // exact in double as in fp32
+    case AluOp::kMod: {
+      // Floored: a - b floor(a / b), from the exact truncated remainder moved into b's sign.
+      double r = std::fmod(a, b);
+      if (b == 0 || std::isnan(r)) return static_cast<float>(r);
+      if (r == 0) return std::signbit(b) ? -0.0f : 0.0f;
+      if (std::signbit(r) != std::signbit(b)) r += b;
+      return static_cast<float>(r);
+    }
     default:
       break;
   }

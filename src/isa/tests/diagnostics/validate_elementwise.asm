@@ -295,3 +295,20 @@
 # chip: trn3
 [scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], reduce_op=abs_min, reduce_res=sbuf[p0:128, off=16384, fp32, [[1,1]]]
 [scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], reduce_op=multiply, reduce_res=sbuf[p0:128, off=16384, fp32, [[1,1]]]  # expected-error {{operand 'reduce_op': operator multiply is not allowed here (allowed: add, maximum, minimum, abs_max, abs_min)}}
+# -----
+# invert is a bitvec operator: integers, vector engine
+# chip: trn2
+[vector] tensor_scalar dst=sbuf[p0:128, off=8192, uint8, [[1,512]]], data=sbuf[p0:128, off=12288, uint8, [[1,512]]], op0=invert, operand0=0
+[vector] tensor_scalar dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], op0=invert, operand0=0  # expected-error {{operand 'dst': dtype float32 is not an integer type, as a bitvec operator requires}}
+# expected-error@-1 {{operand 'data': dtype float32 is not an integer type, as a bitvec operator requires}}
+# -----
+# mod and fmod are arithmetic operators: any dtype, scalar_tensor_tensor takes them
+# chip: trn2
+[vector] scalar_tensor_tensor dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, bf16, [[1,512]]], op0=mod, operand0=1, op1=subtract, operand1=sbuf[p0:128, off=4096, bf16, [[1,512]]], reverse1=true
+[vector] scalar_tensor_tensor dst=sbuf[p0:128, off=8192, int32, [[1,512]]], data=sbuf[p0:128, off=12288, int32, [[1,512]]], op0=invert, operand0=0, op1=subtract, operand1=sbuf[p0:128, off=12288, int32, [[1,512]]]  # expected-error {{operand 'op0': scalar_tensor_tensor takes arithmetic operators only, not invert}}
+# -----
+# activate2 relu_param is a number or [P, 1]
+# chip: trn3
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], func=prelu, relu_param=sbuf[p0:128, off=16384, fp32, [[1,1]]]
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], func=prelu, relu_param=0.25
+[scalar] activate2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], data=sbuf[p0:128, off=4096, fp32, [[1,512]]], func=prelu, relu_param=sbuf[p0:128, off=16384, fp32, [[1,2]]]  # expected-error {{operand 'relu_param': a per-partition operand must have shape [128, 1], not [128, 2]}}
