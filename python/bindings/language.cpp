@@ -128,6 +128,8 @@ void bind_language(py::module_& m) {
                             {"ceil", &nl::ceil},
                             {"trunc", &nl::trunc},
                             {"tan", &nl::tan},
+                            {"sin", &nl::sin},
+                            {"cos", &nl::cos},
                             {"invert", &nl::invert}}) {
     const Unary fn = entry.second;  // a copy to capture (a structured binding cannot be)
     m.def(

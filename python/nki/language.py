@@ -243,6 +243,10 @@ del _op, _f
 # nl.invert is a bitvec operator of one operand (NKI: XOR with all ones); nl.prelu is an
 # operator constant only (its slope is activate2's relu_param), as in NKI.
 invert = _UnaryOperation("invert", _core.AluOp.invert, _core.invert)
+# nl.sin / nl.cos take any finite x (ScalarE's functions take [-pi, pi]): reduced modulo 2 pi
+# first; as an `op=` they are the activation functions themselves.
+sin = _UnaryOperation("sin", _core.ActivationFunc.sin, _core.sin)
+cos = _UnaryOperation("cos", _core.ActivationFunc.cos, _core.cos)
 prelu = _Operation("prelu", _core.ActivationFunc.prelu)
 
 

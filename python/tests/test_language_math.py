@@ -260,3 +260,16 @@ def test_get_nc_sub_version_is_the_first_revision():
     nki.simulate(kernel)(uniform((128, 4), seed=16))
     assert versions == {"sub": 0, "gen": nisa.nc_version.gen4}
     assert nisa.get_nc_sub_version() == 0
+
+
+@pytest.mark.parametrize("fn, ref", [(nl.sin, np.sin), (nl.cos, np.cos)])
+def test_sin_and_cos_take_any_finite_input(fn, ref):
+    # ScalarE's sin and cos take [-pi, pi]; nl.sin/nl.cos reduce modulo 2 pi first.
+    x = uniform((128, 64), -50.0, 50.0, seed=30)
+    x[0, :4] = [0.0, -0.0, 1e-30, np.float32(np.pi)]
+    got = unary(fn, x)
+    # A few ulp of 1: the reduction is exact, the half-angle identities round a few times.
+    np.testing.assert_allclose(got, ref(x.astype(np.float64)), rtol=0, atol=2e-6)
+    if fn is nl.sin:
+        assert np.signbit(got[0, 1]) and got[0, 2] == np.float32(1e-30)  # -0 and tiny stay
+    assert np.isnan(unary(fn, np.full((128, 1), np.inf, np.float32))).all()

@@ -344,6 +344,11 @@ Tensor ceil(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc 
 Tensor trunc(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 // tan(x) = sin(r) / cos(r) with r = fmod(x, pi) (ScalarE's sin takes [-pi, pi]).
 Tensor tan(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+// sin and cos for any finite x: r = fmod(x, 2 pi) (exact), then ScalarE's sin and cos, which
+// take [-pi, pi], of r / 2: sin x = 2 sin(r/2) cos(r/2), cos x = 1 - 2 sin(r/2)^2. A few ulp
+// of the result's magnitude (cos: of 1); -0 stays -0 in sin; infinities give NaN.
+Tensor sin(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
+Tensor cos(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 // Bitwise NOT of an integer tile (VectorE tensor_scalar with invert).
 Tensor invert(const Tensor& x, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 // Reductions over the last free dim into a new [P, 1] fp32 tile.

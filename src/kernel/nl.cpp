@@ -255,6 +255,48 @@ Tensor tan(const Tensor& x, std::optional<DType> dtype, Loc loc) {
   return t;
 }
 
+namespace {
+
+// r = fmod(x, 2 pi) in fp32 and ScalarE's sin of r / 2 (inside [-pi, pi]): what sin and cos
+// build on.
+std::pair<Tensor, Tensor> half_angle_sine(const Tensor& x, const char* what, const Loc& loc) {
+  require_on_chip(x, what, loc);
+  constexpr float kTwoPi = 6.28318530717958647692f;
+  const DType f32 = DType::kFloat32;
+  Tensor r = ndarray(x.shape(), f32, sbuf, "", loc);
+  nisa::tensor_scalar(r, x, isa::AluOp::kFmod, kTwoPi, {}, loc);
+  // A bias of -0 adds nothing, not even to -0 (+0 would: sin(-0) is -0).
+  Tensor s = ndarray(x.shape(), f32, sbuf, "", loc);
+  nisa::activation(s, isa::ActivationFunc::kSin, r, {.scale = 0.5f, .bias = -0.0f}, loc);
+  return {r, s};
+}
+
+DType result_dtype(const Tensor& x, std::optional<DType> dtype) {
+  return dtype.value_or(x.buffer() == psum ? DType::kFloat32 : x.dtype());
+}
+
+}  // namespace
+
+Tensor sin(const Tensor& x, std::optional<DType> dtype, Loc loc) {
+  const auto [r, s] = half_angle_sine(x, "nl::sin", loc);
+  Tensor c = ndarray(x.shape(), DType::kFloat32, sbuf, "", loc);
+  nisa::activation(c, isa::ActivationFunc::kCos, r, {.scale = 0.5f, .bias = -0.0f}, loc);
+  Tensor t = ndarray(x.shape(), result_dtype(x, dtype), sbuf, "", loc);
+  // (s * 2) * c: the doubling is exact.
+  nisa::scalar_tensor_tensor(t, s, isa::AluOp::kMultiply, 2.0f, isa::AluOp::kMultiply, c, {}, loc);
+  return t;
+}
+
+Tensor cos(const Tensor& x, std::optional<DType> dtype, Loc loc) {
+  const auto [r, s] = half_angle_sine(x, "nl::cos", loc);
+  Tensor minus_twice_square = ndarray(x.shape(), DType::kFloat32, sbuf, "", loc);
+  nisa::scalar_tensor_tensor(minus_twice_square, s, isa::AluOp::kMultiply, -2.0f,
+                             isa::AluOp::kMultiply, s, {}, loc);
+  Tensor t = ndarray(x.shape(), result_dtype(x, dtype), sbuf, "", loc);
+  nisa::tensor_scalar(t, minus_twice_square, isa::AluOp::kAdd, 1.0f, {}, loc);
+  return t;
+}
+
 Tensor invert(const Tensor& x, std::optional<DType> dtype, Loc loc) {
   require_on_chip(x, "nl::invert", loc);
   Tensor t = ndarray(x.shape(), dtype.value_or(x.dtype()), sbuf, "", loc);
