@@ -288,15 +288,15 @@ void check_program_rules(const Program& program, const arch::ChipConfig& chip,
                          std::vector<Violation>& all) {
   const std::vector<Instruction>& code = program.instructions;
   for (std::size_t i = 0; i < code.size(); ++i) {
+    const auto* branch = std::get_if<Branch>(&code[i].op);
+    if (branch == nullptr) continue;
     Checker c(code[i], i, chip);
-    if (const auto* branch = std::get_if<Branch>(&code[i].op)) {
-      if (branch->target >= code.size()) {
-        c.add("target", fmt::format("instruction {} does not exist (the program has {})",
-                                    branch->target, code.size()));
-      } else if (!(code[branch->target].queue == code[i].queue)) {
-        c.add("target", fmt::format("instruction {} is on another queue; a branch stays on its own",
-                                    branch->target));
-      }
+    if (branch->target >= code.size()) {
+      c.add("target", fmt::format("instruction {} does not exist (the program has {})",
+                                  branch->target, code.size()));
+    } else if (!(code[branch->target].queue == code[i].queue)) {
+      c.add("target", fmt::format("instruction {} is on another queue; a branch stays on its own",
+                                  branch->target));
     }
     auto violations = c.take();
     all.insert(all.end(), std::make_move_iterator(violations.begin()),

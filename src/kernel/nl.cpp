@@ -211,6 +211,11 @@ Tensor fmod(const Tensor& x, const kernel::Scalar& y, Loc loc) {
 }
 
 namespace {
+// The dtype of a new tile computed from x: `dtype`, else x's (float32 for a PSUM x).
+DType result_dtype(const Tensor& x, std::optional<DType> dtype) {
+  return dtype.value_or(x.buffer() == psum ? DType::kFloat32 : x.dtype());
+}
+
 // x - (x op divisor) in one scalar_tensor_tensor: the remainder is exact, so the difference
 // is the integral value exactly (for finite x).
 Tensor minus_remainder(const Tensor& x, isa::AluOp op, float divisor, std::optional<DType> dtype,
@@ -249,8 +254,7 @@ Tensor tan(const Tensor& x, std::optional<DType> dtype, Loc loc) {
   nisa::activation(s, isa::ActivationFunc::kSin, r, no_bias, loc);
   Tensor c = ndarray(x.shape(), f32, sbuf, "", loc);
   nisa::activation(c, isa::ActivationFunc::kCos, r, no_bias, loc);
-  Tensor t =
-      ndarray(x.shape(), dtype.value_or(x.buffer() == psum ? f32 : x.dtype()), sbuf, "", loc);
+  Tensor t = ndarray(x.shape(), result_dtype(x, dtype), sbuf, "", loc);
   nisa::tensor_tensor(t, s, c, isa::AluOp::kDivide, {}, loc);
   return t;
 }
@@ -269,10 +273,6 @@ std::pair<Tensor, Tensor> half_angle_sine(const Tensor& x, const char* what, con
   Tensor s = ndarray(x.shape(), f32, sbuf, "", loc);
   nisa::activation(s, isa::ActivationFunc::kSin, r, {.scale = 0.5f, .bias = -0.0f}, loc);
   return {r, s};
-}
-
-DType result_dtype(const Tensor& x, std::optional<DType> dtype) {
-  return dtype.value_or(x.buffer() == psum ? DType::kFloat32 : x.dtype());
 }
 
 }  // namespace
