@@ -247,18 +247,6 @@ void check_queue_and_sync(Checker& c, const Instruction& inst) {
   }
 }
 
-// Until the simulator runs them (docs/dynamic-loops.md), no control flow at all: what
-// validates must run (the simulator checks each instruction with check_instruction).
-bool uses_control_flow(const Instruction& inst) {
-  if (op_class(inst.op) == OpClass::kControl) return true;
-  bool dynamic = false;
-  for_each_operand(inst.op, [&](const AccessPattern& ap, const OperandRef&) {
-    dynamic = dynamic || ap.is_dynamic();
-  });
-  return dynamic || std::any_of(inst.waits.begin(), inst.waits.end(),
-                                [](const SemWait& w) { return w.base.present(); });
-}
-
 }  // namespace
 
 std::vector<Violation> check_instruction(const Instruction& inst, std::size_t index,
@@ -274,10 +262,6 @@ std::vector<Violation> check_instruction(const Instruction& inst, std::size_t in
         check_op(checker, op);
       },
       inst.op);
-  if (uses_control_flow(inst))
-    checker.add("",
-                "registers, branches and register-relative operands or waits are not "
-                "simulated yet (docs/dynamic-loops.md)");
   return checker.take();
 }
 

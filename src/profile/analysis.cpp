@@ -718,8 +718,10 @@ void read_source_code(Analysis& a) {
 
 }  // namespace
 
-Analysis analyze(const ProfileInput& input, const AnalyzeOptions& options) {
-  if (!input.chip) throw std::invalid_argument("profile: ProfileInput::chip is null");
+Analysis analyze(const ProfileInput& given, const AnalyzeOptions& options) {
+  if (!given.chip) throw std::invalid_argument("profile: ProfileInput::chip is null");
+  const detail::StraightLine straight(given);
+  const ProfileInput& input = straight.input();
   Analysis a;
   a.title = input.title;
   a.chip = input.chip->name;

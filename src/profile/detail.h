@@ -12,6 +12,22 @@
 
 namespace trnsim::profile::detail {
 
+// The input with each run that has control flow unrolled (sim::unroll): the profiler reads
+// straight-line runs, so a loop shows one instruction per start ("name#k"). Without loops
+// it is the input itself, not a copy.
+class StraightLine {
+ public:
+  explicit StraightLine(const ProfileInput& input);
+  StraightLine(const StraightLine&) = delete;
+  StraightLine& operator=(const StraightLine&) = delete;
+  const ProfileInput& input() const { return unrolled_.empty() ? original_ : copy_; }
+
+ private:
+  const ProfileInput& original_;
+  std::vector<sim::UnrolledRun> unrolled_;  // sized once: copy_ points into it
+  ProfileInput copy_;
+};
+
 // Queues of a program in display order (tensor, vector, scalar, gpsimd, sync, dma.0, ...)
 // and each instruction's track.
 struct Tracks {

@@ -74,10 +74,10 @@ struct Edge {
 };
 
 struct InstructionProfile {
-  std::uint32_t index = 0;                        // in the core's program
-  std::uint16_t track = 0;                        // index into CoreProfile::tracks
-  std::uint16_t op = 0;                           // index into Analysis::op_names
-  std::uint32_t source = 0;                       // index into Analysis::sources (0 = no origin)
+  std::uint32_t index = 0;   // in the core's program (with loops: sim::unroll's program)
+  std::uint16_t track = 0;   // index into CoreProfile::tracks
+  std::uint16_t op = 0;      // index into Analysis::op_names
+  std::uint32_t source = 0;  // index into Analysis::sources (0 = no origin)
   double start = 0, end = 0, occupied_until = 0;  // ns
   double flops = 0;                               // model FLOPs (matmul), 0 otherwise
   double transpose_flops = 0;                     // FLOPs the PE array spends on transposes

@@ -261,8 +261,10 @@ class CoreTrace {
 
 }  // namespace
 
-void write_chrome_trace(const ProfileInput& input, std::ostream& out, const TraceOptions& options) {
-  if (!input.chip) throw std::invalid_argument("profile: ProfileInput::chip is null");
+void write_chrome_trace(const ProfileInput& given, std::ostream& out, const TraceOptions& options) {
+  if (!given.chip) throw std::invalid_argument("profile: ProfileInput::chip is null");
+  const detail::StraightLine straight(given);
+  const ProfileInput& input = straight.input();
   Sink sink(out);
   std::string& b = sink.buf();
   b += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"trnsim profile\",\"title\":";

@@ -43,14 +43,15 @@ std::int64_t read_word(const std::uint8_t* p, std::size_t bytes, bool sign_exten
 
 CoreOperandIO::CoreOperandIO(Device& device, Core& core, const isa::Instruction& inst,
                              std::size_t index, std::uint32_t seed, UninitializedPolicy policy,
-                             const MemoryNamer* namer)
+                             const MemoryNamer* namer, std::uint32_t execution)
     : device_(device),
       core_(core),
       inst_(inst),
       index_(index),
       seed_(seed),
       policy_(policy),
-      namer_(namer) {
+      namer_(namer),
+      execution_(execution) {
   // Names every operand by the address of its AccessPattern.
   isa::for_each_operand(inst.op, [this](const isa::AccessPattern& ap, const isa::OperandRef& o) {
     field_names_[&ap] = o.label();
@@ -270,7 +271,10 @@ void CoreOperandIO::store(const isa::AccessPattern& ap, const Tile& values) {
   options.rounding = inst_.rounding == isa::RoundingMode::kStochastic
                          ? numerics::RoundingMode::kStochastic
                          : numerics::RoundingMode::kNearestEven;
-  options.seed = mix64((std::uint64_t{seed_} << 32) ^ mix64(index_ * 0x10000ull + stores_++));
+  // A loop's later runs of the instruction draw other numbers; its first run draws what a
+  // straight-line program's one run does.
+  const std::uint64_t run = execution_ == 0 ? 0 : mix64(~std::uint64_t{execution_});
+  options.seed = mix64((std::uint64_t{seed_} << 32) ^ mix64(index_ * 0x10000ull + stores_++) ^ run);
   const std::size_t esize = rows.element_bytes;
   std::vector<std::uint8_t> staging(rows.free * esize);
   for (std::uint32_t r = 0; r < ap.partitions && rows.free > 0; ++r) {

@@ -19,9 +19,12 @@ namespace trnsim::sim {
 
 class CoreOperandIO final : public OperandIO {
  public:
-  // `namer` (may be null or empty) names the data of an uninitialised read in its error.
+  // `namer` (may be null or empty) names the data of an uninitialised read in its error;
+  // `execution` counts the earlier runs of the instruction (in a loop), so that each run's
+  // stochastic rounding draws its own numbers.
   CoreOperandIO(Device& device, Core& core, const isa::Instruction& inst, std::size_t index,
-                std::uint32_t seed, UninitializedPolicy policy, const MemoryNamer* namer = nullptr);
+                std::uint32_t seed, UninitializedPolicy policy, const MemoryNamer* namer = nullptr,
+                std::uint32_t execution = 0);
 
   Tile load(const isa::AccessPattern& ap) override;
   void store(const isa::AccessPattern& ap, const Tile& values) override;
@@ -69,6 +72,7 @@ class CoreOperandIO final : public OperandIO {
   std::uint32_t seed_;
   UninitializedPolicy policy_;
   const MemoryNamer* namer_;
+  std::uint32_t execution_ = 0;
   std::uint32_t stores_ = 0;
   std::map<const isa::AccessPattern*, std::vector<float>> scalar_columns_;
   std::map<const void*, std::string> field_names_;

@@ -43,19 +43,20 @@ using namespace executor_detail;
 // kQueueFree events it stands for (see Executor::run).
 enum class EventKind : std::uint8_t { kComplete, kQueueFree, kCompleteAndFree };
 
-// Ordered by time, then queue, instruction and kind: a total order (a queue's instruction
-// has at most one event of each kind pending), so the run's order of events does not
-// depend on how they are stored. The last three are packed into one integer that compares
-// in that order, so that comparing events needs no branch.
+// Ordered by time, then queue, id and kind: a total order (a queue's id has at most one
+// event of each kind pending), so the run's order of events does not depend on how they are
+// stored. The id is the instruction's index, or in a program with control flow the execution
+// slot of its start (CoreRun::looping). The last three are packed into one integer that
+// compares in that order, so that comparing events needs no branch.
 class Event {
  public:
-  Event(Duration at, std::uint32_t queue, std::size_t index, EventKind kind)
+  Event(Duration at, std::uint32_t queue, std::size_t id, EventKind kind)
       : time(at),
-        key_(std::uint64_t{queue} << 34 | std::uint64_t{index} << 2 |
+        key_(std::uint64_t{queue} << 34 | std::uint64_t{id} << 2 |
              static_cast<std::uint64_t>(kind)) {}
   Duration time;
   std::uint32_t queue() const { return static_cast<std::uint32_t>(key_ >> 34); }
-  std::size_t index() const { return (key_ >> 2) & 0xFFFFFFFF; }
+  std::uint32_t id() const { return static_cast<std::uint32_t>((key_ >> 2) & 0xFFFFFFFF); }
   EventKind kind() const { return static_cast<EventKind>(key_ & 3); }
   friend bool earlier(const Event& a, const Event& b) {
     return (a.time < b.time) | ((a.time == b.time) & (a.key_ < b.key_));
@@ -157,7 +158,8 @@ namespace {
 
 // Runs the data semantics of one instruction: the operation's execute_op overload where
 // one exists, the elementwise semantics otherwise; sequencer operations only synchronise
-// (their waits and signals, or the barrier the event loop holds the queue for).
+// (their waits and signals, or the barrier the event loop holds the queue for), and control
+// operations are run by the event loop (run_control), which owns the registers.
 void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
   std::visit(
       [&](const auto& op) {
@@ -165,7 +167,7 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
         if constexpr (Op::kClass == isa::OpClass::kSequencer) {
           return;
         } else if constexpr (Op::kClass == isa::OpClass::kControl) {
-          io.fail("control flow is not simulated yet (docs/dynamic-loops.md)");
+          io.fail("internal: a control operation reached the data path");
         } else if constexpr (Op::kClass == isa::OpClass::kTranspose) {
           if (inst.queue.engine == isa::Engine::kTensor) {
             execute_op(op, io);
@@ -185,7 +187,7 @@ void execute(const isa::Instruction& inst, CoreOperandIO& io, const Device&) {
 struct BarrierArrival {
   std::uint32_t core;  // launch
   std::uint32_t queue;
-  std::size_t index;
+  std::uint32_t id;  // of the start (Event)
   InstructionCost cost;
 };
 struct BarrierGeneration {
@@ -238,7 +240,12 @@ class Executor {
       progress->enter(util::Progress::Phase::kSimulating);
     }
     prepare_queues(cores_, queues_, device_, options_, multi_core_, &unit_cost_);
+    step_limit_ = options_.max_steps;
     for (CoreRun& c : cores_) {
+      if (c.looping) {
+        c.runs.assign(c.info.size(), 0);
+        if (step_limit_ == 0) step_limit_ = RunOptions::kLoopStepLimit;
+      }
       c.core->semaphores().fill(0);
       c.core->seed_rng(c.seed);
       util::assign_huge(c.result.times, c.program->instructions.size());
@@ -258,20 +265,23 @@ class Executor {
       c.result.end_time = now_;
       if (event.kind() == EventKind::kQueueFree) {
         queues_[q].busy = false;
+        release(c, event.id());
         try_start(q, now_);
         continue;
       }
-      complete(c, event.index());
+      complete(c, event.id());
+      if (event.kind() == EventKind::kComplete) release(c, event.id());
       // Semaphores of this core changed: its waiting queues may start now, in queue order.
       start_waiting(c);
       if (event.kind() == EventKind::kCompleteAndFree) {
         // The kQueueFree event it stands for sorts right after this one unless starts just
         // made (of zero cost) sort before it: then it is queued after them as such.
-        const Event freed{event.time, q, event.index(), EventKind::kQueueFree};
+        const Event freed{event.time, q, event.id(), EventKind::kQueueFree};
         if (events_.has_earlier(freed)) {
           events_.push(freed);
         } else {
           queues_[q].busy = false;
+          release(c, event.id());
           try_start(q, now_);
         }
       }
@@ -283,7 +293,7 @@ class Executor {
     for (CoreRun& c : cores_) {
       c.result.semaphores = c.core->semaphores();
       for (std::uint32_t q = c.first_queue; q < c.end_queue; ++q)
-        c.result.queues.push_back({queues_[q].id, queues_[q].next});
+        c.result.queues.push_back({queues_[q].id, queues_[q].starts});
       out.end_time = std::max(out.end_time, c.result.end_time);
       out.cores.push_back(std::move(c.result));
     }
@@ -296,10 +306,15 @@ class Executor {
     fail_at(c, index, std::move(why), multi_core_, std::move(notes));
   }
 
-  static bool waits_hold(const CoreRun& c, std::size_t index) {
+  static bool waits_hold(const CoreRun& c, const Queue& queue, std::size_t index) {
     const CoreRun::Info& info = c.info[index];
     const auto& sems = c.core->semaphores();
     const isa::SemWait* w = c.chunk_of(index).waits.data() + info.first_wait;
+    if (info.relative_waits) [[unlikely]] {
+      for (std::uint32_t k = 0; k < info.waits; ++k)
+        if (std::int64_t{sems[w[k].sem]} < wait_target(w[k], queue.regs)) return false;
+      return true;
+    }
     for (std::uint32_t k = 0; k < info.waits; ++k)
       if (sems[w[k].sem] < w[k].value) return false;
     return true;
@@ -312,7 +327,7 @@ class Executor {
     CoreRun& c = cores_[queue.core];
     const std::size_t index = queue.instructions[queue.next];
     const std::uint64_t bit = std::uint64_t{1} << ((q - c.first_queue) & 63);
-    if (!waits_hold(c, index)) {
+    if (!waits_hold(c, queue, index)) {
       c.waiting |= bit;
       return;
     }
@@ -331,54 +346,101 @@ class Executor {
       try_start(c.first_queue + static_cast<std::uint32_t>(std::countr_zero(pending)), now_);
   }
 
-  void push_event(Duration time, std::uint32_t q, std::size_t index, EventKind kind) {
-    events_.push({time, q, index, kind});
+  void push_event(Duration time, std::uint32_t q, std::uint32_t id, EventKind kind) {
+    events_.push({time, q, id, kind});
+  }
+
+  // Runs `f` for instruction `index`, turning an exception other than a SimError into the
+  // instruction's error.
+  template <class F>
+  void guarded(const CoreRun& c, std::size_t index, F&& f) {
+    try {
+      attributed(c, multi_core_, f);
+    } catch (const SimError&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail(c, index, e.what());
+    }
   }
 
   void start(CoreRun& c, std::uint32_t q, std::size_t index, Duration time) {
-    if (options_.max_steps != 0 && steps_ >= options_.max_steps)
-      fail(c, index,
-           fmt::format("step limit of {} instructions reached before this instruction could start",
-                       options_.max_steps));
-    const isa::Instruction& inst = c.program->instructions[index];
+    if (step_limit_ != 0 && steps_ >= step_limit_) [[unlikely]]
+      fail(c, index, step_limit_message());
+    const CoreRun::Info& info = c.info[index];
+    const isa::Instruction* inst = &c.program->instructions[index];
     Queue& queue = queues_[q];
     ++queue.next;
     queue.busy = true;
+    queue.current = static_cast<std::uint32_t>(index);
+    ++queue.starts;
     ++steps_;
     ++c.result.instructions_executed;
+    std::uint32_t run = 0;
+    if (c.looping) [[unlikely]] {
+      run = c.runs[index]++;
+      if (run == std::numeric_limits<std::uint32_t>::max())
+        fail(c, index, "an instruction runs at most 2^32 - 1 times");
+    }
+    std::string moved;  // what the registers moved, for the errors of the run
+    if (info.dynamic) [[unlikely]] {
+      guarded(c, index, [&] {
+        moved = resolve_operands(*inst, index, queue.regs, device_.chip(), resolved_,
+                                 c.result.moved_offsets);
+      });
+      inst = &resolved_;
+    }
+    const std::uint32_t id = c.looping ? take_slot(c, index) : static_cast<std::uint32_t>(index);
+    if (info.relative_waits && c.looping)
+      for (const isa::SemWait& w : inst->waits)
+        if (w.base.present()) c.result.wait_targets.push_back(wait_target(w, queue.regs));
 
     if (hazards_) {
       // The waits order us after every signal that brought each semaphore to its value.
-      for (const isa::SemWait& w : inst.waits) {
-        if (w.value == 0) continue;
+      for (const isa::SemWait& w : inst->waits) {
+        const std::int64_t target = wait_target(w, queue.regs);
+        if (target <= 0) continue;
         const auto& history = c.signals[w.sem];
         const auto reached =
-            std::lower_bound(history.begin(), history.end(), w.value,
-                             [](const SignalRecord& r, std::uint32_t v) { return r.value < v; });
+            std::lower_bound(history.begin(), history.end(), target,
+                             [](const SignalRecord& r, std::int64_t v) { return r.value < v; });
         if (reached != history.end()) join_into(queue.clock, reached->clock);
       }
-      queue.clock[q] = static_cast<std::uint32_t>(queue.next);
-      c.in_flight_clock[index] = queue.clock;
+      if (queue.starts > std::numeric_limits<std::uint32_t>::max()) [[unlikely]]
+        fail(c, index,
+             "the hazard detector counts at most 2^32 - 1 starts per queue; run this loop "
+             "without hazard checking");
+      queue.clock[q] = static_cast<std::uint32_t>(queue.starts);
+      c.in_flight_clock[id] = queue.clock;
       attributed(c, multi_core_, [&] {
-        hazards_->record(instruction_accesses(inst), queue.core, q, queue.clock[q], index,
+        hazards_->record(instruction_accesses(*inst), queue.core, q, queue.clock[q], index,
                          queue.clock, c.result);
       });
       if (steps_ % kPruneInterval == 0) prune_hazard_history();
     }
 
+    std::optional<std::uint32_t> jump;  // a taken branch's target
     if (options_.functional) {
-      CoreOperandIO io(device_, *c.core, inst, index, c.seed, options_.uninitialized,
-                       &options_.name_memory);
+      CoreOperandIO io(device_, *c.core, *inst, index, c.seed, options_.uninitialized,
+                       &options_.name_memory, run);
       try {
-        attributed(c, multi_core_, [&] { execute(inst, io, device_); });
-      } catch (const SimError&) {
-        throw;
-      } catch (const std::exception& e) {
-        fail(c, index, e.what());
+        guarded(c, index, [&] {
+          if (info.control) {
+            jump = run_control(*inst, queue.regs, &io);
+          } else {
+            execute(*inst, io, device_);
+          }
+        });
+      } catch (const SimError& e) {
+        if (moved.empty()) throw;
+        throw with_moved_operands(e, moved);
       }
+    } else if (info.control) {
+      guarded(c, index, [&] { jump = run_control(*inst, queue.regs, nullptr); });
     }
+    if (jump) queue.next = c.position[*jump];
 
-    const InstructionCost cost = c.cost->cost(inst, index, time);
+    const InstructionCost cost =
+        c.cost->cost(*inst, info.dynamic ? CostModel::kResolved : index, time);
     // A cost model is user code: a negative, infinite or NaN cost would run time backwards
     // or stop it, silently.
     constexpr Duration kForever = std::numeric_limits<Duration>::infinity();
@@ -388,23 +450,74 @@ class Executor {
            fmt::format("the cost model gave occupancy {} and latency {}; costs must be finite "
                        "and non-negative",
                        cost.occupancy, cost.latency));
-    if (c.info[index].barrier) {
-      arrive(c, std::get<isa::CoreBarrier>(inst.op), q, index, time, cost);
+    if (c.looping) {
+      c.slots[id].record = static_cast<std::uint32_t>(c.result.executions.size());
+      c.result.executions.push_back({static_cast<std::uint32_t>(index), run, {}});
+    }
+    if (info.barrier) {
+      arrive(c, std::get<isa::CoreBarrier>(inst->op), q, id, time, cost);
       return;
     }
-    c.result.times[index] = {time, time + cost.latency, time + cost.occupancy};
-    if (cost.latency == cost.occupancy) {
-      push_event(time + cost.latency, q, index, EventKind::kCompleteAndFree);
+    record_time(c, id, {time, time + cost.latency, time + cost.occupancy});
+    schedule(c, q, id, time + cost.latency, time + cost.occupancy, cost.latency == cost.occupancy);
+  }
+
+  // The times of the start with id `id`: its instruction's (the last run's) and, in a
+  // program with control flow, its execution's.
+  static void record_time(CoreRun& c, std::uint32_t id, const InstructionTime& t) {
+    c.result.times[c.index_of(id)] = t;
+    if (c.looping) c.result.executions[c.slots[id].record].time = t;
+  }
+
+  // The completion and queue release of start `id`: one event when they coincide by cost
+  // (`together`), as a transfer's do.
+  void schedule(CoreRun& c, std::uint32_t q, std::uint32_t id, Duration end,
+                Duration occupied_until, bool together) {
+    if (c.looping) c.slots[id].pending = together ? 1 : 2;
+    if (together) {
+      push_event(end, q, id, EventKind::kCompleteAndFree);
       return;
     }
-    push_event(time + cost.latency, q, index, EventKind::kComplete);
-    push_event(time + cost.occupancy, q, index, EventKind::kQueueFree);
+    push_event(end, q, id, EventKind::kComplete);
+    push_event(occupied_until, q, id, EventKind::kQueueFree);
+  }
+
+  // An execution slot for a start of instruction `index` (programs with control flow).
+  std::uint32_t take_slot(CoreRun& c, std::size_t index) const {
+    std::uint32_t id = 0;
+    if (!c.free_slots.empty()) {
+      id = c.free_slots.back();
+      c.free_slots.pop_back();
+    } else {
+      id = static_cast<std::uint32_t>(c.slots.size());
+      c.slots.emplace_back();
+      if (hazards_) c.in_flight_clock.emplace_back();
+    }
+    c.slots[id].index = static_cast<std::uint32_t>(index);
+    return id;
+  }
+
+  // One of the events of start `id` has happened; the slot is free after the last.
+  static void release(CoreRun& c, std::uint32_t id) {
+    if (c.looping && --c.slots[id].pending == 0) c.free_slots.push_back(id);
+  }
+
+  std::string step_limit_message() const {
+    std::string why = fmt::format(
+        "step limit of {} instruction starts reached before this instruction could start",
+        step_limit_);
+    if (options_.max_steps == 0)
+      why +=
+          " (the default for a program with control flow: does a loop never end? "
+          "RunOptions::max_steps, or --max-steps, sets another limit)";
+    return why;
   }
 
   // A core reaches a barrier: its k-th arrival at this id joins generation k. The queue stays
   // occupied until the generation is complete; then every participant completes together.
-  void arrive(CoreRun& c, const isa::CoreBarrier& barrier, std::uint32_t q, std::size_t index,
+  void arrive(CoreRun& c, const isa::CoreBarrier& barrier, std::uint32_t q, std::uint32_t id,
               Duration time, InstructionCost cost) {
+    const std::size_t index = c.index_of(id);
     const std::uint32_t generation = c.barrier_arrivals[barrier.barrier_id]++;
     auto& generations = barriers_[barrier.barrier_id];
     if (generations.size() <= generation) generations.resize(generation + 1);
@@ -412,17 +525,19 @@ class Executor {
     if (g.num_cores == 0) g.num_cores = barrier.num_cores;
     if (g.num_cores != barrier.num_cores) {
       const BarrierArrival& first = g.arrivals.front();
-      const isa::Instruction& other = cores_[first.core].program->instructions[first.index];
+      const CoreRun& other_core = cores_[first.core];
+      const std::size_t other_index = other_core.index_of(first.id);
+      const isa::Instruction& other = other_core.program->instructions[other_index];
       fail(c, index,
            fmt::format("core_barrier {} generation {} among {} cores, but core {} reached it as a "
                        "barrier among {} cores ({})",
                        barrier.barrier_id, generation, barrier.num_cores,
                        cores_[first.core].physical, g.num_cores,
-                       describe_instruction(other, first.index)),
+                       describe_instruction(other, other_index)),
            {{other.origin, fmt::format("core {} reached it here", cores_[first.core].physical)}});
     }
-    c.result.times[index] = {time, time, time};
-    g.arrivals.push_back({queues_[q].core, q, index, cost});
+    record_time(c, id, {time, time, time});
+    g.arrivals.push_back({queues_[q].core, q, id, cost});
     if (g.arrivals.size() < g.num_cores) return;
 
     // Release: everyone proceeds from now; with hazard checking, every participant's later
@@ -431,24 +546,24 @@ class Executor {
     if (hazards_) {
       joined.assign(queues_.size(), 0);
       for (const BarrierArrival& a : g.arrivals)
-        join_into(joined, cores_[a.core].in_flight_clock[a.index]);
+        join_into(joined, cores_[a.core].in_flight_clock[a.id]);
     }
     for (const BarrierArrival& a : g.arrivals) {
       CoreRun& p = cores_[a.core];
-      InstructionTime& t = p.result.times[a.index];
-      t.end = time + a.cost.latency;
-      t.occupied_until = time + a.cost.occupancy;
+      const InstructionTime& arrived = p.result.times[p.index_of(a.id)];
+      const InstructionTime t{arrived.start, time + a.cost.latency, time + a.cost.occupancy};
+      record_time(p, a.id, t);
       if (hazards_) {
-        p.in_flight_clock[a.index] = joined;
+        p.in_flight_clock[a.id] = joined;
         join_into(queues_[a.queue].clock, joined);
       }
-      push_event(t.end, a.queue, a.index, EventKind::kComplete);
-      push_event(t.occupied_until, a.queue, a.index, EventKind::kQueueFree);
+      schedule(p, a.queue, a.id, t.end, t.occupied_until, false);
     }
     g.arrivals.clear();
   }
 
-  void complete(CoreRun& c, std::size_t index) {
+  void complete(CoreRun& c, std::uint32_t id) {
+    const std::size_t index = c.index_of(id);
     if (options_.progress != nullptr)
       options_.progress->done.fetch_add(1, std::memory_order_relaxed);
     auto& sems = c.core->semaphores();
@@ -465,10 +580,10 @@ class Executor {
       if (!hazards_) continue;
       auto& history = c.signals[s.sem];
       VectorClock clock = history.empty() ? VectorClock(queues_.size(), 0) : history.back().clock;
-      join_into(clock, c.in_flight_clock[index]);
+      join_into(clock, c.in_flight_clock[id]);
       history.push_back({sems[s.sem], std::move(clock)});
     }
-    if (hazards_) c.in_flight_clock[index] = {};
+    if (hazards_) c.in_flight_clock[id] = {};
   }
 
   void prune_hazard_history() {
@@ -492,7 +607,7 @@ class Executor {
       const CoreRun& c = cores_[q.core];
       const std::string prefix = multi_core_ ? fmt::format("core {}: ", c.physical) : "";
       // Only a barrier keeps a queue busy with no event pending.
-      const std::size_t index = q.busy ? q.instructions[q.next - 1] : q.instructions[q.next];
+      const std::size_t index = q.busy ? q.current : q.instructions[q.next];
       if (first_core == nullptr) first_core = &c, first_blocked = index;
       const isa::Instruction& inst = c.program->instructions[index];
       std::string what = fmt::format("{}{} on queue {}", prefix, describe_instruction(inst, index),
@@ -503,10 +618,16 @@ class Executor {
         what += barrier_status(barrier, c);
       } else {
         const auto& sems = c.core->semaphores();
-        for (const isa::SemWait& w : inst.waits)
-          if (sems[w.sem] < w.value)
-            what += fmt::format(" waits for semaphore {} >= {} (it is {})", w.sem, w.value,
-                                sems[w.sem]);
+        for (const isa::SemWait& w : inst.waits) {
+          const std::int64_t target = wait_target(w, q.regs);
+          if (std::int64_t{sems[w.sem]} >= target) continue;
+          const std::string counted =
+              w.base.present()
+                  ? fmt::format("r{}{:+} = ", w.base.index, static_cast<std::int32_t>(w.value))
+                  : "";
+          what += fmt::format(" waits for semaphore {} >= {}{} (it is {})", w.sem, counted, target,
+                              sems[w.sem]);
+        }
       }
       blocked.push_back({inst.origin, std::move(what)});
     }
@@ -544,6 +665,8 @@ class Executor {
   EventQueue events_;
   Duration now_ = 0;
   std::uint64_t steps_ = 0;
+  std::uint64_t step_limit_ = 0;  // 0: none
+  isa::Instruction resolved_;     // the running instruction with its registers applied
   std::optional<HazardDetector> hazards_;
   std::map<std::uint32_t, std::vector<BarrierGeneration>> barriers_;
 };

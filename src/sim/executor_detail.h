@@ -2,9 +2,11 @@
 // pass before it (executor_prepare.cpp); not part of sim/sim.h.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <exception>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -46,7 +48,10 @@ struct CoreRun {
   struct Info {
     std::uint32_t first_wait = 0, first_signal = 0;  // in the chunk's arrays
     std::uint16_t waits = 0, signals = 0;
-    bool barrier = false;  // a core_barrier among more than one core
+    bool barrier = false;         // a core_barrier among more than one core
+    bool control = false;         // a control operation (registers, branches)
+    bool dynamic = false;         // register-relative operands: runs as a resolved copy
+    bool relative_waits = false;  // a wait counts from a register
   };
   // Each chunk on cache lines of its own: threads packing neighbouring chunks write their
   // vectors' ends on every instruction, and sharing a line made them wait on each other.
@@ -56,6 +61,7 @@ struct CoreRun {
     // The chunk's instructions by queue, queues in order of first appearance in the chunk.
     std::vector<std::pair<isa::QueueId, std::vector<std::uint32_t>>> queues;
     std::vector<isa::Violation> violations;
+    bool control = false;  // holds a control operation
     // The first error preparing an instruction that passed validation (what a serial pass
     // would have thrown there); later instructions of the chunk are only validated.
     std::exception_ptr error;
@@ -66,16 +72,38 @@ struct CoreRun {
     return chunks[index >> CostModel::kPrepareChunkShift];
   }
   std::map<std::uint32_t, std::uint32_t> barrier_arrivals;  // barrier id -> arrivals so far
+
+  // Programs with control flow (`looping`) may start an instruction again before its last
+  // start completed, so their events and in-flight state are keyed by an execution slot,
+  // recycled once both its completion and its queue's release have happened; straight-line
+  // programs key them by the instruction index and pay for none of this.
+  bool looping = false;
+  struct Slot {
+    std::uint32_t index = 0;   // the instruction
+    std::uint32_t record = 0;  // its entry in result.executions
+    std::uint8_t pending = 0;  // events still to come (completion, queue release)
+  };
+  std::vector<Slot> slots;
+  std::vector<std::uint32_t> free_slots;
+  std::vector<std::uint32_t> position;  // looping: each instruction's position in its queue
+  std::vector<std::uint32_t> runs;      // looping: each instruction's starts so far
+  std::size_t index_of(std::uint32_t id) const { return looping ? slots[id].index : id; }
 };
+
+// The registers of one queue's sequencer.
+using Registers = std::array<std::int32_t, isa::kNumRegisters>;
 
 // One queue of the run (queues are numbered core by core).
 struct Queue {
   isa::QueueId id;
   std::uint32_t core = 0;                   // launch
   std::vector<std::uint32_t> instructions;  // program indices, in order
-  std::size_t next = 0;                     // position of the next instruction to start
-  bool busy = false;                        // occupied by its last started instruction
-  VectorClock clock;                        // happens-before knowledge of this queue
+  std::size_t next = 0;       // program counter: position of the next instruction to start
+  bool busy = false;          // occupied by its last started instruction
+  std::uint32_t current = 0;  // the instruction started last
+  std::uint64_t starts = 0;   // instructions started (more than its size when it loops)
+  Registers regs{};
+  VectorClock clock;  // happens-before knowledge of this queue
   bool finished() const { return next == instructions.size() && !busy; }
 };
 
@@ -106,5 +134,30 @@ void attributed(const CoreRun& c, bool multi_core, F&& f) {
 // the model of the cores that have none (it needs no operands).
 void prepare_queues(std::vector<CoreRun>& cores, std::vector<Queue>& queues, const Device& device,
                     const RunOptions& options, bool multi_core, const CostModel* unit_cost);
+
+// Control flow (executor_control.cpp). Errors are thrown as std::runtime_error with the
+// reason; the event loop attributes them to the instruction.
+
+// The value a wait needs: its own, or its register's value plus its (signed) offset.
+std::int64_t wait_target(const isa::SemWait& wait, const Registers& regs);
+
+// `inst` with every register-relative access pattern moved by its register's value and made
+// static, checked against the chip's rules (an operand moved out of its memory is an error
+// naming the register and its value). `out` is reused between calls. Returns what moved
+// ("'src' by r5 = 3"), for the errors of the run that follows (with_moved_operands).
+// The offsets the moved operands run at are appended to `offsets`, in operand order.
+std::string resolve_operands(const isa::Instruction& inst, std::size_t index, const Registers& regs,
+                             const arch::ChipConfig& chip, isa::Instruction& out,
+                             std::vector<std::uint64_t>& offsets);
+
+// `e` (an error of a resolved copy's run, such as an access outside every HBM allocation)
+// saying which operands its registers moved.
+SimError with_moved_operands(const SimError& e, const std::string& moved);
+
+// Runs control operation `inst` on its queue's registers; `io` is null in timing-only runs
+// (a reg_load is then an error: the value it would read is not computed). Returns the
+// program index to continue at when a branch is taken.
+std::optional<std::uint32_t> run_control(const isa::Instruction& inst, Registers& regs,
+                                         OperandIO* io);
 
 }  // namespace trnsim::sim::executor_detail

@@ -91,13 +91,14 @@ class Preparation {
                           std::make_move_iterator(chunk.violations.end()));
         chunk.violations.clear();
         if (!violations.empty()) continue;
+        c.looping = c.looping || chunk.control;
         for (auto& [id, list] : chunk.queues) {
           std::uint32_t q = c.first_queue;
           while (q < queues_.size() && !(queues_[q].id == id)) ++q;
           if (q == queues_.size()) {
             if (queues_.size() == kMaxQueues)  // Event keeps a queue in 30 bits
               throw SimError(fmt::format("a run has at most {} queues", kMaxQueues));
-            queues_.push_back(Queue{id, k, {}, 0, false, {}});
+            queues_.push_back(Queue{.id = id, .core = k});
             sizes.push_back(0);
           }
           sizes[q] += list.size();
@@ -117,11 +118,13 @@ class Preparation {
         }
         chunk.queues = {};
       }
+      if (c.looping) find_loop_state(c);
       c.cost->end_program();
       c.end_queue = static_cast<std::uint32_t>(queues_.size());
       c.few_queues = c.end_queue - c.first_queue <= 64;
       if (options_.check_hazards) {
-        c.in_flight_clock.resize(c.info.size());
+        // Looping programs key it by execution slot, grown as slots are made.
+        if (!c.looping) c.in_flight_clock.resize(c.info.size());
         c.signals.resize(isa::kNumSemaphores);
       }
     }
@@ -132,6 +135,23 @@ class Preparation {
  private:
   [[noreturn]] void fail(const CoreRun& c, std::size_t index, std::string why) {
     fail_at(c, index, std::move(why), multi_core_);
+  }
+
+  // What a program with control flow needs besides: the position of each instruction in its
+  // queue (a branch continues at a program index) and which instructions have operands
+  // relative to a register. Without control flow every register stays 0, so such an
+  // operand is where its static offset says, and straight-line programs skip this pass
+  // (and the reads of every operand it costs).
+  void find_loop_state(CoreRun& c) const {
+    c.position.resize(c.info.size());
+    for (std::uint32_t q = c.first_queue; q < queues_.size(); ++q)
+      for (std::uint32_t at = 0; at < queues_[q].instructions.size(); ++at)
+        c.position[queues_[q].instructions[at]] = at;
+    const auto& insts = c.program->instructions;
+    for (std::size_t i = 0; i < insts.size(); ++i)
+      isa::for_each_operand(insts[i].op, [&](const isa::AccessPattern& ap, const isa::OperandRef&) {
+        c.info[i].dynamic = c.info[i].dynamic || ap.is_dynamic();
+      });
   }
 
   // A barrier among `b.num_cores` cores must be able to complete in this launch.
@@ -198,6 +218,7 @@ class Preparation {
           if (w.sem >= isa::kNumSemaphores)
             fail(c, i, fmt::format("semaphore {} does not exist", w.sem));
           chunk.waits.push_back(w);
+          info.relative_waits = info.relative_waits || w.base.present();
         }
         for (const isa::SemSignal& sig : inst.signals) {
           if (sig.sem >= isa::kNumSemaphores)
@@ -208,6 +229,8 @@ class Preparation {
           check_barrier(c, i, *b);
           info.barrier = b->num_cores > 1;
         }
+        info.control = isa::op_class(inst.op) == isa::OpClass::kControl;
+        chunk.control = chunk.control || info.control;
         c.cost->prepare(inst, i);
       } catch (...) {
         chunk.error = std::current_exception();

@@ -149,9 +149,13 @@ struct InstructionCost {
 class CostModel {
  public:
   virtual ~CostModel() = default;
-  // Called once per instruction, when it starts, in order of start times; `index` is its
-  // position in the program and `start` the simulated time it starts at (a model of shared
-  // resources, such as the DMA engines, reserves them from then on).
+  // Called each time an instruction starts (once, unless a loop runs it again), in order of
+  // start times; `index` is its position in the program and `start` the simulated time it
+  // starts at (a model of shared resources, such as the DMA engines, reserves them from then
+  // on). `index` is kResolved when `inst` is a run-time copy whose register-relative operands
+  // were moved to where the registers put them: the model must read `inst` itself, not what
+  // it prepared for the program's instruction.
+  static constexpr std::size_t kResolved = static_cast<std::size_t>(-1);
   virtual InstructionCost cost(const isa::Instruction& inst, std::size_t index, Duration start) = 0;
   // Optional preparation during the event loop's one pass over the program before it runs,
   // so that the run does not read the (large) instructions again: begin_program(size), then
@@ -190,13 +194,16 @@ using MemoryNamer = std::function<std::string(int core, isa::Memory memory, std:
                                               std::uint64_t byte)>;
 
 struct RunOptions {
+  static constexpr std::uint64_t kLoopStepLimit = std::uint64_t{1} << 28;
   bool check_hazards = true;
   UninitializedPolicy uninitialized = UninitializedPolicy::kError;
   bool functional = true;             // false: timing only, no data is read or computed
   std::optional<std::uint32_t> seed;  // overrides Program::seed
-  std::uint64_t max_steps = 0;        // instructions to start before giving up; 0 = no limit
-  CostModel* cost_model = nullptr;    // nullptr = UnitCostModel
-  int core = 0;                       // which core of the device runs the program
+  // Instruction starts before giving up; 0 = no limit for a straight-line program, and
+  // kLoopStepLimit for one with control flow (a loop that never ends must not hang the run).
+  std::uint64_t max_steps = 0;
+  CostModel* cost_model = nullptr;  // nullptr = UnitCostModel
+  int core = 0;                     // which core of the device runs the program
   // false: skip isa::check_instruction in timing-only runs (functional = false), for a
   // program the caller already validated against this chip (e.g. compiled once, timed many
   // times). Semaphore indices are still checked; functional runs always validate.
@@ -239,7 +246,14 @@ struct InstructionTime {
 
 struct QueueCount {
   isa::QueueId queue;
-  std::uint64_t instructions = 0;
+  std::uint64_t instructions = 0;  // started (a loop's instructions once per run)
+};
+
+// One start of an instruction in a program with control flow.
+struct Execution {
+  std::uint32_t index = 0;  // the instruction
+  std::uint32_t run = 0;    // how many times it had started before (0 for the first)
+  InstructionTime time;
 };
 
 struct RunResult {
@@ -249,10 +263,32 @@ struct RunResult {
   std::uint64_t hazards_suppressed = 0;
   std::vector<std::string> diagnostics;  // warnings and hazard messages, human-readable
   std::array<std::uint32_t, isa::kNumSemaphores> semaphores{};  // final values
-  std::vector<InstructionTime> times;  // indexed like Program::instructions
+  std::vector<InstructionTime> times;  // indexed like Program::instructions; a loop's last run
+  // Programs with control flow (registers, branches): every start, in order of start. Empty
+  // for straight-line programs, whose `times` say it all.
+  std::vector<Execution> executions;
+  // With `executions`: what the registers decided at each start, in order of start: the
+  // targets of an instruction's register-relative waits, and the offsets its
+  // register-relative operands ran at (in operand order). unroll() reads them.
+  std::vector<std::int64_t> wait_targets;
+  std::vector<std::uint64_t> moved_offsets;
   Duration end_time = 0;
   static constexpr std::size_t kMaxHazards = 1000;
 };
+
+// A run of a program with control flow as the straight-line program it amounted to: one
+// instruction per start (RunResult::executions), in order of start, with its waits and
+// operands as the registers made them at that start, named "name#k" for the k-th run of an
+// instruction that ran more than once; `source` maps each back to its program index. What
+// reads straight-line runs (the profiler) reads loops through it. The control operations
+// stay in it (branch targets still name the original program): it is a record, not a
+// program to run. A run without executions comes back as it is.
+struct UnrolledRun {
+  isa::Program program;
+  RunResult result;
+  std::vector<std::uint32_t> source;
+};
+UnrolledRun unroll(const isa::Program& program, const RunResult& result);
 
 // Validates every instruction (isa::check_instruction; all violations in one SimError), then
 // runs the program on core options.core. Throws SimError for validation failures, bounds

@@ -174,8 +174,16 @@ InstructionCost TimingModel::cost(const isa::Instruction& inst, std::size_t inde
     }
   }
   if (isa::is_dma_transfer(inst.op)) return dma_cost(dma_job(inst, plan_), start);
+  // In a prepared run, only resolved copies (a loop's register-relative operands) come here,
+  // and tensor_state_ knows only the stationary the last of them loaded: if a prepared
+  // matmul ran since, the array holds another one.
+  const bool tensor = inst.queue.engine == Engine::kTensor;
+  if (tensor && !prepared_.empty()) {
+    if (loaded_stationary_ != kResolvedStationary) tensor_state_ = {};
+    loaded_stationary_ = kResolvedStationary;
+  }
   const timing::ComputeCost c = formulas_.compute(inst, tensor_state_);
-  if (inst.queue.engine == Engine::kTensor)
+  if (tensor)
     return tensor_cost(inst, c.flops, tensor_mode(inst), c.occupancy_ns, c.latency_ns, start);
   return {c.occupancy_ns, c.latency_ns};
 }
@@ -550,16 +558,16 @@ TimingReport TimingModel::report(const isa::Program& program, const RunResult& r
   r.chip = chip.name;
   r.total_ns = result.end_time;
   for (const QueueCount& q : result.queues) r.queues.push_back({q.queue, q.instructions, 0, 0, 0});
-  // Walk each queue's instructions in program order (= its start order): the gap between
-  // the queue becoming free and the next start is time stalled on semaphore waits.
+  // Walk each queue's starts in order (program order for a straight-line program; the
+  // recorded executions for one with control flow): the gap between the queue becoming free
+  // and the next start is time stalled on semaphore waits.
   std::vector<Duration> free_at(r.queues.size(), 0.0);
-  for (std::size_t i = 0; i < program.instructions.size() && i < result.times.size(); ++i) {
+  const auto account = [&](std::size_t i, const InstructionTime& t) {
     const isa::QueueId& id = program.instructions[i].queue;
     const auto it = std::find_if(r.queues.begin(), r.queues.end(),
                                  [&](const QueueTiming& q) { return q.queue == id; });
-    if (it == r.queues.end()) continue;
+    if (it == r.queues.end()) return;
     const auto q = static_cast<std::size_t>(it - r.queues.begin());
-    const InstructionTime& t = result.times[i];
     it->stalled_ns += std::max(0.0, t.start - free_at[q]);
     if (std::holds_alternative<isa::CoreBarrier>(program.instructions[i].op)) {
       // Waiting at a barrier for the other cores is stall time (the barrier itself is free).
@@ -568,6 +576,13 @@ TimingReport TimingModel::report(const isa::Program& program, const RunResult& r
       it->busy_ns += t.occupied_until - t.start;
     }
     free_at[q] = t.occupied_until;
+  };
+  if (!result.executions.empty()) {
+    for (const Execution& e : result.executions)
+      if (e.index < program.instructions.size()) account(e.index, e.time);
+  } else {
+    for (std::size_t i = 0; i < program.instructions.size() && i < result.times.size(); ++i)
+      account(i, result.times[i]);
   }
   for (auto& q : r.queues) q.idle_ns = std::max(0.0, r.total_ns - q.busy_ns - q.stalled_ns);
   for (std::uint32_t e = 0; e < dma_engine_busy_ns_.size(); ++e)

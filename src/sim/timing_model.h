@@ -214,7 +214,10 @@ class TimingModel final : public CostModel {
   std::vector<Prepared> prepared_;
   std::vector<ChunkTables> chunks_;
   InternTable<isa::AccessPattern> stationaries_;  // program-wide; an id is index + 1
-  std::uint32_t loaded_stationary_ = 0;  // prepared runs: id of the stationary in the array
+  // Prepared runs: id of the stationary in the array; kResolvedStationary when a resolved
+  // copy (CostModel::kResolved) loaded it, and tensor_state_ knows which.
+  static constexpr std::uint32_t kResolvedStationary = 0xFFFFFFFF;
+  std::uint32_t loaded_stationary_ = 0;
   bool power_ramp_ = false;
   timing::TensorEngineState tensor_state_;
   // Power ramp: when the current stretch of continuous TensorE work began, and when the

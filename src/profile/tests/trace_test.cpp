@@ -3,6 +3,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -131,6 +132,57 @@ TEST(ProfileTrace, MatmulExampleParsesWithEveryRequiredField) {
       EXPECT_EQ(e["args"]["flops"].get<double>(), 2.0 * 128 * 128 * 256);
     }
   EXPECT_TRUE(found);
+}
+
+// A loop runs on the device (examples/asm/loop_tiles.s: 8 trips on three queues): the
+// trace has one slice per start, labelled "name#k", with the waits as they held at that
+// start, and the analysis' busy time per queue is the timing report's.
+TEST(ProfileTrace, ALoopShowsOneSlicePerTrip) {
+  auto r = std::make_unique<AsmRun>();
+  sim::AsmRunRequest req;
+  req.asm_path = testing::source_dir() + "/examples/asm/loop_tiles.s";
+  req.inits.push_back({"x", sim::TensorInit::Kind::kRandom, "", {}, 1});
+  req.timed = true;
+  r->outcome = sim::run_asm(req);
+  const sim::RunResult& result = r->outcome.result;
+  ASSERT_EQ(result.executions.size(), 75u);
+  ProfileInput in{&r->chip, {{0, &r->outcome.program, &result, &*r->outcome.timing}}, "loop"};
+  std::stringstream out;
+  write_chrome_trace(in, out);
+  const json trace = json::parse(out.str());
+  check_trace(trace, 75, {0});
+  std::set<std::string> computes;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] != "X" || e["args"]["op"] != "tensor_scalar") continue;
+    const std::string label = e["args"]["label"];
+    computes.insert(label);
+    // Trip k waits for load k (s1 >= k + 1) and store k - 1 (s3 >= k).
+    const int k = std::stoi(label.substr(label.find('#') + 1));
+    EXPECT_EQ(e["args"]["waits"], fmt::format("s1>={} s3>={}", k + 1, k)) << label;
+  }
+  EXPECT_EQ(computes.size(), 8u);
+  EXPECT_TRUE(computes.count("tensor_scalar#7"));
+
+  const Analysis a = analyze(in);
+  const CoreProfile& c = a.cores[0];
+  EXPECT_EQ(c.instructions.size(), 75u);
+  for (const auto& q : r->outcome.timing->queues) {
+    const std::string name = q.queue.engine == isa::Engine::kDma
+                                 ? "dma." + std::to_string(q.queue.index)
+                                 : std::string(isa::engine_name(q.queue.engine));
+    const auto t = std::find_if(c.tracks.begin(), c.tracks.end(),
+                                [&](const TrackProfile& p) { return p.name == name; });
+    ASSERT_NE(t, c.tracks.end()) << name;
+    EXPECT_NEAR(t->busy_ns, q.busy_ns, 1e-6) << name;
+    EXPECT_NEAR(t->stalled_ns, q.stalled_ns, 1e-6) << name;
+  }
+  // The stores wait on the computations of their trip: engine stalls, released by a
+  // tensor_scalar start.
+  std::size_t released_by_compute = 0;
+  for (const InstructionProfile& p : c.instructions)
+    if (p.released_by >= 0 && a.op_names[c.instructions[p.released_by].op] == "tensor_scalar")
+      ++released_by_compute;
+  EXPECT_GE(released_by_compute, 8u);
 }
 
 // DMA times are fractional nanoseconds (bytes over a rate): back-to-back copies of odd sizes

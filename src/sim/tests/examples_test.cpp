@@ -77,9 +77,39 @@ TEST(Examples, SoftmaxRowMatchesReference) {
   EXPECT_NEAR(total, 1.0, 1e-5);
 }
 
+TEST(Examples, LoopTilesRunsItsLoopOnTheDevice) {
+  // 8 trips of a loop compiled once per queue: each trip's tile of y is 2x + 1.
+  const std::uint32_t rows = 1024, cols = 512, trips = 8;
+  TestRng rng(11);
+  std::vector<float> x(std::size_t{rows} * cols);
+  for (auto& v : x) v = rng.uniform(-4, 4);
+  AsmRunRequest request;
+  request.asm_path = example_path("loop_tiles.s");
+  request.inits = {{"x", TensorInit::Kind::kBytes, "", to_bytes(x), 0}};
+  const AsmRunOutcome outcome = run_asm(request);
+  EXPECT_TRUE(outcome.result.hazards.empty());
+  const auto y = from_bytes<float>(outcome.contents.at("y"));
+  ASSERT_EQ(y.size(), x.size());
+  for (std::size_t i = 0; i < x.size(); ++i) ASSERT_EQ(y[i], 2.0f * x[i] + 1.0f) << i;
+  // Per queue: its reg_set once, then load/compute/store, reg_add and branch per trip.
+  const RunResult& r = outcome.result;
+  EXPECT_EQ(r.instructions_executed, 3 * (1 + 3 * trips));
+  ASSERT_EQ(r.queues.size(), 3u);
+  for (const QueueCount& q : r.queues) EXPECT_EQ(q.instructions, 1 + 3 * trips);
+  ASSERT_EQ(r.executions.size(), r.instructions_executed);
+  std::uint32_t computes = 0;
+  for (const Execution& e : r.executions) {
+    if (e.index != 5) continue;
+    EXPECT_EQ(e.run, computes++);
+  }
+  EXPECT_EQ(computes, trips);
+  EXPECT_EQ(r.semaphores[1], trips);
+  EXPECT_EQ(r.semaphores[3], trips);
+}
+
 TEST(Examples, ParseAndPrintRoundTrip) {
   // The examples are canonical enough that printing the parsed program parses back equal.
-  for (const char* name : {"matmul_256_bf16.s", "softmax_row.s"}) {
+  for (const char* name : {"matmul_256_bf16.s", "softmax_row.s", "loop_tiles.s"}) {
     const isa::Program program = isa::parse_program_file(example_path(name));
     EXPECT_EQ(isa::parse_program(isa::print_program(program)), program) << name;
   }

@@ -89,21 +89,6 @@ TEST(Executor, SemaphoreOverflowIsAnErrorAtTheSignal) {
 
 // Until the simulator runs control flow, it refuses it rather than run a register-relative
 // operand as if it were static (what validates runs; what does not is an error).
-TEST(Executor, ControlFlowIsRefusedUntilItIsSimulated) {
-  RoundTrip t;
-  std::get<isa::DmaCopy>(t.program.instructions[2].op).src.dyn_reg = isa::Reg{3};
-  const std::optional<SimError> dynamic = sim_error_of([&] { run(t.device, t.program); });
-  ASSERT_TRUE(dynamic);
-  EXPECT_NE(std::string(dynamic->what()).find("not simulated yet"), std::string::npos)
-      << dynamic->what();
-  RoundTrip waits;
-  waits.program.instructions[0].waits[0].base = isa::Reg{1};
-  const std::optional<SimError> relative = sim_error_of([&] { run(waits.device, waits.program); });
-  ASSERT_TRUE(relative);
-  EXPECT_NE(std::string(relative->what()).find("not simulated yet"), std::string::npos)
-      << relative->what();
-}
-
 TEST(Executor, WaitNeedsTheFullValue) {
   // Two producers each add 1 to sem 3; the consumer waits for 2, so it starts only after both.
   Device device(trn3());

@@ -20,7 +20,7 @@ using namespace trnsim::sim::testing;
 using isa::Memory;
 
 constexpr std::size_t kChunk = CostModel::kPrepareChunk;
-constexpr std::uint64_t kTileBytes = 128 * 128 * 2;
+constexpr std::uint64_t kMatmulTileBytes = 128 * 128 * 2;
 
 // A software pipeline (load, matmul, evict, store) over `tiles` tiles whose DMA loads
 // alternate between two queues and whose matmuls use each stationary twice in a row, the
@@ -30,7 +30,7 @@ isa::Program pipeline(std::uint32_t tiles) {
   isa::Program program;
   for (std::uint32_t i = 0; i < tiles; ++i) {
     const std::uint64_t slot = i % 3;
-    isa::DmaCopy load = dma_load(DType::kBFloat16, slot * kTileBytes, 128, 128, slot * 256);
+    isa::DmaCopy load = dma_load(DType::kBFloat16, slot * kMatmulTileBytes, 128, 128, slot * 256);
     std::vector<isa::SemWait> load_waits;
     if (i >= 3) load_waits.push_back({3, i - 2});
     program.instructions.push_back(
@@ -49,7 +49,7 @@ isa::Program pipeline(std::uint32_t tiles) {
 
     isa::DmaCopy store;
     store.src = evict.dst;
-    store.dst = hbm(DType::kBFloat16, 4 * kTileBytes + slot * 2 * kTileBytes, 128,
+    store.dst = hbm(DType::kBFloat16, 4 * kMatmulTileBytes + slot * 2 * kMatmulTileBytes, 128,
                     128 + 64 * (i % 2), {{1, 128 + 64 * (i % 2)}});
     program.instructions.push_back(make(dma_q(2), store, {{2, i + 1}}, {{3, 1}}));
   }
@@ -64,7 +64,7 @@ struct Outcome {
 Outcome time_with(const isa::Program& program, unsigned threads, bool validate = true,
                   const arch::ChipConfig& chip = trn3()) {
   Device device(chip);
-  device.allocate_at(0, 10 * kTileBytes);
+  device.allocate_at(0, 10 * kMatmulTileBytes);
   TimingModel model(chip);
   RunOptions options = timing_only_options(&model);
   options.threads = threads;
@@ -121,7 +121,7 @@ TEST(ParallelPreparation, PreparedCostsEqualTheFormulasPerInstruction) {
   const Outcome prepared = time_with(program, 2, true, chip);
 
   Device device(chip);
-  device.allocate_at(0, 10 * kTileBytes);
+  device.allocate_at(0, 10 * kMatmulTileBytes);
   TimingModel model(chip);
   Unprepared direct(model);
   const RunResult unprepared = run(device, program, timing_only_options(&direct));
@@ -209,7 +209,7 @@ TEST(ParallelPreparation, RecentShapesAreReusedOnlyUpToOffsets) {
 
   const Outcome prepared = time_with(program, 1);
   Device device(trn3());
-  device.allocate_at(0, 10 * kTileBytes);
+  device.allocate_at(0, 10 * kMatmulTileBytes);
   TimingModel model(trn3());
   Unprepared direct(model);
   const RunResult unprepared = run(device, program, timing_only_options(&direct));
@@ -257,7 +257,7 @@ TEST(ParallelPreparation, TheFirstPreparationErrorInProgramOrderIsReported) {
 TEST(ParallelPreparation, OneCostModelSharedByTwoLaunchesIsAnError) {
   Device device(trn3(), 2);
   const isa::Program program = pipeline(4);
-  device.allocate_at(0, 10 * kTileBytes);
+  device.allocate_at(0, 10 * kMatmulTileBytes);
   TimingModel model(trn3());
   const std::vector<CoreProgram> launches = {{0, &program, &model}, {1, &program, &model}};
   RunOptions options;
