@@ -105,10 +105,9 @@ int profile_asm_command(const ProfileAsmArgs& args) {
   const profile::Analysis a = profile::write_profile(input, files);
   const profile::Metrics& m = a.cores.front().metrics;
   const std::size_t starts = outcome.result.executions.size();  // a program with loops
-  fmt::print("{}: {} instructions{}, {:.1f} ns on {}\n", args.file,
-             outcome.program.instructions.size(),
-             starts != 0 ? fmt::format(" ({} started)", starts) : std::string(), m.total_ns,
-             chip.name);
+  fmt::print(
+      "{}: {} instructions{}, {:.1f} ns on {}\n", args.file, outcome.program.instructions.size(),
+      starts != 0 ? fmt::format(" ({} started)", starts) : std::string(), m.total_ns, chip.name);
   fmt::print("  MFU {:.2f}%  HFU {:.2f}%  MBU {:.2f}%  bounding engine {} ({:.1f}% active)\n",
              m.mfu_percent, m.hfu_percent, m.mbu_percent, m.bounding_engine,
              m.bounding_active_percent);

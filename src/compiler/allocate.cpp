@@ -206,6 +206,7 @@ class Arena {
 Allocation allocate(const KernelIr& ir, const arch::ChipConfig& chip) {
   Allocation a;
   a.life = liveness(ir);
+  extend_lifetimes_over_loops(ir, a.life);
   a.places.resize(ir.storages.size());
   const std::uint64_t sbuf_align = std::max<std::uint64_t>(
       4, chip.sbuf.min_alignment_bytes.value > 0

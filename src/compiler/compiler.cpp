@@ -73,11 +73,13 @@ void record_allocation(const KernelIr& ir, const Allocation& alloc,
   stats.psum_extent_bytes = std::max(stats.psum_extent_bytes, alloc.psum_extent);
 }
 
+}  // namespace
+
 // Pass 4: the engines and DMA queues the kernel fixed, then the scheduler (schedule.cpp).
-SchedResult schedule(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
-                     const std::vector<std::uint8_t>& allowed,
-                     const std::vector<std::vector<std::uint32_t>>& preds,
-                     const arch::ChipConfig& chip, const CompileOptions& options) {
+SchedResult detail::schedule_ir(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
+                                const std::vector<std::uint8_t>& allowed,
+                                const std::vector<std::vector<std::uint32_t>>& preds,
+                                const arch::ChipConfig& chip, const CompileOptions& options) {
   std::vector<int> fixed_queue(ir.instructions.size(), -1);
   std::vector<std::uint8_t> engines = allowed;
   for (std::size_t i = 0; i < ir.instructions.size(); ++i) {
@@ -100,6 +102,8 @@ SchedResult schedule(const KernelIr& ir, const std::vector<isa::Instruction>& ph
   const int dma_queues = dma_queues_to_use(options, chip);
   return options.schedule ? schedule_list(in, chip, dma_queues) : schedule_in_order(in, dma_queues);
 }
+
+namespace {
 
 // Pass 6: validate. An output program that fails the ISA rules is a compiler bug.
 void validate_compiled(const isa::Program& prog, const arch::ChipConfig& chip, std::size_t p,
@@ -166,15 +170,24 @@ CompiledKernel compile(std::span<const KernelIr> programs, const arch::ChipConfi
     std::vector<isa::Instruction> phys = rebase(ir, alloc, hbm_addr[p]);
     timer.done("allocate");
 
-    std::vector<std::vector<std::uint32_t>> flow;
-    const auto preds = dependencies(ir, phys, alloc, flow);
-    timer.done("dependencies");
+    SyncResult sync;
+    if (has_control_flow(ir)) {
+      double estimated_ns = 0;
+      sync =
+          compile_with_loops(ir, phys, allowed[p], alloc, chip, options, num_queues, estimated_ns);
+      out.stats.estimated_ns = std::max(out.stats.estimated_ns, estimated_ns);
+      timer.done("schedule");
+    } else {
+      std::vector<std::vector<std::uint32_t>> flow;
+      const auto preds = dependencies(ir, phys, alloc, flow);
+      timer.done("dependencies");
 
-    const SchedResult sched = schedule(ir, phys, allowed[p], preds, chip, options);
-    out.stats.estimated_ns = std::max(out.stats.estimated_ns, sched.estimated_ns);
-    timer.done("schedule");
+      const SchedResult sched = schedule_ir(ir, phys, allowed[p], preds, chip, options);
+      out.stats.estimated_ns = std::max(out.stats.estimated_ns, sched.estimated_ns);
+      timer.done("schedule");
 
-    SyncResult sync = synchronise(phys, sched, preds, flow, num_queues);
+      sync = synchronise(phys, sched, preds, flow, num_queues);
+    }
     out.stats.waits += sync.waits;
     out.stats.signals += sync.signals;
     out.stats.dependencies += sync.cross_edges;

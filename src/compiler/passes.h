@@ -125,8 +125,28 @@ struct SyncResult {
   std::size_t waits = 0, signals = 0, cross_edges = 0;
 };
 
+// `signal_every`: every instruction signals its queue's semaphore (compile_with_loops counts
+// the signals of a piece from its instructions).
 SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedResult& sched,
                        const std::vector<std::vector<std::uint32_t>>& preds,
-                       const std::vector<std::vector<std::uint32_t>>& flow, int num_queues);
+                       const std::vector<std::vector<std::uint32_t>>& flow, int num_queues,
+                       bool signal_every = false);
+
+// compiler.cpp, pass 4: the engines and DMA queues the kernel fixed, then the scheduler.
+SchedResult schedule_ir(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
+                        const std::vector<std::uint8_t>& allowed,
+                        const std::vector<std::vector<std::uint32_t>>& preds,
+                        const arch::ChipConfig& chip, const CompileOptions& options);
+
+// loops.cpp: programs with registers or dynamic loops.
+bool has_control_flow(const KernelIr& ir);
+// Storages a loop body uses but did not declare live through the whole loop.
+void extend_lifetimes_over_loops(const KernelIr& ir, std::vector<Lifetime>& life);
+// The program of such a kernel, piece by piece (docs/compiler.md "Dynamic loops"); adds
+// the pieces' estimates to `estimated_ns`.
+SyncResult compile_with_loops(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
+                              const std::vector<std::uint8_t>& allowed, const Allocation& alloc,
+                              const arch::ChipConfig& chip, const CompileOptions& options,
+                              int num_queues, double& estimated_ns);
 
 }  // namespace trnsim::compiler::detail

@@ -26,7 +26,8 @@ bool waits_for_own_results(int queue_key) {
 
 SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedResult& sched,
                        const std::vector<std::vector<std::uint32_t>>& preds,
-                       const std::vector<std::vector<std::uint32_t>>& flow, int num_queues) {
+                       const std::vector<std::vector<std::uint32_t>>& flow, int num_queues,
+                       bool signal_every) {
   const std::size_t n = phys.size();
   const auto nq = static_cast<std::size_t>(num_queues);
   std::vector<std::uint32_t> pos(n, 0);                     // 1-based position in its queue
@@ -82,6 +83,7 @@ SyncResult synchronise(std::vector<isa::Instruction>& phys, const detail::SchedR
     k[q] = pos[i];
     std::copy(k.begin(), k.end(), clocks.begin() + static_cast<std::ptrdiff_t>(i * nq));
   }
+  if (signal_every) std::fill(signals.begin(), signals.end(), 1);
   // Signal ordinals: the number of signalling instructions of a queue up to and including one.
   std::vector<std::uint32_t> ordinal(n, 0);
   for (std::size_t q = 0; q < nq; ++q) {

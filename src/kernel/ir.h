@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "isa/isa.h"
@@ -78,6 +79,23 @@ struct Storage {
   // On-chip storages the kernel placed by hand (NKI's address=(partition, byte offset));
   // the allocator must honour it and not place anything else over it while it is live.
   std::optional<std::uint64_t> fixed_offset;
+  // The dynamic loop (KernelIr::loops index + 1) whose body declared it, 0 for none: such a
+  // tile is one per trip, not carried from one trip to the next.
+  std::uint32_t loop = 0;
+};
+
+// A dynamic loop (NKI 0.6's nl.fori_loop / nl.while_loop): its body was traced once and
+// runs on the device as a loop (docs/dynamic-loops.md). Registers are the kernel's
+// (KernelIr::registers): isa::Reg indices 0..registers - 1.
+struct Loop {
+  std::size_t begin = 0, end = 0;  // the body: IR instructions [begin, end)
+  bool is_while = false;
+  // fori_loop: the loop variable, lower <= var < upper by step; while_loop: the condition
+  // register (the body leaves the next condition in it; the loop ends when it is 0).
+  isa::Reg var;
+  std::variant<std::int32_t, isa::Reg> lower = 0, upper = 0;
+  std::int32_t step = 1;
+  isa::Origin origin;
 };
 
 struct IrInstruction {
@@ -100,6 +118,8 @@ struct KernelIr {
   std::vector<IrInstruction> instructions;  // program order
   std::vector<StorageId> inputs;            // HBM inputs, in argument order
   std::vector<StorageId> outputs;           // HBM outputs, in return order
+  std::vector<Loop> loops;                  // in program order; bodies do not overlap
+  std::uint8_t registers = 0;               // registers the kernel allocated (r0..)
 };
 
 // A kernel the toolchain cannot trace or compile: a bad shape, a dtype an engine lacks, a

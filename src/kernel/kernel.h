@@ -93,6 +93,26 @@ struct Index {
 };
 
 // ---------------------------------------------------------------------------------------
+// Registers
+
+// A 32-bit sequencer register of the kernel (NKI's VirtualRegister: nisa::register_alloc,
+// the loop variable of nl::fori_loop). Every engine queue keeps its own copy and runs every
+// register operation, so that all of them agree on the trip counts of dynamic loops
+// (docs/dynamic-loops.md).
+class Register {
+ public:
+  Register() = default;
+  bool valid() const { return valid_; }
+  isa::Reg reg() const { return isa::Reg{index_}; }
+
+ private:
+  friend class Tracer;
+  bool valid_ = false;
+  std::uint64_t trace_ = 0;  // the trace that made it (Tracer::serial)
+  std::uint8_t index_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------
 // Tensors
 
 // A view of a storage (an SBUF/PSUM tile or an HBM tensor): shape, element strides and
@@ -142,6 +162,12 @@ class Tensor {
   // storage's bytes as another type (steps and offset count its elements).
   Tensor pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, std::int64_t offset = 0,
                  std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current()) const;
+  // The same view starting `elements` further per unit of `r`'s value when the operation
+  // runs (NKI's .ap(scalar_offset=r): a dynamic loop's tile i). The register must be of
+  // this trace; a view has at most one such term. On-chip, the offset moves inside the
+  // partitions (a free dim), never across them.
+  Tensor offset_by(const Register& r, std::int64_t elements, Loc loc = Loc::current()) const;
+  bool is_dynamic() const { return dyn_reg_.present(); }
 
   // The (virtual) access pattern an operation on this view gets (ir.h explains the
   // addressing). Dims of size 1 are dropped and adjacent dims merged; more than 4 free dims
@@ -163,6 +189,8 @@ class Tensor {
   std::uint32_t partition_offset_ = 0;
   Shape shape_;
   std::vector<std::int64_t> strides_;  // on-chip: strides_[0] is 0 (partition dim)
+  isa::Reg dyn_reg_;                   // offset_by: the register, none for a static view
+  std::int64_t dyn_bytes_ = 0;         // ... and the bytes per unit of it
 };
 
 // A scale/bias/operand that is an fp32 immediate or a [P, 1] tensor.
@@ -281,6 +309,20 @@ inline Range sequential_range(std::int64_t n) {
 inline Range static_range(std::int64_t n) {
   return {0, n, 1};
 }
+
+// Dynamic loops (NKI 0.6), traced once and run on the device (docs/dynamic-loops.md):
+// fori_loop runs body(i) for i in range(lower, upper, step), lower and upper ints or
+// registers, step a positive int, i a read-only register; while_loop runs
+// `r = init; while r != 0: r = body(r)`. State crosses trips through SBUF/HBM only; tiles
+// declared in a body are one per trip and not visible after it; loops do not nest (yet)
+// and may not sit inside no_reorder.
+using LoopBound = std::variant<std::int32_t, kernel::Register>;
+void fori_loop(const LoopBound& lower, const LoopBound& upper,
+               const std::function<void(const kernel::Register&)>& body, std::int32_t step = 1,
+               Loc loc = Loc::current());
+void while_loop(const kernel::Register& init,
+                const std::function<kernel::Register(const kernel::Register&)>& body,
+                Loc loc = Loc::current());
 
 // nl.tile_size and the chip being traced for.
 namespace tile_size {
@@ -564,5 +606,15 @@ void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa
 
 // Barrier across the physical cores of the logical core being traced (LNC >= 2).
 void core_barrier(Loc loc = Loc::current());
+
+// Registers (NKI 0.6 nisa.register_*): a new register (value, or 0), dst = src or an
+// immediate, dst = the one integer element of src, the one integer element of dst = src.
+kernel::Register register_alloc(std::optional<std::int32_t> value = std::nullopt,
+                                Loc loc = Loc::current());
+void register_move(const kernel::Register& dst, const kernel::Register& src,
+                   Loc loc = Loc::current());
+void register_move(const kernel::Register& dst, std::int32_t value, Loc loc = Loc::current());
+void register_load(const kernel::Register& dst, const Tensor& src, Loc loc = Loc::current());
+void register_store(const Tensor& dst, const kernel::Register& src, Loc loc = Loc::current());
 
 }  // namespace trnsim::nisa

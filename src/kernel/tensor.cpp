@@ -381,6 +381,8 @@ isa::AccessPattern Tensor::lower(bool merge, Loc loc) const {
                      name(), shape_text(shape_), merged.size(), isa::kMaxFreeDims));
   ap.num_dims = static_cast<std::uint8_t>(merged.size());
   for (std::size_t k = 0; k < merged.size(); ++k) ap.dims[k] = merged[k];
+  ap.dyn_reg = dyn_reg_;
+  ap.dyn_scale = dyn_bytes_;
   return ap;
 }
 

@@ -86,6 +86,10 @@ NoReorder::~NoReorder() {
 
 bool Tracer::begin_order_block() {
   if (order_block_ != 0) return false;
+  if (open_loop_ != 0)
+    throw KernelError(ir_.loops[open_loop_ - 1].origin,
+                      "no_reorder inside a dynamic loop's body is not supported (NKI 0.6 keeps "
+                      "loops out of no_reorder blocks; trnsim keeps the blocks out of loops too)");
   order_block_ = ++order_blocks_;
   return true;
 }
@@ -106,7 +110,15 @@ const Storage& Tracer::storage_of(const Tensor& t, const Loc& loc) const {
                                   "logical core: each program traces the kernel on its own and "
                                   "must declare its own tensors)",
                                   ir_.name));
-  return ir_.storages[t.storage_];
+  const Storage& s = ir_.storages[t.storage_];
+  if (s.loop != 0 && s.loop != open_loop_)
+    throw KernelError(origin_of(loc),
+                      fmt::format("'{}' was declared in the body of a dynamic loop: it is one "
+                                  "per trip and not visible after the loop (NKI 0.6)",
+                                  s.name),
+                      {{s.origin, fmt::format("'{}' declared here", s.name)},
+                       {ir_.loops[s.loop - 1].origin, "the loop"}});
+  return s;
 }
 
 bool tracing() {
@@ -155,7 +167,8 @@ Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name
             .name = std::move(name),
             .origin = where,
             .role = role,
-            .fixed_offset = fixed_offset};
+            .fixed_offset = fixed_offset,
+            .loop = open_loop_};
   const std::uint64_t elem = numerics::storage_bytes(dtype);
   const std::optional<std::uint64_t> bytes = bytes_of(shape, is_on_chip(buffer) ? 1 : 0, elem);
   if (!bytes)

@@ -51,6 +51,18 @@ class Tracer {
 
   std::uint32_t next_barrier_id() { return barriers_++; }
 
+  // Registers and dynamic loops (loops.cpp). A new register of this trace (KernelError past
+  // the registers the compiler leaves to kernels); a register of another trace or an
+  // invalid one is a KernelError at `loc`.
+  Register new_register(const Loc& loc);
+  void check_register(const Register& r, const Loc& loc) const;
+  // Opens `loop` (its body starts at the next instruction; KernelError when a loop is open
+  // or a no_reorder block is) and closes it.
+  void begin_loop(Loop loop, const Loc& loc);
+  void end_loop();
+  // The open loop's variable when it is a fori_loop's (written only by the loop itself).
+  std::optional<isa::Reg> read_only_register() const;
+
   // The no_reorder block being recorded (0: none); begin returns false when one is open.
   bool begin_order_block();
   void end_order_block() { order_block_ = 0; }
@@ -71,6 +83,7 @@ class Tracer {
   KernelIr ir_;
   std::uint32_t barriers_ = 0;
   std::uint32_t order_block_ = 0, order_blocks_ = 0;
+  std::uint32_t open_loop_ = 0;  // index + 1 into ir_.loops of the loop being traced
   // Per PSUM storage, one flag per byte: 1 where a matmul of this trace wrote.
   std::unordered_map<StorageId, std::vector<std::uint8_t>> matmul_written_;
 };

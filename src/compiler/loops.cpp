@@ -1,0 +1,373 @@
+// Programs with registers or dynamic loops (docs/compiler.md, "Dynamic loops"): compiled
+// piece by piece. A piece is a straight run of data-path instructions (scheduled and
+// synchronised as any program), one register operation, or a loop's head or tail. Every
+// queue the program uses runs every register operation, loop head and tail, so all queues
+// agree on the trip counts. Semaphore counts grow by an unknown amount per loop, so each queue
+// keeps in register R(q) the count of queue q's signals before the current piece, and waits
+// relative to it; every instruction of a straight piece signals, so the counts per piece
+// are static. A straight piece starts on each queue with a fence (every signal so far, on
+// every queue), which orders it after everything before it, earlier trips included: simple
+// and correct, at the price of no overlap between trips or pieces.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <deque>
+#include <map>
+
+#include "compiler/passes.h"
+
+namespace trnsim::compiler::detail {
+
+bool has_control_flow(const KernelIr& ir) {
+  if (!ir.loops.empty()) return true;
+  return std::any_of(ir.instructions.begin(), ir.instructions.end(), [](const IrInstruction& in) {
+    return isa::op_class(in.inst.op) == isa::OpClass::kControl;
+  });
+}
+
+void extend_lifetimes_over_loops(const KernelIr& ir, std::vector<Lifetime>& life) {
+  for (std::size_t k = 0; k < ir.loops.size(); ++k) {
+    const kernel::Loop& loop = ir.loops[k];
+    if (loop.begin == loop.end) continue;
+    for (const Storage& s : ir.storages) {
+      Lifetime& l = life[s.id];
+      // A tile declared in the body is one per trip; one declared outside and used in it is
+      // read again by the next trip, so it lives through the whole loop.
+      if (l.first == kNone || s.loop == k + 1 || l.last < loop.begin || l.first >= loop.end)
+        continue;
+      l.first = std::min(l.first, loop.begin);
+      l.last = std::max(l.last, loop.end - 1);
+    }
+  }
+}
+
+namespace {
+
+enum class PieceKind : std::uint8_t { kStraight, kControl, kHead, kTail };
+struct Piece {
+  PieceKind kind = PieceKind::kStraight;
+  std::size_t begin = 0, end = 0;  // IR instructions (kStraight, kControl)
+  std::size_t loop = 0;            // kHead, kTail
+};
+
+std::vector<Piece> pieces_of(const KernelIr& ir) {
+  const std::size_t n = ir.instructions.size();
+  std::vector<Piece> out;
+  std::size_t run = 0, next_loop = 0;
+  std::size_t open = kNone;  // the loop whose body is being walked
+  const auto flush = [&](std::size_t i) {
+    if (run < i) out.push_back({PieceKind::kStraight, run, i, 0});
+    run = i;
+  };
+  for (std::size_t i = 0; i <= n; ++i) {
+    if (open != kNone && ir.loops[open].end == i) {
+      flush(i);
+      out.push_back({PieceKind::kTail, 0, 0, open});
+      open = kNone;
+    }
+    while (next_loop < ir.loops.size() && ir.loops[next_loop].begin == i) {
+      flush(i);
+      out.push_back({PieceKind::kHead, 0, 0, next_loop});
+      open = next_loop++;
+      if (ir.loops[open].end == i) {  // an empty body
+        out.push_back({PieceKind::kTail, 0, 0, open});
+        open = kNone;
+      }
+    }
+    if (i == n) break;
+    if (isa::op_class(ir.instructions[i].inst.op) == isa::OpClass::kControl) {
+      flush(i);
+      out.push_back({PieceKind::kControl, i, i + 1, 0});
+      run = i + 1;
+    }
+  }
+  flush(n);
+  return out;
+}
+
+// A register-relative operand moves at run time, so the dependency pass's footprints (at
+// register value 0) cannot say what it overlaps: it is ordered against every other access
+// of its storage in the piece.
+void order_moved_operands(const KernelIr& piece, std::vector<std::vector<std::uint32_t>>& preds,
+                          std::vector<std::vector<std::uint32_t>>& flow) {
+  struct Use {
+    StorageId storage;
+    bool writes, moved;
+  };
+  std::vector<std::vector<Use>> uses(piece.instructions.size());
+  bool any_moved = false;
+  for (std::size_t i = 0; i < piece.instructions.size(); ++i)
+    isa::for_each_operand(
+        piece.instructions[i].inst.op, [&](const AccessPattern& ap, const isa::OperandRef& ref) {
+          uses[i].push_back({kernel::storage_of_offset(ap.offset), ref.writes(), ap.is_dynamic()});
+          any_moved = any_moved || ap.is_dynamic();
+        });
+  if (!any_moved) return;
+  for (std::size_t i = 0; i < uses.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      for (const Use& a : uses[j])
+        for (const Use& b : uses[i]) {
+          if (a.storage != b.storage || !(a.moved || b.moved) || !(a.writes || b.writes)) continue;
+          preds[i].push_back(static_cast<std::uint32_t>(j));
+          if (a.writes && !b.writes) flow[i].push_back(static_cast<std::uint32_t>(j));
+        }
+  for (auto* lists : {&preds, &flow})
+    for (auto& list : *lists) {
+      std::sort(list.begin(), list.end());
+      list.erase(std::unique(list.begin(), list.end()), list.end());
+    }
+}
+
+// One straight piece, scheduled and synchronised on its own (waits count from the piece's
+// start; every instruction signals).
+struct ScheduledPiece {
+  std::vector<isa::Instruction> program;  // in issue order, queues assigned
+  std::vector<int> queue;                 // queue key of each
+  double estimated_ns = 0;
+  std::size_t cross_edges = 0;
+};
+
+class Emitter {
+ public:
+  Emitter(const KernelIr& ir, std::vector<int> queues, int num_queues)
+      : ir_(ir),
+        queues_(std::move(queues)),
+        labels_(static_cast<std::size_t>(num_queues)),
+        counts_(static_cast<std::size_t>(num_queues), 0),
+        head_branch_(static_cast<std::size_t>(num_queues), 0),
+        body_start_(static_cast<std::size_t>(num_queues), 0) {}
+
+  std::vector<isa::Instruction>& program() { return out_; }
+
+  // R(q): queue q's signals before the current piece, as every queue counts them.
+  isa::Reg base(int q) const { return isa::Reg{static_cast<std::uint8_t>(ir_.registers + q)}; }
+
+  void straight(ScheduledPiece& piece) {
+    std::vector<char> fenced(labels_.size(), 0);
+    for (std::size_t k = 0; k < piece.program.size(); ++k) {
+      isa::Instruction& inst = piece.program[k];
+      const int q = piece.queue[k];
+      std::map<std::uint16_t, std::uint32_t> waits;  // semaphore -> offset from its base
+      for (const isa::SemWait& w : inst.waits) waits[w.sem] = std::max(waits[w.sem], w.value);
+      if (!fenced[static_cast<std::size_t>(q)]) {
+        fenced[static_cast<std::size_t>(q)] = 1;
+        for (const int s : queues_) waits.emplace(static_cast<std::uint16_t>(s), 0);
+      }
+      inst.waits.clear();
+      for (const auto& [sem, offset] : waits) inst.waits.push_back({sem, offset, base(sem)});
+      inst.signals = {{static_cast<std::uint16_t>(q), 1}};
+      ++counts_[static_cast<std::size_t>(q)];
+      emit(std::move(inst), q);
+    }
+    advance();
+  }
+
+  // A register operation of the kernel: on every queue; one that touches memory waits for
+  // everything before it and signals, so that what follows waits for it in turn.
+  void control(const isa::Instruction& inst) {
+    const bool stores = std::holds_alternative<isa::RegStore>(inst.op);
+    const bool loads = std::holds_alternative<isa::RegLoad>(inst.op);
+    for (const int q : queues_) {
+      isa::Instruction copy = inst;
+      if (loads || stores) {
+        copy.waits = fence();
+        copy.signals = {{static_cast<std::uint16_t>(q), 1}};
+        ++counts_[static_cast<std::size_t>(q)];
+      }
+      emit(std::move(copy), q);
+      if (stores) break;  // one store is enough: every queue holds the same value
+    }
+    advance();
+  }
+
+  void head(const kernel::Loop& loop) {
+    for (const int q : queues_) {
+      if (!loop.is_while) {
+        if (const auto* lower = std::get_if<std::int32_t>(&loop.lower)) {
+          emit(make(isa::RegSet{loop.var, *lower}, loop), q);
+        } else {
+          emit(make(isa::RegAdd{loop.var, std::get<isa::Reg>(loop.lower), 0}, loop), q);
+        }
+      }
+      head_branch_[static_cast<std::size_t>(q)] = out_.size();
+      emit(make(leave_or_stay(loop, true), loop), q);
+      request_label(q, &body_start_[static_cast<std::size_t>(q)]);
+    }
+  }
+
+  void tail(const kernel::Loop& loop) {
+    for (const int q : queues_) {
+      const auto at = static_cast<std::size_t>(q);
+      if (!loop.is_while) emit(make(isa::RegAdd{loop.var, loop.var, loop.step}, loop), q);
+      // A body with nothing on this queue: the back edge is the branch itself.
+      auto& pending = labels_[at];
+      if (std::find(pending.begin(), pending.end(), &body_start_[at]) != pending.end()) {
+        pending.clear();
+        body_start_[at] = out_.size();
+      }
+      isa::Branch back = leave_or_stay(loop, false);
+      back.target = static_cast<std::uint32_t>(body_start_[at]);
+      emit(make(back, loop), q);
+      // The head leaves to the queue's next instruction after the loop.
+      exits_.push_back({head_branch_[at], 0});
+      request_label(q, &exits_.back().target);
+    }
+  }
+
+  // Every queue ends on a `sem`, so that a loop at the end of the program has somewhere to
+  // leave to; then the heads' exits are patched.
+  void finish() {
+    for (const int q : queues_) emit(make(isa::SemaphoreOp{}, {}), q);
+    for (const Exit& e : exits_)
+      std::get<isa::Branch>(out_[e.branch].op).target = static_cast<std::uint32_t>(e.target);
+  }
+
+ private:
+  static isa::Instruction make(isa::Operation op, const kernel::Loop& loop) {
+    isa::Instruction inst;
+    inst.op = std::move(op);
+    inst.origin = loop.origin;
+    return inst;
+  }
+
+  // fori: leave when var >= upper (head), stay while var < upper (tail); while: leave when
+  // var == 0, stay while var != 0.
+  static isa::Branch leave_or_stay(const kernel::Loop& loop, bool leave) {
+    isa::Branch b;
+    b.a = loop.var;
+    if (loop.is_while) {
+      b.cond = leave ? isa::BranchCond::kEqual : isa::BranchCond::kNotEqual;
+      return b;
+    }
+    b.cond = leave ? isa::BranchCond::kGreaterEqual : isa::BranchCond::kLess;
+    if (const auto* upper = std::get_if<std::int32_t>(&loop.upper)) {
+      b.imm = *upper;
+    } else {
+      b.b = std::get<isa::Reg>(loop.upper);
+    }
+    return b;
+  }
+
+  std::vector<isa::SemWait> fence() const {
+    std::vector<isa::SemWait> waits;
+    for (const int s : queues_) waits.push_back({static_cast<std::uint16_t>(s), 0, base(s)});
+    return waits;
+  }
+
+  // Every queue advances every base by the signals of the piece just emitted.
+  void advance() {
+    for (const int q : queues_)
+      for (std::size_t s = 0; s < counts_.size(); ++s)
+        if (counts_[s] != 0) {
+          const isa::Reg r = base(static_cast<int>(s));
+          isa::Instruction add;
+          add.op = isa::RegAdd{r, r, static_cast<std::int32_t>(counts_[s])};
+          emit(std::move(add), q);
+        }
+    std::fill(counts_.begin(), counts_.end(), 0);
+  }
+
+  void request_label(int q, std::size_t* slot) {
+    labels_[static_cast<std::size_t>(q)].push_back(slot);
+  }
+
+  void emit(isa::Instruction inst, int q) {
+    inst.queue = queue_of_key(q);
+    auto& pending = labels_[static_cast<std::size_t>(q)];
+    for (std::size_t* slot : pending) *slot = out_.size();
+    pending.clear();
+    out_.push_back(std::move(inst));
+  }
+
+  struct Exit {
+    std::size_t branch = 0, target = 0;
+  };
+  const KernelIr& ir_;
+  std::vector<int> queues_;
+  std::vector<std::vector<std::size_t*>> labels_;  // per queue: slots its next instruction fills
+  std::vector<std::uint32_t> counts_;              // signals per queue in the current piece
+  std::vector<isa::Instruction> out_;
+  // The open loop (loops do not nest), per queue: its head's branch and its body's start.
+  std::vector<std::size_t> head_branch_, body_start_;
+  std::deque<Exit> exits_;  // a deque: labels point into it
+};
+
+// Schedules and synchronises one straight piece on its own.
+ScheduledPiece schedule_piece(const KernelIr& ir, const Piece& piece,
+                              const std::vector<isa::Instruction>& phys,
+                              const std::vector<std::uint8_t>& allowed, const Allocation& alloc,
+                              const arch::ChipConfig& chip, const CompileOptions& options,
+                              int num_queues) {
+  const auto begin = static_cast<std::ptrdiff_t>(piece.begin);
+  const auto end = static_cast<std::ptrdiff_t>(piece.end);
+  KernelIr sub;
+  sub.name = ir.name;
+  sub.storages = ir.storages;
+  sub.registers = ir.registers;
+  sub.instructions.assign(ir.instructions.begin() + begin, ir.instructions.begin() + end);
+  std::vector<isa::Instruction> sub_phys(phys.begin() + begin, phys.begin() + end);
+  const std::vector<std::uint8_t> sub_allowed(allowed.begin() + begin, allowed.begin() + end);
+  std::vector<std::vector<std::uint32_t>> flow;
+  auto preds = dependencies(sub, sub_phys, alloc, flow);
+  order_moved_operands(sub, preds, flow);
+  const SchedResult sched = schedule_ir(sub, sub_phys, sub_allowed, preds, chip, options);
+  SyncResult sync = synchronise(sub_phys, sched, preds, flow, num_queues, true);
+  ScheduledPiece out;
+  out.program = std::move(sync.program);
+  for (const std::uint32_t i : sched.order) out.queue.push_back(sched.queue[i]);
+  out.estimated_ns = sched.estimated_ns;
+  out.cross_edges = sync.cross_edges;
+  return out;
+}
+
+}  // namespace
+
+SyncResult compile_with_loops(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
+                              const std::vector<std::uint8_t>& allowed, const Allocation& alloc,
+                              const arch::ChipConfig& chip, const CompileOptions& options,
+                              int num_queues, double& estimated_ns) {
+  const std::vector<Piece> pieces = pieces_of(ir);
+  std::vector<ScheduledPiece> straight;
+  std::vector<int> used;
+  SyncResult r;
+  for (const Piece& piece : pieces) {
+    if (piece.kind != PieceKind::kStraight) continue;
+    straight.push_back(schedule_piece(ir, piece, phys, allowed, alloc, chip, options, num_queues));
+    estimated_ns += straight.back().estimated_ns;  // each loop body counted once
+    r.cross_edges += straight.back().cross_edges;
+    used.insert(used.end(), straight.back().queue.begin(), straight.back().queue.end());
+  }
+  std::sort(used.begin(), used.end());
+  used.erase(std::unique(used.begin(), used.end()), used.end());
+  if (used.empty()) used.push_back(queue_key({isa::Engine::kSync, 0}));
+  Emitter emitter(ir, used, num_queues);
+  std::size_t next_straight = 0;
+  for (const Piece& piece : pieces) {
+    switch (piece.kind) {
+      case PieceKind::kStraight:
+        emitter.straight(straight[next_straight++]);
+        break;
+      case PieceKind::kControl: {
+        isa::Instruction inst = phys[piece.begin];
+        inst.origin = ir.instructions[piece.begin].inst.origin;
+        emitter.control(inst);
+        break;
+      }
+      case PieceKind::kHead:
+        emitter.head(ir.loops[piece.loop]);
+        break;
+      case PieceKind::kTail:
+        emitter.tail(ir.loops[piece.loop]);
+        break;
+    }
+  }
+  emitter.finish();
+  r.program = std::move(emitter.program());
+  for (const isa::Instruction& inst : r.program) {
+    r.waits += inst.waits.size();
+    r.signals += inst.signals.size();
+  }
+  return r;
+}
+
+}  // namespace trnsim::compiler::detail

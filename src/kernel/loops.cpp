@@ -1,0 +1,249 @@
+// Registers and dynamic loops (NKI 0.6 nisa.register_*, nl.fori_loop, nl.while_loop): the
+// tracer records a loop's body once, as a range of IR instructions (KernelIr::loops), and
+// the compiler makes it a loop of the instruction stream (docs/dynamic-loops.md).
+#include <fmt/core.h>
+
+#include "kernel/tracer.h"
+
+namespace trnsim::kernel {
+
+namespace {
+
+// Registers the compiler keeps for itself: one per semaphore (a queue's count of signals at
+// the start of the current trip) on every queue (compiler/loops.cpp).
+int compiler_registers(const arch::ChipConfig& chip) {
+  return 5 + static_cast<int>(chip.dma.queues_per_engine.value);
+}
+
+}  // namespace
+
+Register Tracer::new_register(const Loc& loc) {
+  const int budget = isa::kNumRegisters - compiler_registers(chip_);
+  if (ir_.registers >= budget)
+    throw KernelError(origin_of(loc),
+                      fmt::format("kernel '{}' allocates more than {} registers (each queue has "
+                                  "{}; the compiler keeps {} for its semaphore counts)",
+                                  ir_.name, budget, isa::kNumRegisters, compiler_registers(chip_)));
+  Register r;
+  r.valid_ = true;
+  r.trace_ = serial_;
+  r.index_ = ir_.registers++;
+  return r;
+}
+
+void Tracer::check_register(const Register& r, const Loc& loc) const {
+  if (!r.valid_)
+    throw KernelError(origin_of(loc), "an invalid (default-constructed) register is used");
+  if (r.trace_ != serial_)
+    throw KernelError(origin_of(loc),
+                      fmt::format("a register of another trace is used in kernel '{}'", ir_.name));
+}
+
+void Tracer::begin_loop(Loop loop, const Loc& loc) {
+  const isa::Origin where = origin_of(loc);
+  if (open_loop_ != 0)
+    throw KernelError(where,
+                      "a dynamic loop inside another is not supported yet (trnsim compiles one "
+                      "level of fori_loop/while_loop: docs/dynamic-loops.md)",
+                      {{ir_.loops[open_loop_ - 1].origin, "the enclosing loop"}});
+  if (order_block_ != 0)
+    throw KernelError(where, "a dynamic loop may not sit inside a no_reorder block (NKI 0.6)");
+  loop.begin = ir_.instructions.size();
+  loop.end = loop.begin;
+  loop.origin = where;
+  ir_.loops.push_back(std::move(loop));
+  open_loop_ = static_cast<std::uint32_t>(ir_.loops.size());
+}
+
+void Tracer::end_loop() {
+  if (open_loop_ == 0) return;
+  ir_.loops[open_loop_ - 1].end = ir_.instructions.size();
+  open_loop_ = 0;
+}
+
+std::optional<isa::Reg> Tracer::read_only_register() const {
+  if (open_loop_ == 0 || ir_.loops[open_loop_ - 1].is_while) return std::nullopt;
+  return ir_.loops[open_loop_ - 1].var;
+}
+
+Tensor Tensor::offset_by(const Register& r, std::int64_t elements, Loc loc) const {
+  Tracer& tracer = Tracer::current(loc);
+  (void)tracer.storage_of(*this, loc);
+  tracer.check_register(r, loc);
+  if (dyn_reg_.present() && dyn_reg_ != r.reg())
+    throw KernelError(origin_of(loc),
+                      fmt::format("a view of '{}' is already offset by another register (an "
+                                  "access pattern has one register term)",
+                                  name(loc)));
+  Tensor out = *this;
+  out.dyn_reg_ = r.reg();
+  out.dyn_bytes_ += elements * static_cast<std::int64_t>(numerics::storage_bytes(dtype_));
+  return out;
+}
+
+}  // namespace trnsim::kernel
+
+namespace trnsim::nisa {
+
+using kernel::KernelError;
+using kernel::origin_of;
+using kernel::Register;
+using kernel::Tracer;
+
+namespace {
+
+void record_control(isa::Operation op, const Loc& loc) {
+  Tracer::current(loc).record(std::move(op), {}, loc);
+}
+
+// dst may be written here: not a fori_loop's variable inside its body.
+void check_writable(Tracer& t, const Register& dst, const Loc& loc) {
+  t.check_register(dst, loc);
+  if (const auto var = t.read_only_register(); var && *var == dst.reg())
+    throw KernelError(origin_of(loc),
+                      "the loop variable of fori_loop is read-only inside its body (NKI 0.6)");
+}
+
+}  // namespace
+
+Register register_alloc(std::optional<std::int32_t> value, Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  const Register r = t.new_register(loc);
+  // Registers start at 0 on the device; an explicit set keeps a register allocated inside a
+  // loop body at its value on every trip.
+  record_control(isa::RegSet{r.reg(), value.value_or(0)}, loc);
+  return r;
+}
+
+void register_move(const Register& dst, const Register& src, Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  check_writable(t, dst, loc);
+  t.check_register(src, loc);
+  record_control(isa::RegAdd{dst.reg(), src.reg(), 0}, loc);
+}
+
+void register_move(const Register& dst, std::int32_t value, Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  check_writable(t, dst, loc);
+  record_control(isa::RegSet{dst.reg(), value}, loc);
+}
+
+void register_load(const Register& dst, const Tensor& src, Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  check_writable(t, dst, loc);
+  record_control(isa::RegLoad{dst.reg(), src.ap(loc)}, loc);
+}
+
+void register_store(const Tensor& dst, const Register& src, Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  t.check_register(src, loc);
+  record_control(isa::RegStore{dst.ap(loc), src.reg()}, loc);
+}
+
+}  // namespace trnsim::nisa
+
+namespace trnsim::nl {
+
+using kernel::KernelError;
+using kernel::Loop;
+using kernel::origin_of;
+using kernel::Register;
+using kernel::Tracer;
+
+namespace {
+
+std::variant<std::int32_t, isa::Reg> bound_of(Tracer& t, const LoopBound& b, const Loc& loc) {
+  if (const auto* r = std::get_if<Register>(&b)) {
+    t.check_register(*r, loc);
+    return r->reg();
+  }
+  return std::get<std::int32_t>(b);
+}
+
+// Closes the open loop however its body ends (an exception leaves the trace unusable, but
+// the tracer must not think a loop is still open).
+struct LoopScope {
+  Tracer& tracer;
+  ~LoopScope() { tracer.end_loop(); }
+};
+
+// With both bounds known, the operands the loop variable moves must stay inside their
+// storages on the first and the last trip (they move linearly, so the others lie between):
+// the simulator checks only the memory's bounds, and a tile past its end is another tile.
+void check_moved_operands(Tracer& t, const Loop& loop, std::int64_t first, std::int64_t last) {
+  kernel::KernelIr& ir = t.ir();
+  for (std::size_t i = loop.begin; i < loop.end; ++i) {
+    isa::Operation op = ir.instructions[i].inst.op;
+    isa::for_each_operand(op, [&](isa::AccessPattern& ap, const isa::OperandRef& ref) {
+      if (ap.dyn_reg != loop.var) return;
+      const kernel::Storage& s = ir.storages[kernel::storage_of_offset(ap.offset)];
+      for (const std::int64_t value : {first, last}) {
+        isa::AccessPattern moved = ap;
+        moved.dyn_reg = {};
+        moved.offset = kernel::offset_in_storage(ap.offset);
+        const std::int64_t shift = value * ap.dyn_scale;
+        if (shift < 0 && static_cast<std::uint64_t>(-shift) > moved.offset)
+          throw KernelError(ir.instructions[i].inst.origin,
+                            fmt::format("operand '{}' starts before '{}' when the loop variable "
+                                        "is {}",
+                                        ref.label(), s.name, value),
+                            {{loop.origin, "the loop"}});
+        moved.offset += static_cast<std::uint64_t>(shift);
+        const auto [lo, hi] = moved.byte_span();
+        if (static_cast<std::uint64_t>(hi) > s.bytes)
+          throw KernelError(
+              ir.instructions[i].inst.origin,
+              fmt::format("operand '{}' reaches outside '{}' when the loop variable is {} (bytes "
+                          "[{}, {}) of {}{})",
+                          ref.label(), s.name, value, lo, hi, s.bytes,
+                          kernel::is_on_chip(s.buffer) ? " per partition" : ""),
+              {{loop.origin, "the loop"}});
+      }
+    });
+  }
+}
+
+}  // namespace
+
+void fori_loop(const LoopBound& lower, const LoopBound& upper,
+               const std::function<void(const Register&)>& body, std::int32_t step, Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  if (step <= 0)
+    throw KernelError(origin_of(loc),
+                      fmt::format("fori_loop: step is a positive int (NKI 0.6), not {}", step));
+  Loop loop;
+  loop.lower = bound_of(t, lower, loc);
+  loop.upper = bound_of(t, upper, loc);
+  loop.step = step;
+  const Register var = t.new_register(loc);
+  loop.var = var.reg();
+  t.begin_loop(loop, loc);
+  {
+    const LoopScope scope{t};
+    body(var);
+  }
+  const Loop& traced = t.ir().loops.back();
+  const auto* lo = std::get_if<std::int32_t>(&traced.lower);
+  const auto* hi = std::get_if<std::int32_t>(&traced.upper);
+  if (lo != nullptr && hi != nullptr && *lo < *hi) {
+    const std::int64_t trips = (std::int64_t{*hi} - *lo + step - 1) / step;
+    check_moved_operands(t, traced, *lo, *lo + (trips - 1) * step);
+  }
+}
+
+void while_loop(const Register& init, const std::function<Register(const Register&)>& body,
+                Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  t.check_register(init, loc);
+  Loop loop;
+  loop.is_while = true;
+  loop.var = init.reg();
+  t.begin_loop(loop, loc);
+  const LoopScope scope{t};
+  const Register next = body(init);
+  t.check_register(next, loc);
+  // The loop tests `init`: the body's answer goes there.
+  if (next.reg() != init.reg()) nisa::register_move(init, next, loc);
+}
+
+}  // namespace trnsim::nl

@@ -1,0 +1,170 @@
+// Dynamic loops end to end (docs/dynamic-loops.md): nl::fori_loop and nl::while_loop traced
+// once, compiled to loops of the instruction stream on every queue, run functionally and
+// timed; and the tracer's rules as located errors.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "arch/tests/test_presets.h"
+#include "runtime/runtime.h"
+
+namespace trnsim::runtime {
+namespace {
+
+using kernel::Register;
+using kernel::Tensor;
+using numerics::DType;
+
+constexpr std::int64_t kRows = 128, kCols = 256, kTiles = 6;
+
+// y[t] = 2 x[t] + 1 for t in range(lower, upper): the loop loads, computes and stores tile t
+// by register-relative views of the [kTiles * 128, kCols] tensors.
+kernel::KernelFn scale_tiles(nl::LoopBound lower, nl::LoopBound upper) {
+  return [lower, upper](std::span<const Tensor> in) {
+    const Tensor y = nl::ndarray({kTiles * kRows, kCols}, DType::kFloat32, nl::shared_hbm, "y");
+    // The rows outside the loop's range stay 0.
+    const Tensor zero = nl::zeros({kRows, kCols}, DType::kFloat32);
+    for (std::int64_t t = 0; t < kTiles; ++t) nl::store(y(nl::ds(t * kRows, kRows), nl::all), zero);
+    nl::fori_loop(lower, upper, [&](const Register& i) {
+      const Tensor x_tile = in[0](nl::ds(0, kRows), nl::all).offset_by(i, kRows * kCols);
+      const Tensor tile = nl::load(x_tile);
+      const Tensor out = nl::ndarray({kRows, kCols}, DType::kFloat32);
+      nisa::tensor_scalar(out, tile, isa::AluOp::kMultiply, 2.0f,
+                          {.op1 = isa::AluOp::kAdd, .operand1 = 1.0f});
+      nl::store(y(nl::ds(0, kRows), nl::all).offset_by(i, kRows * kCols), out);
+    });
+    return std::vector<Tensor>{y};
+  };
+}
+
+std::vector<float> expected(const HostTensor& x, std::int64_t lower, std::int64_t upper) {
+  const std::vector<float> v = x.to_floats();
+  std::vector<float> e(v.size(), 0.0f);
+  for (std::int64_t t = lower; t < upper; ++t)
+    for (std::int64_t k = t * kRows * kCols; k < (t + 1) * kRows * kCols; ++k)
+      e[static_cast<std::size_t>(k)] = 2.0f * v[static_cast<std::size_t>(k)] + 1.0f;
+  return e;
+}
+
+TEST(DynamicLoop, ForiLoopRunsItsBodyOnTheDeviceOncePerTrip) {
+  const arch::ChipConfig chip = arch::testing::trn3();
+  const HostTensor x = random_tensor("x", DType::kFloat32, {kTiles * kRows, kCols}, 7);
+  const std::vector<kernel::TensorSpec> specs = {x.spec()};
+  const BuiltKernel k = build(scale_tiles(1, 5), specs, chip, {.name = "loop"});
+  // Traced once: one load, one tensor_scalar, one store in the body, whatever the trips.
+  ASSERT_EQ(k.ir[0].loops.size(), 1u);
+  const kernel::Loop& loop = k.ir[0].loops[0];
+  EXPECT_EQ(loop.end - loop.begin, 3u);
+  const LaunchResult r = launch(k, chip, std::span<const HostTensor>(&x, 1));
+  EXPECT_TRUE(r.runs[0].hazards.empty());
+  EXPECT_EQ(r.outputs[0].to_floats(), expected(x, 1, 5));
+  // The data-path instructions of the body ran 4 times each.
+  std::size_t scalar_starts = 0;
+  for (const sim::Execution& e : r.runs[0].executions)
+    if (std::holds_alternative<isa::TensorScalar>(k.compiled.programs[0].instructions[e.index].op))
+      ++scalar_starts;
+  EXPECT_EQ(scalar_starts, 4u);
+  EXPECT_GT(r.simulated_ns, 0);
+}
+
+TEST(DynamicLoop, TripCountsFromRegistersAndAWhileLoop) {
+  const arch::ChipConfig chip = arch::testing::trn3();
+  const HostTensor x = random_tensor("x", DType::kFloat32, {kTiles * kRows, kCols}, 3);
+  // A lower bound loaded from a tile the kernel wrote, an upper bound moved in: [2, 6).
+  const kernel::KernelFn fn = [](std::span<const Tensor> in) {
+    const Tensor two = nl::full({1, 1}, 2.0f, DType::kInt32);
+    const Tensor nine = nl::full({1, 1}, 9.0f, DType::kInt32);
+    const Register lo = nisa::register_alloc();
+    const Register hi = nisa::register_alloc();
+    nisa::register_load(lo, two);
+    nisa::register_load(hi, nine);
+    nisa::register_move(hi, 6);  // the last write wins
+    return scale_tiles(lo, hi)(in);
+  };
+  const std::vector<kernel::TensorSpec> specs = {x.spec()};
+  const BuiltKernel k = build(fn, specs, chip, {.name = "bounds"});
+  const LaunchResult r = launch(k, chip, std::span<const HostTensor>(&x, 1));
+  EXPECT_TRUE(r.runs[0].hazards.empty());
+  EXPECT_EQ(r.outputs[0].to_floats(), expected(x, 2, 6));
+
+  // while_loop: count down from 3, storing the counter each trip into its own element.
+  const kernel::KernelFn countdown = [](std::span<const Tensor>) {
+    const Tensor out = nl::ndarray({1, 4}, DType::kInt32, nl::shared_hbm, "out");
+    const Tensor zeros = nl::zeros({1, 4}, DType::kInt32);
+    nl::store(out, zeros);
+    const Register n = nisa::register_alloc(3);
+    nl::while_loop(n, [&](const Register& count) {
+      const Tensor value = nl::ndarray({1, 1}, DType::kInt32);
+      nisa::register_store(value, count);
+      nl::store(out(0, nl::ds(0, 1)).offset_by(count, 1), value);
+      const Register next = nisa::register_alloc();
+      // next = count - 1, through memory: registers have no arithmetic in NKI 0.6.
+      const Tensor t = nl::ndarray({1, 1}, DType::kInt32);
+      nisa::register_store(t, count);
+      nisa::tensor_scalar(t, t, isa::AluOp::kSubtract, 1.0f);
+      nisa::register_load(next, t);
+      return next;
+    });
+    return std::vector<Tensor>{out};
+  };
+  const BuiltKernel w = build(countdown, {}, chip, {.name = "countdown"});
+  const LaunchResult wr = launch(w, chip, {});
+  EXPECT_TRUE(wr.runs[0].hazards.empty());
+  const std::vector<float> got = wr.outputs[0].to_floats();
+  EXPECT_EQ(got, (std::vector<float>{0, 1, 2, 3}));
+}
+
+std::string trace_error(const kernel::KernelFn& fn) {
+  try {
+    (void)kernel::trace(fn, {}, arch::testing::trn3(), {.name = "bad"});
+  } catch (const kernel::KernelError& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "expected a KernelError";
+  return "";
+}
+
+TEST(DynamicLoop, TheTracersRulesAreErrorsAtTheKernelsLine) {
+  // The loop variable is read-only.
+  std::string what = trace_error([](std::span<const Tensor>) {
+    nl::fori_loop(0, 4, [](const Register& i) { nisa::register_move(i, 3); });
+    return std::vector<Tensor>{};
+  });
+  EXPECT_NE(what.find("dynamic_loop_test.cpp:"), std::string::npos) << what;
+  EXPECT_NE(what.find("loop variable of fori_loop is read-only"), std::string::npos) << what;
+  // A tile of the body is not visible after the loop.
+  what = trace_error([](std::span<const Tensor>) {
+    Tensor kept;
+    nl::fori_loop(0, 2, [&](const Register&) { kept = nl::zeros({128, 8}, DType::kFloat32); });
+    nisa::memset(kept, 1.0f);
+    return std::vector<Tensor>{};
+  });
+  EXPECT_NE(what.find("not visible after the loop"), std::string::npos) << what;
+  // Loops do not nest (yet), and the step is positive.
+  what = trace_error([](std::span<const Tensor>) {
+    nl::fori_loop(0, 2, [](const Register&) { nl::fori_loop(0, 2, [](const Register&) {}); });
+    return std::vector<Tensor>{};
+  });
+  EXPECT_NE(what.find("inside another is not supported yet"), std::string::npos) << what;
+  what = trace_error([](std::span<const Tensor>) {
+    nl::fori_loop(
+        0, 2, [](const Register&) {}, 0);
+    return std::vector<Tensor>{};
+  });
+  EXPECT_NE(what.find("step is a positive int"), std::string::npos) << what;
+  // With known bounds, a view the loop moves out of its tensor is an error at its line.
+  what = trace_error([](std::span<const Tensor>) {
+    const Tensor t = nl::ndarray({4, 8}, DType::kFloat32, nl::shared_hbm, "t");
+    const Tensor z = nl::zeros({1, 8}, DType::kFloat32);
+    nl::fori_loop(
+        0, 5, [&](const Register& i) { nl::store(t(nl::ds(0, 1), nl::all).offset_by(i, 8), z); });
+    return std::vector<Tensor>{t};
+  });
+  EXPECT_NE(what.find("reaches outside 't' when the loop variable is 4"), std::string::npos)
+      << what;
+}
+
+}  // namespace
+}  // namespace trnsim::runtime
