@@ -52,5 +52,6 @@ nisa::Common common_of(const py::object& engine, const py::object& name);
 void bind_types(py::module_& m);
 void bind_language(py::module_& m);
 void bind_isa(py::module_& isa);
+void bind_loops(py::module_& m, py::module_& isa);
 
 }  // namespace trnsim::python

@@ -78,12 +78,26 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
           [](const Tensor& t, const std::vector<std::array<std::int64_t, 2>>& pattern,
              const py::object& offset, const py::object& scalar_offset,
              const py::object& vector_offset, int indirect_dim, std::optional<DType> dtype) {
-            if (!scalar_offset.is_none() || !vector_offset.is_none() || indirect_dim != 0)
+            if (!vector_offset.is_none())
               throw py::value_error(
-                  ".ap(scalar_offset=, vector_offset=, indirect_dim=): dynamic offsets are not "
-                  "implemented in trnsim yet (docs/python.md); a static offset= works");
+                  ".ap(vector_offset=): indirect offsets from a tensor are not implemented in "
+                  "trnsim yet (docs/python.md); scalar_offset= (a register) and offset= work");
+            const bool moved = !scalar_offset.is_none();
+            if (moved && !py::isinstance<kernel::Register>(scalar_offset))
+              throw py::type_error(".ap(scalar_offset=) is a register (nisa.register_alloc)");
+            if (indirect_dim < 0 || indirect_dim >= t.ndim())
+              throw py::value_error(".ap(indirect_dim=" + std::to_string(indirect_dim) +
+                                    "): the tensor has " + std::to_string(t.ndim()) + " dims");
             const std::int64_t start = offset.is_none() ? 0 : offset.cast<std::int64_t>();
-            return at_kernel_line([&] { return t.pattern(pattern, start, dtype); });
+            return at_kernel_line([&] {
+              const Tensor view = t.pattern(pattern, start, dtype);
+              if (!moved) return view;
+              // NKI: the start moves by the register times the elements of one step along
+              // indirect_dim (the product of the tensor's later dims).
+              std::int64_t step = 1;
+              for (int d = indirect_dim + 1; d < t.ndim(); ++d) step *= t.dim(d);
+              return view.offset_by(scalar_offset.cast<kernel::Register>(), step);
+            });
           },
           py::arg("pattern"), py::arg("offset") = py::none(), py::arg("scalar_offset") = py::none(),
           py::arg("vector_offset") = py::none(), py::arg("indirect_dim") = 0,

@@ -15,6 +15,7 @@ _INSTRUCTIONS = (
     "select_reduce", "dma_copy", "dma_transpose", "local_gather", "nc_stream_shuffle",
     "quantize_mx", "rand2", "rand_set_state", "rand_get_state", "core_barrier",
     "tensor_scalar_reduce", "activate2", "nc_match_replace8", "tensor_copy_predicated",
+    "register_alloc", "register_move", "register_load", "register_store",
 )
 for _name in _INSTRUCTIONS:
     globals()[_name] = getattr(_core.isa, _name)

@@ -105,6 +105,24 @@ def affine_range(start, stop=None, step=1):
 sequential_range = affine_range
 static_range = affine_range
 
+# Dynamic loops: traced once, run on the device as loops over registers (docs/python.md,
+# docs/dynamic-loops.md). fori_loop(lower, upper, body_fun, step=1) calls body_fun(i) once
+# with the loop variable register i; while_loop(init, body_fun) runs `r = init; while r:
+# r = body_fun(r)`.
+fori_loop = _core.fori_loop
+while_loop = _core.while_loop
+
+
+def dynamic_range(start, stop=None, step=1):
+    """Deprecated in NKI 0.6 (use fori_loop): `for i in nl.dynamic_range(n):` runs its body
+    on the device; the Python loop runs once, with i the loop variable register."""
+    lower, upper = (0, start) if stop is None else (start, stop)
+    i = _core.begin_fori_loop(lower, upper, step)
+    try:
+        yield i
+    finally:
+        _core.end_dynamic_loop()
+
 
 class _TileSize:
     """nl.tile_size: the limits of the chip, as plain ints: the chip being traced for inside a

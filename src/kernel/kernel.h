@@ -323,6 +323,12 @@ void fori_loop(const LoopBound& lower, const LoopBound& upper,
 void while_loop(const kernel::Register& init,
                 const std::function<kernel::Register(const kernel::Register&)>& body,
                 Loc loc = Loc::current());
+// The same loop as two calls, for front ends whose loop bodies are not functions (Python's
+// deprecated `for i in nl.dynamic_range(n):`): begin returns the loop variable; the body is
+// what the kernel records until end_dynamic_loop.
+kernel::Register begin_fori_loop(const LoopBound& lower, const LoopBound& upper,
+                                 std::int32_t step = 1, Loc loc = Loc::current());
+void end_dynamic_loop(Loc loc = Loc::current());
 
 // nl.tile_size and the chip being traced for.
 namespace tile_size {

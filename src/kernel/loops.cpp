@@ -55,10 +55,11 @@ void Tracer::begin_loop(Loop loop, const Loc& loc) {
   open_loop_ = static_cast<std::uint32_t>(ir_.loops.size());
 }
 
-void Tracer::end_loop() {
-  if (open_loop_ == 0) return;
+bool Tracer::end_loop() {
+  if (open_loop_ == 0) return false;
   ir_.loops[open_loop_ - 1].end = ir_.instructions.size();
   open_loop_ = 0;
+  return true;
 }
 
 std::optional<isa::Reg> Tracer::read_only_register() const {
@@ -164,7 +165,10 @@ std::variant<std::int32_t, isa::Reg> bound_of(Tracer& t, const LoopBound& b, con
 // the tracer must not think a loop is still open).
 struct LoopScope {
   Tracer& tracer;
-  ~LoopScope() { tracer.end_loop(); }
+  bool open = true;
+  ~LoopScope() {
+    if (open) tracer.end_loop();
+  }
 };
 
 // With both bounds known, the operands the loop variable moves must stay inside their
@@ -205,8 +209,8 @@ void check_moved_operands(Tracer& t, const Loop& loop, std::int64_t first, std::
 
 }  // namespace
 
-void fori_loop(const LoopBound& lower, const LoopBound& upper,
-               const std::function<void(const Register&)>& body, std::int32_t step, Loc loc) {
+Register begin_fori_loop(const LoopBound& lower, const LoopBound& upper, std::int32_t step,
+                         Loc loc) {
   Tracer& t = Tracer::current(loc);
   if (step <= 0)
     throw KernelError(origin_of(loc),
@@ -218,17 +222,32 @@ void fori_loop(const LoopBound& lower, const LoopBound& upper,
   const Register var = t.new_register(loc);
   loop.var = var.reg();
   t.begin_loop(loop, loc);
-  {
-    const LoopScope scope{t};
-    body(var);
-  }
+  return var;
+}
+
+void end_dynamic_loop(Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  if (!t.end_loop()) throw KernelError(origin_of(loc), "end_dynamic_loop: no dynamic loop is open");
   const Loop& traced = t.ir().loops.back();
   const auto* lo = std::get_if<std::int32_t>(&traced.lower);
   const auto* hi = std::get_if<std::int32_t>(&traced.upper);
-  if (lo != nullptr && hi != nullptr && *lo < *hi) {
-    const std::int64_t trips = (std::int64_t{*hi} - *lo + step - 1) / step;
-    check_moved_operands(t, traced, *lo, *lo + (trips - 1) * step);
+  if (!traced.is_while && lo != nullptr && hi != nullptr && *lo < *hi) {
+    const std::int64_t trips = (std::int64_t{*hi} - *lo + traced.step - 1) / traced.step;
+    check_moved_operands(t, traced, *lo, *lo + (trips - 1) * traced.step);
   }
+}
+
+void fori_loop(const LoopBound& lower, const LoopBound& upper,
+               const std::function<void(const Register&)>& body, std::int32_t step, Loc loc) {
+  const Register var = begin_fori_loop(lower, upper, step, loc);
+  Tracer& t = Tracer::current(loc);
+  {
+    // Closes the loop if the body throws (the trace is lost, but no loop stays open).
+    LoopScope scope{t};
+    body(var);
+    scope.open = false;
+  }
+  end_dynamic_loop(loc);
 }
 
 void while_loop(const Register& init, const std::function<Register(const Register&)>& body,
@@ -239,11 +258,13 @@ void while_loop(const Register& init, const std::function<Register(const Registe
   loop.is_while = true;
   loop.var = init.reg();
   t.begin_loop(loop, loc);
-  const LoopScope scope{t};
+  LoopScope scope{t};
   const Register next = body(init);
   t.check_register(next, loc);
   // The loop tests `init`: the body's answer goes there.
   if (next.reg() != init.reg()) nisa::register_move(init, next, loc);
+  scope.open = false;
+  end_dynamic_loop(loc);
 }
 
 }  // namespace trnsim::nl

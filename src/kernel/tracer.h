@@ -59,7 +59,7 @@ class Tracer {
   // Opens `loop` (its body starts at the next instruction; KernelError when a loop is open
   // or a no_reorder block is) and closes it.
   void begin_loop(Loop loop, const Loc& loc);
-  void end_loop();
+  bool end_loop();  // false when no loop is open
   // The open loop's variable when it is a fori_loop's (written only by the loop itself).
   std::optional<isa::Reg> read_only_register() const;
 

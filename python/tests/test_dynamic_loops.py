@@ -1,0 +1,114 @@
+"""Dynamic loops from Python (NKI 0.6): nl.fori_loop, nl.while_loop and the deprecated
+nl.dynamic_range over nisa.register_* values run on the device as loops, traced once; their
+rules are errors at the kernel's own line."""
+
+import inspect
+
+import numpy as np
+import pytest
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+import trnsim
+
+ROWS, COLS = 8, 64
+
+
+def double_rows_below(x, upper):
+    """out[r] = 2 x[r] for r < upper[0, 0] (read at run time), 0 elsewhere."""
+    out = nl.ndarray((ROWS, COLS), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.zeros((ROWS, COLS), dtype=nl.float32))
+    bound = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=bound, src=upper)
+    upper_reg = nisa.register_alloc()
+    nisa.register_load(upper_reg, bound)
+
+    def body(i):
+        row = nl.ndarray((1, COLS), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=row, src=x.ap([[COLS, 1], [1, COLS]], scalar_offset=i, indirect_dim=0))
+        nisa.tensor_scalar(dst=row, data=row, op0=nl.multiply, operand0=2.0)
+        nisa.dma_copy(dst=out.ap([[COLS, 1], [1, COLS]], scalar_offset=i, indirect_dim=0),
+                      src=row)
+
+    nl.fori_loop(0, upper_reg, body)
+    return out
+
+
+@pytest.mark.parametrize("upper", [0, 3, ROWS])
+def test_fori_loop_with_a_trip_count_read_at_run_time(upper):
+    x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS) / 7
+    got = nki.simulate(double_rows_below)(x, np.array([[upper]], dtype=np.int32))
+    want = np.where(np.arange(ROWS)[:, None] < upper, x * np.float32(2), np.float32(0))
+    np.testing.assert_array_equal(got, want)
+    assert trnsim.last_report()["total_ns"] > 0
+
+
+def test_dynamic_range_of_a_register_and_a_while_loop():
+    def kernel(x):
+        out = nl.ndarray((ROWS, COLS), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.zeros((ROWS, COLS), dtype=nl.float32, buffer=nl.sbuf)
+        tile = nl.load(x)
+        trips = nisa.register_alloc(5)
+        for _ in nl.dynamic_range(trips):  # acc += x, five times, on the device
+            nisa.tensor_tensor(dst=acc, data1=acc, data2=tile, op=nl.add)
+        # while_loop: halve acc while a countdown kept in SBUF is not 0 (3 trips).
+        count = nl.full((1, 1), 3, dtype=nl.int32, buffer=nl.sbuf)
+        cond = nisa.register_alloc()
+        nisa.register_load(cond, count)
+
+        def halve(r):
+            nisa.tensor_scalar(dst=acc, data=acc, op0=nl.multiply, operand0=0.5)
+            nisa.tensor_scalar(dst=count, data=count, op0=nl.subtract, operand0=1)
+            nisa.register_load(r, count)
+            return r
+
+        nl.while_loop(cond, halve)
+        nl.store(out, value=acc)
+        return out
+
+    x = np.full((ROWS, COLS), 1.5, dtype=np.float32)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x), x * np.float32(5 / 8))
+
+
+def _line_of(fragment, fn):
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(k for k, text in enumerate(lines) if fragment in text)
+
+
+def test_loop_rules_are_errors_at_the_kernels_line():
+    def writes_its_variable():
+        nl.fori_loop(0, 4, lambda i: nisa.register_move(i, 3))
+
+    with pytest.raises(trnsim.Error) as caught:
+        nki.simulate(writes_its_variable)()
+    message = str(caught.value)
+    assert f"test_dynamic_loops.py:{_line_of('register_move(i, 3)', writes_its_variable)}:" in message
+    assert "loop variable of fori_loop is read-only" in message
+
+    def returns_something():
+        nl.fori_loop(0, 2, lambda i: 7)
+
+    with pytest.raises(TypeError, match="fori_loop's body returns nothing"):
+        nki.simulate(returns_something)()
+
+    def register_step():
+        nl.fori_loop(0, 4, lambda i: None, step=nisa.register_alloc(1))
+
+    with pytest.raises(TypeError, match="compile-time int"):
+        nki.simulate(register_step)()
+
+    def moves_past_the_end(x):
+        out = nl.ndarray((ROWS, COLS), dtype=nl.float32, buffer=nl.shared_hbm)
+
+        def body(i):
+            row = nl.ndarray((1, COLS), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=row, src=x.ap([[COLS, 1], [1, COLS]], scalar_offset=i,
+                                             indirect_dim=0))
+            nl.store(out[0:1, :], value=row)
+
+        nl.fori_loop(0, ROWS + 1, body)
+        return out
+
+    with pytest.raises(trnsim.Error, match="reaches outside .* when the loop variable is 8"):
+        nki.simulate(moves_past_the_end)(np.zeros((ROWS, COLS), dtype=np.float32))
