@@ -17,7 +17,8 @@ using kernel::Tensor;
 nl::LoopBound bound_of(const py::object& value, const char* what) {
   if (py::isinstance<Register>(value)) return value.cast<Register>();
   if (py::isinstance<py::bool_>(value) || !PyIndex_Check(value.ptr()))
-    throw py::type_error(std::string(what) + " is an int or a register (nisa.register_alloc), not " +
+    throw py::type_error(std::string(what) +
+                         " is an int or a register (nisa.register_alloc), not " +
                          std::string(py::str(value.get_type().attr("__name__"))));
   const auto v = value.cast<std::int64_t>();
   if (v < INT32_MIN || v > INT32_MAX)
@@ -37,6 +38,9 @@ void bind_loops(py::module_& m, py::module_& isa) {
       "register_alloc",
       [](const py::object& x) {
         std::optional<std::int32_t> value;
+        if (py::isinstance<Register>(x))
+          throw py::type_error(
+              "register_alloc(x) is an int; copy a register with register_move(dst, src)");
         if (!x.is_none()) value = std::get<std::int32_t>(bound_of(x, "register_alloc(x)"));
         return at_kernel_line([&] { return nisa::register_alloc(value); });
       },

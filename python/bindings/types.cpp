@@ -89,14 +89,25 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
               throw py::value_error(".ap(indirect_dim=" + std::to_string(indirect_dim) +
                                     "): the tensor has " + std::to_string(t.ndim()) + " dims");
             const std::int64_t start = offset.is_none() ? 0 : offset.cast<std::int64_t>();
+            if (moved && kernel::is_on_chip(t.buffer()) && indirect_dim == 0)
+              throw py::value_error(
+                  ".ap(scalar_offset=, indirect_dim=0) of an on-chip tensor: a register moves "
+                  "inside the partitions, not across them (use indirect_dim >= 1)");
             return at_kernel_line([&] {
               const Tensor view = t.pattern(pattern, start, dtype);
               if (!moved) return view;
               // NKI: the start moves by the register times the elements of one step along
-              // indirect_dim (the product of the tensor's later dims).
+              // indirect_dim (the product of the tensor's later dims), in the tensor's dtype.
               std::int64_t step = 1;
               for (int d = indirect_dim + 1; d < t.ndim(); ++d) step *= t.dim(d);
-              return view.offset_by(scalar_offset.cast<kernel::Register>(), step);
+              const auto bytes =
+                  step * static_cast<std::int64_t>(numerics::storage_bytes(t.dtype()));
+              const auto unit = static_cast<std::int64_t>(numerics::storage_bytes(view.dtype()));
+              if (bytes % unit != 0)
+                throw kernel::KernelError(kernel_line(),
+                                          ".ap(scalar_offset=): one step along indirect_dim is "
+                                          "not a whole number of the view's elements");
+              return view.offset_by(scalar_offset.cast<kernel::Register>(), bytes / unit);
             });
           },
           py::arg("pattern"), py::arg("offset") = py::none(), py::arg("scalar_offset") = py::none(),

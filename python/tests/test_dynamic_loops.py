@@ -84,13 +84,27 @@ def test_loop_rules_are_errors_at_the_kernels_line():
         nki.simulate(writes_its_variable)()
     message = str(caught.value)
     assert f"test_dynamic_loops.py:{_line_of('register_move(i, 3)', writes_its_variable)}:" in message
-    assert "loop variable of fori_loop is read-only" in message
+    assert "loop variable and the bounds of fori_loop are read-only" in message
 
     def returns_something():
         nl.fori_loop(0, 2, lambda i: 7)
 
     with pytest.raises(TypeError, match="fori_loop's body returns nothing"):
         nki.simulate(returns_something)()
+
+    def copies_a_register():
+        nisa.register_alloc(nisa.register_alloc(1))
+
+    with pytest.raises(TypeError, match="register_move"):
+        nki.simulate(copies_a_register)()
+
+    def moves_a_tile_across_partitions():
+        t = nl.ndarray((4, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nl.fori_loop(0, 2, lambda i: nisa.memset(
+            dst=t.ap([[8, 1], [1, 8]], scalar_offset=i, indirect_dim=0), value=0.0))
+
+    with pytest.raises(ValueError, match="inside the partitions, not across them"):
+        nki.simulate(moves_a_tile_across_partitions)()
 
     def register_step():
         nl.fori_loop(0, 4, lambda i: None, step=nisa.register_alloc(1))

@@ -85,10 +85,23 @@ std::vector<Piece> pieces_of(const KernelIr& ir) {
   return out;
 }
 
+// Whether two storages may share bytes: the same one, or two tiles the allocator placed over
+// the same range of one memory (one reusing the other's space).
+bool may_share(const KernelIr& ir, const Allocation& alloc, StorageId a, StorageId b) {
+  if (a == b) return true;
+  const Storage& x = ir.storages[a];
+  const Storage& y = ir.storages[b];
+  if (!kernel::is_on_chip(x.buffer) || x.buffer != y.buffer) return false;
+  const TilePlace& p = alloc.places[a];
+  const TilePlace& q = alloc.places[b];
+  return p.placed && q.placed && p.offset < q.offset + q.size && q.offset < p.offset + p.size;
+}
+
 // A register-relative operand moves at run time, so the dependency pass's footprints (at
 // register value 0) cannot say what it overlaps: it is ordered against every other access
-// of its storage in the piece.
-void order_moved_operands(const KernelIr& piece, std::vector<std::vector<std::uint32_t>>& preds,
+// in the piece of its storage or of a tile placed over the same bytes.
+void order_moved_operands(const KernelIr& piece, const Allocation& alloc,
+                          std::vector<std::vector<std::uint32_t>>& preds,
                           std::vector<std::vector<std::uint32_t>>& flow) {
   struct Use {
     StorageId storage;
@@ -107,7 +120,9 @@ void order_moved_operands(const KernelIr& piece, std::vector<std::vector<std::ui
     for (std::size_t j = 0; j < i; ++j)
       for (const Use& a : uses[j])
         for (const Use& b : uses[i]) {
-          if (a.storage != b.storage || !(a.moved || b.moved) || !(a.writes || b.writes)) continue;
+          if (!(a.moved || b.moved) || !(a.writes || b.writes) ||
+              !may_share(piece, alloc, a.storage, b.storage))
+            continue;
           preds[i].push_back(static_cast<std::uint32_t>(j));
           if (a.writes && !b.writes) flow[i].push_back(static_cast<std::uint32_t>(j));
         }
@@ -309,7 +324,7 @@ ScheduledPiece schedule_piece(const KernelIr& ir, const Piece& piece,
   const std::vector<std::uint8_t> sub_allowed(allowed.begin() + begin, allowed.begin() + end);
   std::vector<std::vector<std::uint32_t>> flow;
   auto preds = dependencies(sub, sub_phys, alloc, flow);
-  order_moved_operands(sub, preds, flow);
+  order_moved_operands(sub, alloc, preds, flow);
   const SchedResult sched = schedule_ir(sub, sub_phys, sub_allowed, preds, chip, options);
   SyncResult sync = synchronise(sub_phys, sched, preds, flow, num_queues, true);
   ScheduledPiece out;

@@ -43,7 +43,7 @@ struct RegAdd {
   }
 };
 
-// dst = the one integer element of src (SBUF or HBM), converted by value to 32 bits.
+// dst = the one integer element of src (SBUF or HBM), by value, wrapping to 32 bits.
 struct RegLoad {
   static constexpr std::string_view kName = "reg_load";
   static constexpr OpClass kClass = OpClass::kControl;
@@ -58,7 +58,7 @@ struct RegLoad {
   }
 };
 
-// The one integer element of dst (SBUF or HBM) = src, converted by value to dst's dtype.
+// The one integer element of dst (SBUF or HBM) = src's low bytes (dst's width).
 struct RegStore {
   static constexpr std::string_view kName = "reg_store";
   static constexpr OpClass kClass = OpClass::kControl;

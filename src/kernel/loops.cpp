@@ -62,9 +62,14 @@ bool Tracer::end_loop() {
   return true;
 }
 
-std::optional<isa::Reg> Tracer::read_only_register() const {
-  if (open_loop_ == 0 || ir_.loops[open_loop_ - 1].is_while) return std::nullopt;
-  return ir_.loops[open_loop_ - 1].var;
+bool Tracer::read_only_register(isa::Reg r) const {
+  if (open_loop_ == 0) return false;
+  const Loop& loop = ir_.loops[open_loop_ - 1];
+  if (loop.is_while) return false;
+  const auto is = [&](const std::variant<std::int32_t, isa::Reg>& b) {
+    return std::holds_alternative<isa::Reg>(b) && std::get<isa::Reg>(b) == r;
+  };
+  return loop.var == r || is(loop.lower) || is(loop.upper);
 }
 
 Tensor Tensor::offset_by(const Register& r, std::int64_t elements, Loc loc) const {
@@ -100,9 +105,10 @@ void record_control(isa::Operation op, const Loc& loc) {
 // dst may be written here: not a fori_loop's variable inside its body.
 void check_writable(Tracer& t, const Register& dst, const Loc& loc) {
   t.check_register(dst, loc);
-  if (const auto var = t.read_only_register(); var && *var == dst.reg())
+  if (t.read_only_register(dst.reg()))
     throw KernelError(origin_of(loc),
-                      "the loop variable of fori_loop is read-only inside its body (NKI 0.6)");
+                      "the loop variable and the bounds of fori_loop are read-only inside its "
+                      "body (NKI 0.6: the loop controls iteration through them)");
 }
 
 }  // namespace
@@ -219,6 +225,18 @@ Register begin_fori_loop(const LoopBound& lower, const LoopBound& upper, std::in
   loop.lower = bound_of(t, lower, loc);
   loop.upper = bound_of(t, upper, loc);
   loop.step = step;
+  // The variable is a 32-bit register: past the last trip it must not wrap around, or the
+  // loop would go on (with register bounds, the kernel's values must keep to this too).
+  const auto* lo = std::get_if<std::int32_t>(&loop.lower);
+  const auto* hi = std::get_if<std::int32_t>(&loop.upper);
+  if (lo != nullptr && hi != nullptr && *lo < *hi) {
+    const std::int64_t trips = (std::int64_t{*hi} - *lo + step - 1) / step;
+    if (*lo + trips * step > INT32_MAX)
+      throw KernelError(origin_of(loc),
+                        fmt::format("fori_loop({}, {}, step={}): the loop variable would pass "
+                                    "2^31 - 1 after its last trip (a 32-bit register wraps)",
+                                    *lo, *hi, step));
+  }
   const Register var = t.new_register(loc);
   loop.var = var.reg();
   t.begin_loop(loop, loc);

@@ -60,8 +60,9 @@ class Tracer {
   // or a no_reorder block is) and closes it.
   void begin_loop(Loop loop, const Loc& loc);
   bool end_loop();  // false when no loop is open
-  // The open loop's variable when it is a fori_loop's (written only by the loop itself).
-  std::optional<isa::Reg> read_only_register() const;
+  // Whether the body being traced may not write `r`: a fori_loop's variable and bounds
+  // (the loop reads them on every trip, so a write would change its trip count).
+  bool read_only_register(isa::Reg r) const;
 
   // The no_reorder block being recorded (0: none); begin returns false when one is open.
   bool begin_order_block();

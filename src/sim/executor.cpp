@@ -564,8 +564,12 @@ class Executor {
 
   void complete(CoreRun& c, std::uint32_t id) {
     const std::size_t index = c.index_of(id);
-    if (options_.progress != nullptr)
-      options_.progress->done.fetch_add(1, std::memory_order_relaxed);
+    if (util::Progress* progress = options_.progress; progress != nullptr) {
+      const std::uint64_t done = progress->done.fetch_add(1, std::memory_order_relaxed) + 1;
+      // A loop runs more instructions than its program has: the total grows with them.
+      if (c.looping && done > progress->total.load(std::memory_order_relaxed))
+        progress->total.store(done, std::memory_order_relaxed);
+    }
     auto& sems = c.core->semaphores();
     const CoreRun::Info& info = c.info[index];
     const isa::SemSignal* signal = c.chunk_of(index).signals.data() + info.first_signal;

@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <stdexcept>
+#include <type_traits>
 
 #include "isa/validate.h"
 #include "sim/executor_detail.h"
@@ -13,7 +14,38 @@ namespace trnsim::sim::executor_detail {
 
 std::int64_t wait_target(const isa::SemWait& wait, const Registers& regs) {
   if (!wait.base.present()) return wait.value;
-  return std::int64_t{regs[wait.base.index]} + static_cast<std::int32_t>(wait.value);
+  return std::int64_t{static_cast<std::uint32_t>(regs[wait.base.index])} +
+         static_cast<std::int32_t>(wait.value);
+}
+
+std::string bad_register(const isa::Instruction& inst) {
+  std::string bad;
+  const auto check = [&](isa::Reg r) {
+    if (bad.empty() && r.present() && r.index >= isa::kNumRegisters)
+      bad = fmt::format("register r{} does not exist (r0..r{})", r.index, isa::kNumRegisters - 1);
+  };
+  std::visit(
+      [&](const auto& op) {
+        using Op = std::decay_t<decltype(op)>;
+        if constexpr (std::is_same_v<Op, isa::RegSet>) {
+          check(op.dst);
+        } else if constexpr (std::is_same_v<Op, isa::RegAdd>) {
+          check(op.dst);
+          check(op.src);
+        } else if constexpr (std::is_same_v<Op, isa::RegLoad>) {
+          check(op.dst);
+        } else if constexpr (std::is_same_v<Op, isa::RegStore>) {
+          check(op.src);
+        } else if constexpr (std::is_same_v<Op, isa::Branch>) {
+          check(op.a);
+          check(op.b);
+        }
+      },
+      inst.op);
+  isa::for_each_operand(
+      inst.op, [&](const isa::AccessPattern& ap, const isa::OperandRef&) { check(ap.dyn_reg); });
+  for (const isa::SemWait& w : inst.waits) check(w.base);
+  return bad;
 }
 
 namespace {

@@ -138,7 +138,8 @@ void prepare_queues(std::vector<CoreRun>& cores, std::vector<Queue>& queues, con
 // Control flow (executor_control.cpp). Errors are thrown as std::runtime_error with the
 // reason; the event loop attributes them to the instruction.
 
-// The value a wait needs: its own, or its register's value plus its (signed) offset.
+// The value a wait needs: its own, or its register's value, read as an unsigned 32-bit
+// count (semaphores are unsigned), plus its (signed) offset.
 std::int64_t wait_target(const isa::SemWait& wait, const Registers& regs);
 
 // `inst` with every register-relative access pattern moved by its register's value and made
@@ -153,6 +154,10 @@ std::string resolve_operands(const isa::Instruction& inst, std::size_t index, co
 // `e` (an error of a resolved copy's run, such as an access outside every HBM allocation)
 // saying which operands its registers moved.
 SimError with_moved_operands(const SimError& e, const std::string& moved);
+
+// "register r70 does not exist" when an instruction names a register past the queue's
+// (a control operation's, or a register-relative operand's); "" when all exist.
+std::string bad_register(const isa::Instruction& inst);
 
 // Runs control operation `inst` on its queue's registers; `io` is null in timing-only runs
 // (a reg_load is then an error: the value it would read is not computed). Returns the

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "isa/validate.h"
+#include "sim/describe.h"
 #include "sim/executor_detail.h"
 #include "util/huge_pages.h"
 #include "util/parallel.h"
@@ -142,16 +143,32 @@ class Preparation {
   // relative to a register. Without control flow every register stays 0, so such an
   // operand is where its static offset says, and straight-line programs skip this pass
   // (and the reads of every operand it costs).
-  void find_loop_state(CoreRun& c) const {
-    c.position.resize(c.info.size());
+  // It also checks, whether or not the run validates, what the run would otherwise index
+  // out of range: registers, and branch targets (validate_program's rule, which a program
+  // given straight to the simulator has not been through).
+  void find_loop_state(CoreRun& c) {
+    constexpr std::uint32_t kNowhere = UINT32_MAX;
+    c.position.assign(c.info.size(), kNowhere);
     for (std::uint32_t q = c.first_queue; q < queues_.size(); ++q)
       for (std::uint32_t at = 0; at < queues_[q].instructions.size(); ++at)
         c.position[queues_[q].instructions[at]] = at;
     const auto& insts = c.program->instructions;
-    for (std::size_t i = 0; i < insts.size(); ++i)
+    for (std::size_t i = 0; i < insts.size(); ++i) {
+      if (const std::string bad = bad_register(insts[i]); !bad.empty()) fail(c, i, bad);
+      if (const auto* branch = std::get_if<isa::Branch>(&insts[i].op)) {
+        if (branch->target >= insts.size())
+          fail(c, i,
+               fmt::format("branch target {}: the program has {} instructions", branch->target,
+                           insts.size()));
+        if (!(insts[branch->target].queue == insts[i].queue))
+          fail(c, i,
+               fmt::format("branch target {} is on queue {}, not the branch's own", branch->target,
+                           queue_name(insts[branch->target].queue)));
+      }
       isa::for_each_operand(insts[i].op, [&](const isa::AccessPattern& ap, const isa::OperandRef&) {
         c.info[i].dynamic = c.info[i].dynamic || ap.is_dynamic();
       });
+    }
   }
 
   // A barrier among `b.num_cores` cores must be able to complete in this launch.
@@ -217,6 +234,8 @@ class Preparation {
         for (const isa::SemWait& w : inst.waits) {
           if (w.sem >= isa::kNumSemaphores)
             fail(c, i, fmt::format("semaphore {} does not exist", w.sem));
+          if (w.base.present() && w.base.index >= isa::kNumRegisters)
+            fail(c, i, fmt::format("register r{} does not exist", w.base.index));
           chunk.waits.push_back(w);
           info.relative_waits = info.relative_waits || w.base.present();
         }

@@ -194,7 +194,9 @@ using MemoryNamer = std::function<std::string(int core, isa::Memory memory, std:
                                               std::uint64_t byte)>;
 
 struct RunOptions {
-  static constexpr std::uint64_t kLoopStepLimit = std::uint64_t{1} << 28;
+  // A run keeps a record of each start of a program with loops (RunResult::executions, 32
+  // bytes each, more with hazard checking), so the default stops at 16.8 million starts.
+  static constexpr std::uint64_t kLoopStepLimit = std::uint64_t{1} << 24;
   bool check_hazards = true;
   UninitializedPolicy uninitialized = UninitializedPolicy::kError;
   bool functional = true;             // false: timing only, no data is read or computed
@@ -290,8 +292,9 @@ struct UnrolledRun {
 };
 UnrolledRun unroll(const isa::Program& program, const RunResult& result);
 
-// Validates every instruction (isa::check_instruction; all violations in one SimError), then
-// runs the program on core options.core. Throws SimError for validation failures, bounds
+// Validates every instruction (isa::check_instruction; all violations in one SimError) and,
+// for a program with control flow, every branch target and register (always, validating or
+// not), then runs the program on core options.core. Throws SimError for validation failures, bounds
 // errors, uninitialised reads (kError policy), deadlock, and step-limit exhaustion.
 // A thin wrapper over the engine of run_cores with one launch; a core_barrier among more
 // than one core is an error here ("needs a multi-core launch").

@@ -116,6 +116,67 @@ TEST(DynamicLoop, TripCountsFromRegistersAndAWhileLoop) {
   EXPECT_EQ(got, (std::vector<float>{0, 1, 2, 3}));
 }
 
+// The shapes of programs the compiler's pieces must get right: loops first and last,
+// back to back, empty, of zero trips, a register operation between them, registers without
+// a loop, and two programs of a logical core.
+TEST(DynamicLoop, EdgeShapesOfPiecesCompileAndRun) {
+  const arch::ChipConfig chip = arch::testing::trn3();
+  // out[p, k] counts the trips of loop k of program p, through a tile each trip adds 1 to.
+  const auto fn = [](int lnc) -> kernel::KernelFn {
+    return [lnc](std::span<const Tensor>) {
+      const Register trips = nisa::register_alloc(3);  // registers first
+      const Tensor counts = nl::zeros({1, 4}, DType::kFloat32);
+      nl::fori_loop(0, 2, [&](const Register&) {  // a loop right after
+        nisa::tensor_scalar(counts(0, nl::ds(0, 1)), counts(0, nl::ds(0, 1)), isa::AluOp::kAdd,
+                            1.0f);
+      });
+      nl::fori_loop(0, trips, [&](const Register&) {  // back to back, register bound
+        nisa::tensor_scalar(counts(0, nl::ds(1, 1)), counts(0, nl::ds(1, 1)), isa::AluOp::kAdd,
+                            1.0f);
+      });
+      nisa::register_move(trips, 0);                  // a register operation between loops
+      nl::fori_loop(0, trips, [&](const Register&) {  // zero trips
+        nisa::tensor_scalar(counts(0, nl::ds(2, 1)), counts(0, nl::ds(2, 1)), isa::AluOp::kAdd,
+                            1.0f);
+      });
+      nl::fori_loop(5, 1, [](const Register&) {});  // empty, zero trips
+      nl::fori_loop(0, 4, [](const Register&) {});  // empty, four trips
+      const Register none = nisa::register_alloc(0);
+      nl::while_loop(none, [](const Register& r) { return r; });  // a while loop of zero trips
+      const Tensor out = nl::ndarray({lnc, 4}, DType::kFloat32, nl::shared_hbm, "out");
+      nl::store(out(nl::ds(nl::program_id(), 1), nl::all), counts);
+      nl::fori_loop(0, 1, [&](const Register&) {  // a loop last
+        nisa::tensor_scalar(counts(0, nl::ds(3, 1)), counts(0, nl::ds(3, 1)), isa::AluOp::kAdd,
+                            1.0f);
+      });
+      return std::vector<Tensor>{out};
+    };
+  };
+  for (const int lnc : {1, 2}) {
+    const BuiltKernel k = build(fn(lnc), {}, chip, {.name = "shapes", .lnc = lnc});
+    const LaunchResult r = launch(k, chip, {});
+    for (const sim::RunResult& run : r.runs) EXPECT_TRUE(run.hazards.empty());
+    // The last loop ran after the store: its count is not in out.
+    std::vector<float> want;
+    for (int p = 0; p < lnc; ++p) want.insert(want.end(), {2, 3, 0, 0});
+    EXPECT_EQ(r.outputs[0].to_floats(), want) << "lnc " << lnc;
+  }
+  // Registers without a loop take the same path.
+  const BuiltKernel plain = build(
+      [](std::span<const Tensor>) {
+        const Tensor v = nl::full({1, 1}, 41.0f, DType::kInt32);
+        const Register r = nisa::register_alloc();
+        nisa::register_load(r, v);
+        const Tensor w = nl::ndarray({1, 1}, DType::kInt32);
+        nisa::register_store(w, r);
+        const Tensor out = nl::ndarray({1, 1}, DType::kInt32, nl::shared_hbm, "out");
+        nl::store(out, w);
+        return std::vector<Tensor>{out};
+      },
+      {}, chip, {.name = "registers"});
+  EXPECT_EQ(launch(plain, chip, {}).outputs[0].to_floats(), (std::vector<float>{41}));
+}
+
 std::string trace_error(const kernel::KernelFn& fn) {
   try {
     (void)kernel::trace(fn, {}, arch::testing::trn3(), {.name = "bad"});
@@ -133,7 +194,22 @@ TEST(DynamicLoop, TheTracersRulesAreErrorsAtTheKernelsLine) {
     return std::vector<Tensor>{};
   });
   EXPECT_NE(what.find("dynamic_loop_test.cpp:"), std::string::npos) << what;
-  EXPECT_NE(what.find("loop variable of fori_loop is read-only"), std::string::npos) << what;
+  EXPECT_NE(what.find("loop variable and the bounds of fori_loop are read-only"), std::string::npos)
+      << what;
+  // So are its bounds: the loop reads them on every trip.
+  what = trace_error([](std::span<const Tensor>) {
+    const Register hi = nisa::register_alloc(4);
+    nl::fori_loop(0, hi, [&](const Register&) { nisa::register_move(hi, 2); });
+    return std::vector<Tensor>{};
+  });
+  EXPECT_NE(what.find("bounds of fori_loop are read-only"), std::string::npos) << what;
+  // A variable that would wrap past 2^31 - 1 after the last trip.
+  what = trace_error([](std::span<const Tensor>) {
+    nl::fori_loop(
+        2147483600, 2147483647, [](const Register&) {}, 100);
+    return std::vector<Tensor>{};
+  });
+  EXPECT_NE(what.find("would pass 2^31 - 1"), std::string::npos) << what;
   // A tile of the body is not visible after the loop.
   what = trace_error([](std::span<const Tensor>) {
     Tensor kept;

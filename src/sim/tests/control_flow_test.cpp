@@ -209,6 +209,26 @@ TEST(ControlFlow, AnOperandMovedOutOfItsMemoryIsAnErrorAtItsRun) {
       << below;
 }
 
+TEST(ControlFlow, BranchTargetsAndRegistersAreCheckedEvenWithoutValidation) {
+  // The simulator checks what it would index, whether or not it validates the program.
+  RunOptions unchecked;
+  unchecked.functional = false;
+  unchecked.validate = false;
+  for (const RunOptions& options : {RunOptions{}, unchecked}) {
+    std::string what = what_of("[sync] reg_set dst=r0, imm=0\n[sync] branch target=9\n", options);
+    EXPECT_NE(what.find("branch target 9: the program has 2 instructions"), std::string::npos)
+        << what;
+    what = what_of(
+        "[sync] reg_set dst=r0, imm=0\n"
+        "[vector] memset dst=sbuf[p0:1, off=0, fp32, [[1,4]]], value=1\n"
+        "[sync] branch cond=lt, a=r0, imm=3, target=1\n",
+        options);
+    EXPECT_NE(what.find("branch target 1 is on queue vector"), std::string::npos) << what;
+  }
+  const std::string what = what_of("[sync] reg_set dst=r70, imm=0\n", unchecked);
+  EXPECT_NE(what.find("register r70 does not exist"), std::string::npos) << what;
+}
+
 TEST(ControlFlow, ALoopThatNeverEndsStopsAtTheStepLimit) {
   RunOptions options;
   options.max_steps = 1000;
