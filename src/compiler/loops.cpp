@@ -138,8 +138,13 @@ void order_moved_operands(const KernelIr& piece, const Allocation& alloc,
 struct ScheduledPiece {
   std::vector<isa::Instruction> program;  // in issue order, queues assigned
   std::vector<int> queue;                 // queue key of each
+  std::vector<std::uint32_t> order;       // piece-relative IR index of each
   double estimated_ns = 0;
   std::size_t cross_edges = 0;
+  // A loop body overlapping its trips: no fence; each instruction (issue order) also waits
+  // for the previous trip's instructions it conflicts with: (semaphore, offset from R).
+  bool fenced = true;
+  std::vector<std::vector<std::pair<int, std::int32_t>>> carried;
 };
 
 class Emitter {
@@ -158,18 +163,25 @@ class Emitter {
   isa::Reg base(int q) const { return isa::Reg{static_cast<std::uint8_t>(ir_.registers + q)}; }
 
   void straight(ScheduledPiece& piece) {
-    std::vector<char> fenced(labels_.size(), 0);
+    std::vector<char> fenced(labels_.size(), piece.fenced ? 0 : 1);
     for (std::size_t k = 0; k < piece.program.size(); ++k) {
       isa::Instruction& inst = piece.program[k];
       const int q = piece.queue[k];
-      std::map<std::uint16_t, std::uint32_t> waits;  // semaphore -> offset from its base
-      for (const isa::SemWait& w : inst.waits) waits[w.sem] = std::max(waits[w.sem], w.value);
+      std::map<std::uint16_t, std::int32_t> waits;  // semaphore -> offset from its base
+      const auto need = [&](int sem, std::int32_t offset) {
+        const auto at = waits.try_emplace(static_cast<std::uint16_t>(sem), offset).first;
+        at->second = std::max(at->second, offset);
+      };
+      for (const isa::SemWait& w : inst.waits) need(w.sem, static_cast<std::int32_t>(w.value));
+      if (!piece.carried.empty())
+        for (const auto& [sem, offset] : piece.carried[k]) need(sem, offset);
       if (!fenced[static_cast<std::size_t>(q)]) {
         fenced[static_cast<std::size_t>(q)] = 1;
-        for (const int s : queues_) waits.emplace(static_cast<std::uint16_t>(s), 0);
+        for (const int s : queues_) need(s, 0);
       }
       inst.waits.clear();
-      for (const auto& [sem, offset] : waits) inst.waits.push_back({sem, offset, base(sem)});
+      for (const auto& [sem, offset] : waits)
+        inst.waits.push_back({sem, static_cast<std::uint32_t>(offset), base(sem)});
       inst.signals = {{static_cast<std::uint16_t>(q), 1}};
       ++counts_[static_cast<std::size_t>(q)];
       emit(std::move(inst), q);
@@ -195,7 +207,9 @@ class Emitter {
     advance();
   }
 
-  void head(const kernel::Loop& loop) {
+  // `fence`: the head waits for everything before the loop (its body, overlapping its
+  // trips, has no fence of its own).
+  void head(const kernel::Loop& loop, bool fence) {
     for (const int q : queues_) {
       if (!loop.is_while) {
         if (const auto* lower = std::get_if<std::int32_t>(&loop.lower)) {
@@ -205,7 +219,9 @@ class Emitter {
         }
       }
       head_branch_[static_cast<std::size_t>(q)] = out_.size();
-      emit(make(leave_or_stay(loop, true), loop), q);
+      isa::Instruction leave = make(leave_or_stay(loop, true), loop);
+      if (fence) leave.waits = this->fence();
+      emit(std::move(leave), q);
       request_label(q, &body_start_[static_cast<std::size_t>(q)]);
     }
   }
@@ -330,9 +346,76 @@ ScheduledPiece schedule_piece(const KernelIr& ir, const Piece& piece,
   ScheduledPiece out;
   out.program = std::move(sync.program);
   for (const std::uint32_t i : sched.order) out.queue.push_back(sched.queue[i]);
+  out.order = sched.order;
   out.estimated_ns = sched.estimated_ns;
   out.cross_edges = sync.cross_edges;
   return out;
+}
+
+// Whether instruction `j` of one trip and `i` of the next may touch the same bytes, one of
+// them writing: rectangles of the placed operands (a register-relative one: anything of its
+// storage or of a tile over the same bytes).
+bool trips_conflict(const KernelIr& ir, const Allocation& alloc,
+                    const std::vector<isa::Instruction>& phys, std::size_t j, std::size_t i) {
+  struct Operand {
+    StorageId storage;
+    const AccessPattern* placed;
+    bool writes, moved;
+  };
+  const auto operands = [&](std::size_t x) {
+    std::vector<Operand> out;
+    isa::for_each_operand(ir.instructions[x].inst.op, [&](const AccessPattern& ap,
+                                                          const isa::OperandRef& ref) {
+      out.push_back({kernel::storage_of_offset(ap.offset), nullptr, ref.writes(), ap.is_dynamic()});
+    });
+    std::size_t k = 0;
+    isa::for_each_operand(phys[x].op, [&](const AccessPattern& ap, const isa::OperandRef&) {
+      if (k < out.size()) out[k++].placed = &ap;
+    });
+    return out;
+  };
+  for (const Operand& a : operands(j))
+    for (const Operand& b : operands(i)) {
+      if (!(a.writes || b.writes) || a.placed == nullptr || b.placed == nullptr) continue;
+      if (a.moved || b.moved) {
+        if (may_share(ir, alloc, a.storage, b.storage)) return true;
+        continue;
+      }
+      const AccessPattern& x = *a.placed;
+      const AccessPattern& y = *b.placed;
+      if (x.memory != y.memory) continue;
+      if (x.memory != isa::Memory::kHbm && !(x.start_partition < y.start_partition + y.partitions &&
+                                             y.start_partition < x.start_partition + x.partitions))
+        continue;
+      const auto [xlo, xhi] = x.byte_span();
+      const auto [ylo, yhi] = y.byte_span();
+      if (xlo < yhi && ylo < xhi) return true;
+    }
+  return false;
+}
+
+// A loop whose body is one straight piece overlaps its trips: instead of a fence, each
+// instruction waits for the instructions of the previous trip it conflicts with (their
+// signal counts are R(q) - n_q + their ordinal: the previous trip's), and the loop's head
+// waits for everything before the loop. Trip 0's waits on the trip before hold at once.
+void overlap_trips(const KernelIr& ir, const Piece& body, const std::vector<isa::Instruction>& phys,
+                   const Allocation& alloc, ScheduledPiece& piece, int num_queues) {
+  const std::size_t m = piece.program.size();
+  std::vector<std::int32_t> per_queue(static_cast<std::size_t>(num_queues), 0);
+  std::vector<std::int32_t> ordinal(m, 0);  // by issue position
+  for (std::size_t k = 0; k < m; ++k)
+    ordinal[k] = ++per_queue[static_cast<std::size_t>(piece.queue[k])];
+  piece.carried.assign(m, {});
+  for (std::size_t k = 0; k < m; ++k) {
+    const std::size_t i = body.begin + piece.order[k];
+    for (std::size_t l = 0; l < m; ++l) {
+      const std::size_t j = body.begin + piece.order[l];
+      if (!trips_conflict(ir, alloc, phys, j, i)) continue;
+      const auto q = static_cast<std::size_t>(piece.queue[l]);
+      piece.carried[k].emplace_back(piece.queue[l], ordinal[l] - per_queue[q]);
+    }
+  }
+  piece.fenced = false;
 }
 
 }  // namespace
@@ -345,9 +428,18 @@ SyncResult compile_with_loops(const KernelIr& ir, const std::vector<isa::Instruc
   std::vector<ScheduledPiece> straight;
   std::vector<int> used;
   SyncResult r;
-  for (const Piece& piece : pieces) {
+  // Loops whose body is one straight piece: they overlap their trips.
+  std::vector<char> overlapped(ir.loops.size(), 0);
+  for (std::size_t k = 0; k + 2 < pieces.size(); ++k)
+    if (pieces[k].kind == PieceKind::kHead && pieces[k + 1].kind == PieceKind::kStraight &&
+        pieces[k + 2].kind == PieceKind::kTail)
+      overlapped[pieces[k].loop] = 1;
+  for (std::size_t k = 0; k < pieces.size(); ++k) {
+    const Piece& piece = pieces[k];
     if (piece.kind != PieceKind::kStraight) continue;
     straight.push_back(schedule_piece(ir, piece, phys, allowed, alloc, chip, options, num_queues));
+    if (k > 0 && pieces[k - 1].kind == PieceKind::kHead && overlapped[pieces[k - 1].loop])
+      overlap_trips(ir, piece, phys, alloc, straight.back(), num_queues);
     estimated_ns += straight.back().estimated_ns;  // each loop body counted once
     r.cross_edges += straight.back().cross_edges;
     used.insert(used.end(), straight.back().queue.begin(), straight.back().queue.end());
@@ -369,7 +461,7 @@ SyncResult compile_with_loops(const KernelIr& ir, const std::vector<isa::Instruc
         break;
       }
       case PieceKind::kHead:
-        emitter.head(ir.loops[piece.loop]);
+        emitter.head(ir.loops[piece.loop], overlapped[piece.loop] != 0);
         break;
       case PieceKind::kTail:
         emitter.tail(ir.loops[piece.loop]);
