@@ -154,6 +154,7 @@ class Emitter {
         queues_(std::move(queues)),
         labels_(static_cast<std::size_t>(num_queues)),
         counts_(static_cast<std::size_t>(num_queues), 0),
+        lag_(static_cast<std::size_t>(num_queues) * static_cast<std::size_t>(num_queues), 0),
         head_branch_(static_cast<std::size_t>(num_queues), 0),
         body_start_(static_cast<std::size_t>(num_queues), 0) {}
 
@@ -181,7 +182,7 @@ class Emitter {
       }
       inst.waits.clear();
       for (const auto& [sem, offset] : waits)
-        inst.waits.push_back({sem, static_cast<std::uint32_t>(offset), base(sem)});
+        inst.waits.push_back({sem, static_cast<std::uint32_t>(offset + lag(q, sem)), base(sem)});
       inst.signals = {{static_cast<std::uint16_t>(q), 1}};
       ++counts_[static_cast<std::size_t>(q)];
       emit(std::move(inst), q);
@@ -197,7 +198,7 @@ class Emitter {
     for (const int q : queues_) {
       isa::Instruction copy = inst;
       if (loads || stores) {
-        copy.waits = fence();
+        copy.waits = fence(q);
         copy.signals = {{static_cast<std::uint16_t>(q), 1}};
         ++counts_[static_cast<std::size_t>(q)];
       }
@@ -210,6 +211,8 @@ class Emitter {
   // `fence`: the head waits for everything before the loop (its body, overlapping its
   // trips, has no fence of its own).
   void head(const kernel::Loop& loop, bool fence) {
+    // Each trip must start with the lag it had on entry: the tail adds the trip's signals.
+    lag_at_head_ = lag_;
     for (const int q : queues_) {
       if (!loop.is_while) {
         if (const auto* lower = std::get_if<std::int32_t>(&loop.lower)) {
@@ -220,7 +223,7 @@ class Emitter {
       }
       head_branch_[static_cast<std::size_t>(q)] = out_.size();
       isa::Instruction leave = make(leave_or_stay(loop, true), loop);
-      if (fence) leave.waits = this->fence();
+      if (fence) leave.waits = this->fence(q);
       emit(std::move(leave), q);
       request_label(q, &body_start_[static_cast<std::size_t>(q)]);
     }
@@ -229,6 +232,7 @@ class Emitter {
   void tail(const kernel::Loop& loop) {
     for (const int q : queues_) {
       const auto at = static_cast<std::size_t>(q);
+      catch_up(q, lag_at_head_);  // the next trip, and the exit, lag as the loop's entry
       if (!loop.is_while) emit(make(isa::RegAdd{loop.var, loop.var, loop.step}, loop), q);
       // A body with nothing on this queue: the back edge is the branch itself.
       auto& pending = labels_[at];
@@ -279,22 +283,48 @@ class Emitter {
     return b;
   }
 
-  std::vector<isa::SemWait> fence() const {
+  // Every signal so far on every queue, as queue q's waits.
+  std::vector<isa::SemWait> fence(int q) const {
     std::vector<isa::SemWait> waits;
-    for (const int s : queues_) waits.push_back({static_cast<std::uint16_t>(s), 0, base(s)});
+    for (const int s : queues_)
+      waits.push_back(
+          {static_cast<std::uint16_t>(s), static_cast<std::uint32_t>(lag(q, s)), base(s)});
     return waits;
   }
 
-  // Every queue advances every base by the signals of the piece just emitted.
+  // How far queue q's R(s) lags the count it stands for: signals of pieces since q last
+  // added to it. Outside loops these are known, so waits add them instead of q spending a
+  // reg_add per piece and semaphore. A loop's tail adds the trip's signals (catch_up to the
+  // lag at the head), so that every trip, and both ways out of the loop, lag alike.
+  std::int32_t lag(int q, int s) const {
+    return lag_[static_cast<std::size_t>(q) * counts_.size() + static_cast<std::size_t>(s)];
+  }
+
+  // Queue q adds to its bases until each lags by `target` (zero: exact).
+  void catch_up(int q, const std::vector<std::int32_t>& target) {
+    for (std::size_t s = 0; s < counts_.size(); ++s) {
+      const std::size_t at = static_cast<std::size_t>(q) * counts_.size() + s;
+      const std::int32_t add_now = lag_[at] - (target.empty() ? 0 : target[at]);
+      if (add_now == 0) continue;
+      const isa::Reg r = base(static_cast<int>(s));
+      isa::Instruction add;
+      add.op = isa::RegAdd{r, r, add_now};
+      emit(std::move(add), q);
+      lag_[at] -= add_now;
+    }
+  }
+
+  // The signals of the piece just emitted, in every queue's lag.
   void advance() {
-    for (const int q : queues_)
-      for (std::size_t s = 0; s < counts_.size(); ++s)
-        if (counts_[s] != 0) {
-          const isa::Reg r = base(static_cast<int>(s));
-          isa::Instruction add;
-          add.op = isa::RegAdd{r, r, static_cast<std::int32_t>(counts_[s])};
-          emit(std::move(add), q);
-        }
+    for (const int q : queues_) {
+      bool far_behind = false;
+      for (std::size_t s = 0; s < counts_.size(); ++s) {
+        std::int32_t& behind = lag_[static_cast<std::size_t>(q) * counts_.size() + s];
+        behind += static_cast<std::int32_t>(counts_[s]);
+        far_behind = far_behind || behind > (1 << 30);
+      }
+      if (far_behind) catch_up(q, {});  // offsets stay 32-bit
+    }
     std::fill(counts_.begin(), counts_.end(), 0);
   }
 
@@ -317,6 +347,8 @@ class Emitter {
   std::vector<int> queues_;
   std::vector<std::vector<std::size_t*>> labels_;  // per queue: slots its next instruction fills
   std::vector<std::uint32_t> counts_;              // signals per queue in the current piece
+  std::vector<std::int32_t> lag_;                  // [queue][semaphore]: see lag()
+  std::vector<std::int32_t> lag_at_head_;          // lag_ when the open loop was entered
   std::vector<isa::Instruction> out_;
   // The open loop (loops do not nest), per queue: its head's branch and its body's start.
   std::vector<std::size_t> head_branch_, body_start_;
