@@ -3,16 +3,18 @@
 // synchronised as any program), one register operation, or a loop's head or tail. Every
 // queue the program uses runs every register operation, loop head and tail, so all queues
 // agree on the trip counts. Semaphore counts grow by an unknown amount per loop, so each queue
-// keeps in register R(q) the count of queue q's signals before the current piece, and waits
-// relative to it; every instruction of a straight piece signals, so the counts per piece
-// are static. A straight piece starts on each queue with a fence (every signal so far, on
-// every queue), which orders it after everything before it, earlier trips included: simple
-// and correct, at the price of no overlap between trips or pieces.
+// keeps in register R(q) the count of queue q's signals (less a lag known at compile time)
+// and waits relative to it; every instruction of a straight piece signals, so the counts per
+// piece are static. A straight piece starts on each queue with a fence (every signal so far,
+// on every queue), which orders it after everything before it. A loop whose body is one
+// straight piece has no fence inside: each instruction waits for the previous trip's
+// instructions it conflicts with, so the trips overlap.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <stdexcept>
 
 #include "compiler/passes.h"
 
@@ -402,10 +404,18 @@ bool trips_conflict(const KernelIr& ir, const Allocation& alloc,
     });
     std::size_t k = 0;
     isa::for_each_operand(phys[x].op, [&](const AccessPattern& ap, const isa::OperandRef&) {
-      if (k < out.size()) out[k++].placed = &ap;
+      if (k < out.size()) out[k].placed = &ap;
+      ++k;
     });
+    if (k != out.size())
+      throw std::logic_error("trnsim compiler bug: a placed instruction lost or gained operands");
     return out;
   };
+  // A barrier orders everything around it, across cores: a trip's instructions wait for the
+  // last trip's barrier, and a barrier for the last trip's instructions (as a fence would).
+  if (std::holds_alternative<isa::CoreBarrier>(phys[j].op) ||
+      std::holds_alternative<isa::CoreBarrier>(phys[i].op))
+    return true;
   for (const Operand& a : operands(j))
     for (const Operand& b : operands(i)) {
       if (!(a.writes || b.writes) || a.placed == nullptr || b.placed == nullptr) continue;
