@@ -386,45 +386,53 @@ ScheduledPiece schedule_piece(const KernelIr& ir, const Piece& piece,
   return out;
 }
 
-// Whether instruction `j` of one trip and `i` of the next may touch the same bytes, one of
-// them writing: rectangles of the placed operands (a register-relative one: anything of its
-// storage or of a tile over the same bytes).
-bool trips_conflict(const KernelIr& ir, const Allocation& alloc,
-                    const std::vector<isa::Instruction>& phys, std::size_t j, std::size_t i) {
-  struct Operand {
-    StorageId storage;
-    const AccessPattern* placed;
-    bool writes, moved;
-  };
-  const auto operands = [&](std::size_t x) {
-    std::vector<Operand> out;
-    isa::for_each_operand(ir.instructions[x].inst.op, [&](const AccessPattern& ap,
-                                                          const isa::OperandRef& ref) {
-      out.push_back({kernel::storage_of_offset(ap.offset), nullptr, ref.writes(), ap.is_dynamic()});
-    });
-    std::size_t k = 0;
-    isa::for_each_operand(phys[x].op, [&](const AccessPattern& ap, const isa::OperandRef&) {
-      if (k < out.size()) out[k].placed = &ap;
-      ++k;
-    });
-    if (k != out.size())
-      throw std::logic_error("trnsim compiler bug: a placed instruction lost or gained operands");
-    return out;
-  };
-  // A barrier orders everything around it, across cores: a trip's instructions wait for the
-  // last trip's barrier, and a barrier for the last trip's instructions (as a fence would).
-  if (std::holds_alternative<isa::CoreBarrier>(phys[j].op) ||
-      std::holds_alternative<isa::CoreBarrier>(phys[i].op))
-    return true;
-  for (const Operand& a : operands(j))
-    for (const Operand& b : operands(i)) {
-      if (!(a.writes || b.writes) || a.placed == nullptr || b.placed == nullptr) continue;
-      if (a.moved || b.moved) {
-        if (may_share(ir, alloc, a.storage, b.storage)) return true;
+// An instruction's operands as the trip-to-trip check needs them: storage and role from the
+// IR, the placed pattern from the physical instruction; a barrier (no operands) orders all.
+struct TripOperand {
+  StorageId storage;
+  const AccessPattern* placed;
+  bool writes, moved;
+};
+struct TripAccesses {
+  std::vector<TripOperand> operands;
+  bool barrier = false;
+};
+TripAccesses trip_accesses(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
+                           std::size_t x) {
+  TripAccesses out;
+  out.barrier = std::holds_alternative<isa::CoreBarrier>(phys[x].op);
+  isa::for_each_operand(
+      ir.instructions[x].inst.op, [&](const AccessPattern& ap, const isa::OperandRef& ref) {
+        out.operands.push_back(
+            {kernel::storage_of_offset(ap.offset), nullptr, ref.writes(), ap.is_dynamic()});
+      });
+  std::size_t k = 0;
+  isa::for_each_operand(phys[x].op, [&](const AccessPattern& ap, const isa::OperandRef&) {
+    if (k < out.operands.size()) out.operands[k].placed = &ap;
+    ++k;
+  });
+  if (k != out.operands.size())
+    throw std::logic_error("trnsim compiler bug: a placed instruction lost or gained operands");
+  return out;
+}
+
+// Whether an instruction of one trip (`a`) and one of the next (`b`) may touch the same
+// bytes, one of them writing: rectangles of the placed operands (a register-relative one:
+// anything of its storage or of a tile over the same bytes). A barrier orders everything
+// around it, across cores: a trip's instructions wait for the last trip's barrier, and a
+// barrier for the last trip's instructions (as a fence would).
+bool trips_conflict(const KernelIr& ir, const Allocation& alloc, const TripAccesses& a,
+                    const TripAccesses& b) {
+  if (a.barrier || b.barrier) return true;
+  for (const TripOperand& p : a.operands)
+    for (const TripOperand& q : b.operands) {
+      if (!(p.writes || q.writes)) continue;
+      if (p.moved || q.moved) {
+        if (may_share(ir, alloc, p.storage, q.storage)) return true;
         continue;
       }
-      const AccessPattern& x = *a.placed;
-      const AccessPattern& y = *b.placed;
+      const AccessPattern& x = *p.placed;
+      const AccessPattern& y = *q.placed;
       if (x.memory != y.memory) continue;
       if (x.memory != isa::Memory::kHbm && !(x.start_partition < y.start_partition + y.partitions &&
                                              y.start_partition < x.start_partition + x.partitions))
@@ -447,12 +455,14 @@ void overlap_trips(const KernelIr& ir, const Piece& body, const std::vector<isa:
   std::vector<std::int32_t> ordinal(m, 0);  // by issue position
   for (std::size_t k = 0; k < m; ++k)
     ordinal[k] = ++per_queue[static_cast<std::size_t>(piece.queue[k])];
+  std::vector<TripAccesses> accesses;  // by issue position, read once
+  accesses.reserve(m);
+  for (std::size_t k = 0; k < m; ++k)
+    accesses.push_back(trip_accesses(ir, phys, body.begin + piece.order[k]));
   piece.carried.assign(m, {});
   for (std::size_t k = 0; k < m; ++k) {
-    const std::size_t i = body.begin + piece.order[k];
     for (std::size_t l = 0; l < m; ++l) {
-      const std::size_t j = body.begin + piece.order[l];
-      if (!trips_conflict(ir, alloc, phys, j, i)) continue;
+      if (!trips_conflict(ir, alloc, accesses[l], accesses[k])) continue;
       const auto q = static_cast<std::size_t>(piece.queue[l]);
       piece.carried[k].emplace_back(piece.queue[l], ordinal[l] - per_queue[q]);
     }
