@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <map>
 #include <optional>
@@ -128,6 +129,10 @@ std::vector<std::vector<std::uint32_t>> dependencies(
   std::vector<char> seeded(ir.storages.size(), 0);
   std::optional<std::uint32_t> last_barrier;
   std::size_t since_barrier = 0;  // first instruction after the last barrier
+  // The last instruction to use each engine-held state (random generators, accumulators):
+  // uses of one state stay in program order, so the random stream and a carried
+  // accumulator do not depend on how the scheduler orders the engines' queues.
+  std::array<std::optional<std::uint32_t>, 3> last_state_user;
   for (std::size_t i = 0; i < n; ++i) {
     const auto idx = static_cast<std::uint32_t>(i);
     std::vector<std::uint32_t>& deps = preds[i];
@@ -136,6 +141,12 @@ std::vector<std::vector<std::uint32_t>> dependencies(
       for (std::size_t j = since_barrier; j < i; ++j) deps.push_back(static_cast<std::uint32_t>(j));
     } else if (last_barrier) {
       deps.push_back(*last_barrier);
+    }
+    if (const isa::EngineState state = isa::engine_state(phys[i].op);
+        state != isa::EngineState::kNone) {
+      auto& last = last_state_user.at(static_cast<std::size_t>(state));
+      if (last) deps.push_back(*last);
+      last = idx;
     }
     const std::vector<Footprint> fps = footprints(phys[i], ir.instructions[i].inst, idx);
     for (const Footprint& f : fps) {

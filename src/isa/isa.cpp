@@ -63,6 +63,8 @@ constexpr std::array<std::string_view, kNumRoundingModes> kRoundingNames = {"rne
 constexpr std::array<std::string_view, kNumPerfModes> kPerfModeNames = {"none", "double_row"};
 constexpr std::array<std::string_view, kNumDmaAccumulates> kDmaAccumulateNames = {"none", "add"};
 constexpr std::array<std::string_view, kNumIndirectModes> kIndirectNames = {"gather", "scatter"};
+constexpr std::array<std::string_view, kNumReduceCmds> kReduceCmdNames = {
+    "idle", "reset", "reduce", "reset_reduce", "load_reduce"};
 constexpr std::array<std::string_view, kNumBranchConds> kBranchCondNames = {"always", "lt", "ge",
                                                                             "eq", "ne"};
 
@@ -147,6 +149,9 @@ std::string_view dma_accumulate_name(DmaAccumulate m) {
 std::string_view indirect_mode_name(IndirectMode m) {
   return util::enum_name(kIndirectNames, m);
 }
+std::string_view reduce_cmd_name(ReduceCmd c) {
+  return util::enum_name(kReduceCmdNames, c);
+}
 
 std::string_view branch_cond_name(BranchCond c) {
   return util::enum_name(kBranchCondNames, c);
@@ -154,6 +159,19 @@ std::string_view branch_cond_name(BranchCond c) {
 
 std::string_view op_name(const Operation& op) {
   return std::visit([](const auto& o) { return std::decay_t<decltype(o)>::kName; }, op);
+}
+
+EngineState engine_state(const Operation& op) {
+  return std::visit(
+      [](const auto& o) {
+        using Op = std::decay_t<decltype(o)>;
+        if constexpr (requires { Op::kState; }) {
+          return Op::kState;
+        } else {
+          return EngineState::kNone;
+        }
+      },
+      op);
 }
 
 std::uint8_t op_engines(const Operation& op) {

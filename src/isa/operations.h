@@ -24,6 +24,7 @@
 
 #include "isa/operations_control.h"  // registers and branches (reg_*, branch)
 #include "isa/operations_dma.h"      // DMA transfers and synchronisation (sem, core_barrier)
+#include "isa/operations_gpsimd.h"   // random numbers and the GpSimd index operations
 #include "isa/types.h"
 
 namespace trnsim::isa {
@@ -165,6 +166,34 @@ struct TensorScalarReduce {
     v("reduce_op", reduce_op, Role::kAttr);
     v("reduce_res", reduce_res, Role::kWrite);
     v("reduce_res_negate", reduce_res_negate, Role::kAttr);
+  }
+};
+
+// A running scan along each partition's free elements: acc = op1(op0(data_i, imm0), acc),
+// dst_i = acc. reduce_cmd starts acc at op1's identity (reset_reduce), at imm1
+// (load_reduce) or where the lane's accumulator register was left by the previous
+// cumulative instruction (reduce); the final acc stays in that register.
+struct TensorScalarCumulative {
+  static constexpr std::string_view kName = "tensor_scalar_cumulative";
+  static constexpr OpClass kClass = OpClass::kElementwise;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
+  static constexpr EngineState kState = EngineState::kAccumulator;
+  friend bool operator==(const TensorScalarCumulative&, const TensorScalarCumulative&) = default;
+  AccessPattern dst, src;
+  AluOp op0 = AluOp::kAdd;
+  ScalarOperand imm0 = 0.0f;
+  AluOp op1 = AluOp::kAdd;
+  ScalarOperand imm1 = 0.0f;
+  ReduceCmd reduce_cmd = ReduceCmd::kResetReduce;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+    v("op0", op0, Role::kAttr);
+    v("imm0", imm0, Role::kRead);
+    v("op1", op1, Role::kAttr);
+    v("imm1", imm1, Role::kRead);
+    v("reduce_cmd", reduce_cmd, Role::kAttr);
   }
 };
 
@@ -649,51 +678,6 @@ struct CustomOp {
   }
 };
 
-// Random numbers ------------------------------------------------------------------------
-
-// Uniform random values in [min, max) from the engine's XORWOW state (gen4 Vector).
-struct Rand2 {
-  static constexpr std::string_view kName = "rand2";
-  static constexpr OpClass kClass = OpClass::kElementwise;
-  static constexpr std::uint8_t kEngines =
-      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
-  friend bool operator==(const Rand2&, const Rand2&) = default;
-  AccessPattern dst;
-  float min = 0.0f, max = 1.0f;
-  template <class V>
-  void fields(V&& v) {
-    v("dst", dst, Role::kWrite);
-    v("min", min, Role::kAttr);
-    v("max", max, Role::kAttr);
-  }
-};
-
-// Load (set) or store (get) the per-partition XORWOW state of an engine: 6 uint32 per lane.
-struct RandSetState {
-  static constexpr std::string_view kName = "rand_set_state";
-  static constexpr OpClass kClass = OpClass::kElementwise;
-  static constexpr std::uint8_t kEngines =
-      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
-  friend bool operator==(const RandSetState&, const RandSetState&) = default;
-  AccessPattern src_seeds;
-  template <class V>
-  void fields(V&& v) {
-    v("src_seeds", src_seeds, Role::kRead);
-  }
-};
-struct RandGetState {
-  static constexpr std::string_view kName = "rand_get_state";
-  static constexpr OpClass kClass = OpClass::kElementwise;
-  static constexpr std::uint8_t kEngines =
-      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
-  friend bool operator==(const RandGetState&, const RandGetState&) = default;
-  AccessPattern dst;
-  template <class V>
-  void fields(V&& v) {
-    v("dst", dst, Role::kWrite);
-  }
-};
-
 using Operation =
     std::variant<NcMatmul, NcMatmulMx, NcTranspose, TensorTensor, TensorScalar, ScalarTensorTensor,
                  TensorReduce, TensorPartitionReduce, TensorCopy, TensorTensorScan, BnStats, BnAggr,
@@ -701,9 +685,12 @@ using Operation =
                  QuantizeMx, Activation, AffineSelect, LocalGather, NcStreamShuffle, CustomOp,
                  Rand2, RandSetState, RandGetState, DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp,
                  CoreBarrier, TensorScalarReduce, TensorCopyPredicated, NcMatchReplace8, Activate2,
-                 RegSet, RegAdd, RegLoad, RegStore, Branch>;
+                 RegSet, RegAdd, RegLoad, RegStore, Branch, TensorScalarCumulative, Rng, SetRngSeed,
+                 Dropout, SequenceBounds, NonzeroWithCount, NcNGather, Topk>;
 
 std::string_view op_name(const Operation& op);
+// The engine-held state `op` reads or writes (its kState trait; kNone when it declares none).
+EngineState engine_state(const Operation& op);
 // Engines allowed to execute `op` (its kEngines bit set).
 std::uint8_t op_engines(const Operation& op);
 // A default-constructed operation for a mnemonic (kName), or nullopt if there is none.

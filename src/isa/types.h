@@ -220,6 +220,11 @@ enum class RoundingMode : std::uint8_t { kNearestEven, kStochastic };
 enum class MatmulPerfMode : std::uint8_t { kNone, kDoubleRow };
 enum class DmaAccumulate : std::uint8_t { kNone, kAdd };  // gen4 near-memory read-add-write
 enum class IndirectMode : std::uint8_t { kGather, kScatter };
+// NKI's nisa.reduce_cmd: how an instruction treats its engine's accumulator registers.
+enum class ReduceCmd : std::uint8_t { kIdle, kReset, kReduce, kResetReduce, kLoadReduce };
+// State an operation keeps in its engine rather than in memory: the random generators, the
+// Vector engine's accumulator registers. Operations on one state stay in program order.
+enum class EngineState : std::uint8_t { kNone, kRng, kAccumulator };
 // When a branch is taken: always, or comparing register a with b (or with imm when b is none)
 // as signed 32-bit values.
 enum class BranchCond : std::uint8_t { kAlways, kLess, kGreaterEqual, kEqual, kNotEqual };
@@ -232,12 +237,14 @@ std::string_view rounding_mode_name(RoundingMode m);
 std::string_view perf_mode_name(MatmulPerfMode m);
 std::string_view dma_accumulate_name(DmaAccumulate m);
 std::string_view indirect_mode_name(IndirectMode m);
+std::string_view reduce_cmd_name(ReduceCmd c);    // "idle", "reset", "reduce", ... (NKI's)
 std::string_view branch_cond_name(BranchCond c);  // "always", "lt", "ge", "eq", "ne"
 inline constexpr int kNumAccumulateModes = 2;
 inline constexpr int kNumRoundingModes = 2;
 inline constexpr int kNumPerfModes = 2;
 inline constexpr int kNumDmaAccumulates = 2;
 inline constexpr int kNumIndirectModes = 2;
+inline constexpr int kNumReduceCmds = 5;
 inline constexpr int kNumBranchConds = 5;
 
 // ---------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 // rules have in common and one check_op overload per operation. validate.cpp checks every
 // instruction and operand; the per-operation rules are split by family: validate_tensor.cpp
 // (PE array), validate_elementwise.cpp (Vector/Scalar/GpSimd elementwise), validate_gpsimd.cpp
-// (gather, shuffle, custom operators, random numbers), validate_dma.cpp (DMA and
+// (gather, shuffle, custom operators, random numbers, index operations), validate_dma.cpp (DMA and
 // synchronisation) and validate_control.cpp (registers and branches).
 #pragma once
 
@@ -220,6 +220,7 @@ void check_op(Checker& c, const TensorScalarReduce& op);
 void check_op(Checker& c, const TensorCopyPredicated& op);
 void check_op(Checker& c, const NcMatchReplace8& op);
 void check_op(Checker& c, const Activate2& op);
+void check_op(Checker& c, const TensorScalarCumulative& op);
 // validate_gpsimd.cpp
 void check_op(Checker& c, const LocalGather& op);
 void check_op(Checker& c, const NcStreamShuffle& op);
@@ -227,6 +228,13 @@ void check_op(Checker& c, const CustomOp& op);
 void check_op(Checker& c, const Rand2& op);
 void check_op(Checker& c, const RandSetState& op);
 void check_op(Checker& c, const RandGetState& op);
+void check_op(Checker& c, const Rng& op);
+void check_op(Checker& c, const SetRngSeed& op);
+void check_op(Checker& c, const Dropout& op);
+void check_op(Checker& c, const SequenceBounds& op);
+void check_op(Checker& c, const NonzeroWithCount& op);
+void check_op(Checker& c, const NcNGather& op);
+void check_op(Checker& c, const Topk& op);
 // validate_dma.cpp
 void check_op(Checker& c, const DmaCopy& op);
 void check_op(Checker& c, const DmaTranspose& op);

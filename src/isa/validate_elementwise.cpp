@@ -325,6 +325,31 @@ void check_op(Checker& c, const TensorScalarReduce& op) {
   if (op.reduce_res) c.require_per_partition("reduce_res", *op.reduce_res, op.dst.partitions);
 }
 
+// ISA: the scan's dtypes exclude the 32-bit integers; op1 is one of the five accumulators.
+void check_op(Checker& c, const TensorScalarCumulative& op) {
+  c.require_same_shape("src", op.src, "dst", op.dst);
+  c.require_per_partition("imm0", op.imm0, op.dst.partitions);
+  c.require_per_partition("imm1", op.imm1, op.dst.partitions);
+  require_arithmetic(c, "op0", op.op0);
+  c.require_alu(
+      "op1", op.op1,
+      {AluOp::kAdd, AluOp::kSubtract, AluOp::kMultiply, AluOp::kMaximum, AluOp::kMinimum});
+  const std::initializer_list<DType> kScanTypes = {
+      DType::kBFloat16, DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3, DType::kFloat8E5M2,
+      DType::kUInt8,    DType::kUInt16,  DType::kInt8,    DType::kInt16};
+  c.require_dtype("dst", op.dst, kScanTypes);
+  c.require_dtype("src", op.src, kScanTypes);
+  if (op.reduce_cmd == ReduceCmd::kIdle || op.reduce_cmd == ReduceCmd::kReset) {
+    c.add("reduce_cmd", fmt::format("{} does not accumulate; a cumulative scan needs reset_reduce, "
+                                    "reduce or load_reduce",
+                                    reduce_cmd_name(op.reduce_cmd)));
+  }
+  const bool has_imm1 =
+      std::holds_alternative<AccessPattern>(op.imm1) || std::get<float>(op.imm1) != 0.0f;
+  if (has_imm1 && op.reduce_cmd != ReduceCmd::kLoadReduce)
+    c.add("imm1", "imm1 is the accumulator's start value; it needs reduce_cmd=load_reduce");
+}
+
 void check_op(Checker& c, const TensorCopyPredicated& op) {
   c.require_same_shape("predicate", op.predicate, "dst", op.dst);
   c.require_dtype("predicate", op.predicate, {DType::kUInt8, DType::kUInt16, DType::kUInt32});

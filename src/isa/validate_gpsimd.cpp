@@ -1,5 +1,6 @@
-// Validation rules of local_gather, nc_stream_shuffle, custom_op and the random-number
-// operations (listed, with their sources, in docs/isa.md "Validation rules").
+// Validation rules of local_gather, nc_stream_shuffle, custom_op, the random-number
+// operations and the GpSimd index operations (sequence_bounds, nonzero_with_count,
+// nc_n_gather, topk) (listed, with their sources, in docs/isa.md "Validation rules").
 #include <fmt/format.h>
 
 #include "isa/validate_detail.h"
@@ -10,6 +11,9 @@ namespace {
 
 constexpr std::uint64_t kGpSimdPartitionsPerCore = 16;
 constexpr std::uint64_t kLocalGatherIndicesPerCore = 4096;
+constexpr std::uint32_t kTopkMinN = 8;  // ISA: 8 <= n < 65536
+constexpr std::uint32_t kTopkMaxN = 65535;
+constexpr std::uint64_t kTopkMaxK = 32767;  // ISA: 1 <= K < 32768
 
 // XORWOW state: 6 uint32 per partition on GpSimd, 24 (4 states) on Vector (ISA).
 void check_rng_state(Checker& c, std::string_view name, const AccessPattern& ap,
@@ -99,6 +103,105 @@ void check_op(Checker& c, const RandSetState& op) {
 }
 void check_op(Checker& c, const RandGetState& op) {
   check_rng_state(c, "dst", op.dst, RandGetState::kName);
+}
+
+void check_op(Checker& c, const Rng& op) {
+  c.require_dtype(
+      "dst", op.dst,
+      {DType::kInt8, DType::kInt16, DType::kInt32, DType::kUInt8, DType::kUInt16, DType::kUInt32});
+  if (c.engine == Engine::kGpSimd) c.require_generation(Generation::kGen3, "rng on gpsimd");
+}
+
+void check_op(Checker& c, const SetRngSeed& op) {
+  c.require_dtype("src_seeds", op.src_seeds, {DType::kUInt32, DType::kInt32});
+  if (op.src_seeds.partitions != 1 || op.src_seeds.free_elements() != 1) {
+    c.add("src_seeds",
+          fmt::format("must be one 32-bit value of shape [1, 1], not {}", shape_of(op.src_seeds)));
+  }
+}
+
+void check_op(Checker& c, const Dropout& op) {
+  c.require_same_shape("data", op.data, "dst", op.dst);
+  if (op.dst.dtype != op.data.dtype) {
+    c.add("dst", fmt::format("dtype {} differs from the data's {} (dropout keeps the dtype)",
+                             numerics::name(op.dst.dtype), numerics::name(op.data.dtype)));
+  }
+  if (numerics::is_mx_packed(op.data.dtype))
+    c.add("data", "an x4-packed dtype has no single elements to drop");
+  c.require_per_partition("prob", op.prob, op.dst.partitions);
+  if (const auto* prob = std::get_if<AccessPattern>(&op.prob)) {
+    if (numerics::is_integer(op.data.dtype))
+      c.require_dtype("prob", *prob, {DType::kFloat32});
+    else if (numerics::is_integer(prob->dtype))
+      c.add("prob", "a probability tile must have a float dtype");
+  } else if (const float p = std::get<float>(op.prob); !(p >= 0.0f && p <= 1.0f)) {
+    c.add("prob", fmt::format("{} is not a probability in [0, 1]", p));
+  }
+}
+
+// ISA: one row of segment ids, [1, N] -> [1, 2, N], fp32 or int32 on both sides.
+void check_op(Checker& c, const SequenceBounds& op) {
+  c.require_partitions("segment_ids", op.segment_ids, 1, "sequence_bounds (one row)");
+  c.require_partitions("dst", op.dst, 1, "sequence_bounds (one row)");
+  c.require_dtype("segment_ids", op.segment_ids, {DType::kFloat32, DType::kInt32});
+  c.require_dtype("dst", op.dst, {DType::kFloat32, DType::kInt32});
+  c.require_free("dst", op.dst, 2 * op.segment_ids.free_elements(),
+                 "a [start, end] pair per segment id");
+}
+
+// ISA: GpSimd core k reads and writes only partition 16k of its 16 (the generic start
+// partition rule already keeps every operand's start a multiple of 32).
+void check_op(Checker& c, const NonzeroWithCount& op) {
+  c.require_generation(Generation::kGen3, "nonzero_with_count");
+  c.require_dtype("src", op.src, {DType::kFloat32, DType::kInt32});
+  c.require_dtype("dst", op.dst, {DType::kInt32});
+  c.require_partitions("dst", op.dst, op.src.partitions, "nonzero_with_count (partitions kept)");
+  c.require_free("dst", op.dst, op.src.free_elements() + 1,
+                 "one index per src element plus the count");
+}
+
+void check_op(Checker& c, const NcNGather& op) {
+  c.require_partitions("data", op.data, op.dst.partitions, "nc_n_gather (partitions kept)");
+  c.require_partitions("indices", op.indices, op.dst.partitions, "nc_n_gather (partitions kept)");
+  c.require_dtype("indices", op.indices, {DType::kUInt32});
+  if (op.dst.dtype != op.data.dtype) {
+    c.add("dst", fmt::format("dtype {} differs from the data's {} (nc_n_gather does not cast)",
+                             numerics::name(op.dst.dtype), numerics::name(op.data.dtype)));
+  }
+  c.require_free("dst", op.dst, op.indices.free_elements(), "one element per index");
+}
+
+void check_op(Checker& c, const Topk& op) {
+  c.require_dtype("src", op.src, {DType::kBFloat16});
+  c.require_dtype("val_dst", op.val_dst, {DType::kBFloat16});
+  c.require_dtype("idx_dst", op.idx_dst, {DType::kUInt32});
+  for (const auto& [name, ap] : {std::pair{"val_dst", &op.val_dst},
+                                 std::pair{"idx_dst", &op.idx_dst}, std::pair{"src", &op.src}}) {
+    if (ap->partitions % kGpSimdPartitionsPerCore != 0) {
+      c.add(name, fmt::format("{} partitions; topk needs a multiple of 16 (one snake each)",
+                              ap->partitions));
+    }
+  }
+  for (const auto& [name, ap] :
+       {std::pair{"val_dst", &op.val_dst}, std::pair{"idx_dst", &op.idx_dst}}) {
+    if (ap->num_dims != 1)
+      c.add(name, fmt::format("has {} free dims; topk writes a [par_dim, K] tile", ap->num_dims));
+  }
+  c.require_partitions("val_dst", op.val_dst, op.src.partitions, "topk (partitions kept)");
+  c.require_same_shape("idx_dst", op.idx_dst, "val_dst", op.val_dst);
+  if (op.n < kTopkMinN || op.n > kTopkMaxN)
+    c.add("n", fmt::format("{} is outside [{}, {}]", op.n, kTopkMinN, kTopkMaxN));
+  const std::uint64_t k = op.val_dst.free_elements();
+  if (k < 1 || k > kTopkMaxK || k > op.n) {
+    c.add("val_dst", fmt::format("K = {} (its free size) must be in [1, min(n, {})] (n = {})", k,
+                                 kTopkMaxK, op.n));
+  }
+  const std::uint64_t columns =
+      (std::uint64_t{op.n} + kGpSimdPartitionsPerCore - 1) / kGpSimdPartitionsPerCore;
+  if (op.src.free_elements() < columns) {
+    c.add("src", fmt::format("has {} columns; a snake of n = {} needs at least {}",
+                             op.src.free_elements(), op.n, columns));
+  }
 }
 
 }  // namespace trnsim::isa::validate_detail

@@ -418,6 +418,7 @@ using isa::AccumulateMode;
 using isa::ActivationFunc;
 using isa::AluOp;
 using isa::Engine;
+using isa::ReduceCmd;
 using kernel::Loc;
 using kernel::Scalar;
 using kernel::Tensor;
@@ -496,6 +497,17 @@ struct TensorScalarReduceOptions {
 void tensor_scalar_reduce(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
                           AluOp reduce_op, const TensorScalarReduceOptions& options = {},
                           Loc loc = Loc::current());
+struct TensorScalarCumulativeOptions {
+  Scalar imm1 = 0.0f;  // the accumulator's start value, with reduce_cmd = load_reduce
+  ReduceCmd reduce_cmd = ReduceCmd::kResetReduce;
+  Common common;
+};
+// A running scan along each partition: acc = op1(data op0 imm0, acc), dst = acc at every
+// element (op1: add, subtract, multiply, maximum, minimum). reduce_cmd = reduce continues
+// from where the previous cumulative instruction left the lane's accumulator.
+void tensor_scalar_cumulative(const Tensor& dst, const Tensor& src, AluOp op0, AluOp op1,
+                              const Scalar& imm0, const TensorScalarCumulativeOptions& options = {},
+                              Loc loc = Loc::current());
 struct ScalarTensorTensorOptions {
   bool reverse0 = false;  // operand0 op0 data instead of data op0 operand0
   bool reverse1 = false;  // operand1 op1 (...) instead of (...) op1 operand1
@@ -592,6 +604,26 @@ void rand2(const Tensor& dst, float min, float max, const Common& common = {},
 // The engine's per-partition XORWOW state (6 uint32 per partition): load it / store it.
 void rand_set_state(const Tensor& src_seeds, const Common& common = {}, Loc loc = Loc::current());
 void rand_get_state(const Tensor& dst, const Common& common = {}, Loc loc = Loc::current());
+// 32 random bits per element, truncated to dst's integer dtype (Vector, or GpSimd from gen3).
+void rng(const Tensor& dst, const Common& common = {}, Loc loc = Loc::current());
+// Re-seeds the Vector engine's generators from a [1, 1] 32-bit tile.
+void set_rng_seed(const Tensor& src_seeds, const Common& common = {}, Loc loc = Loc::current());
+// dst = data with each element zeroed with probability prob (a number or a [P, 1] tile).
+void dropout(const Tensor& dst, const Tensor& data, const Scalar& prob, const Common& common = {},
+             Loc loc = Loc::current());
+// dst [1, 2, N]: each segment id's [start, end) (a run of equal non-zero ids); 0 is padding.
+void sequence_bounds(const Tensor& dst, const Tensor& segment_ids, const Common& common = {},
+                     Loc loc = Loc::current());
+// On partitions 0, 16, ..., 112: indices of the non-zeros (+ index_offset), padding, count.
+void nonzero_with_count(const Tensor& dst, const Tensor& src, std::int32_t index_offset = 0,
+                        std::int32_t padding_val = -1, const Common& common = {},
+                        Loc loc = Loc::current());
+// dst[p, i] = data[p, indices[p, i]] over data's flattened free dims (uint32 indices).
+void nc_n_gather(const Tensor& dst, const Tensor& data, const Tensor& indices,
+                 const Common& common = {}, Loc loc = Loc::current());
+// The K = val_dst.shape[1] largest of n bf16 values in each 16-partition snake, ascending.
+void topk(const Tensor& val_dst, const Tensor& idx_dst, const Tensor& src, std::uint32_t n,
+          const Common& common = {}, Loc loc = Loc::current());
 // A registered GpSimd operator (sim::register_custom_op) over SBUF tiles.
 void custom_op(const std::string& op, const std::vector<Tensor>& outputs,
                const std::vector<Tensor>& inputs, std::vector<float> params = {},

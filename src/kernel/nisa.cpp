@@ -162,6 +162,19 @@ void tensor_scalar_reduce(const Tensor& dst, const Tensor& data, AluOp op0, cons
   record(t, o.common, loc);
 }
 
+void tensor_scalar_cumulative(const Tensor& dst, const Tensor& src, AluOp op0, AluOp op1,
+                              const Scalar& imm0, const TensorScalarCumulativeOptions& o, Loc loc) {
+  isa::TensorScalarCumulative t;
+  t.dst = dst.ap(loc);
+  t.src = src.ap(loc);
+  t.op0 = op0;
+  t.imm0 = scalar(imm0, loc);
+  t.op1 = op1;
+  t.imm1 = scalar(o.imm1, loc);
+  t.reduce_cmd = o.reduce_cmd;
+  record(t, o.common, loc);
+}
+
 void scalar_tensor_tensor(const Tensor& dst, const Tensor& data, AluOp op0, const Scalar& operand0,
                           AluOp op1, const Tensor& operand1, const ScalarTensorTensorOptions& o,
                           Loc loc) {
@@ -345,6 +358,37 @@ void rand_set_state(const Tensor& src_seeds, const Common& c, Loc loc) {
 
 void rand_get_state(const Tensor& dst, const Common& c, Loc loc) {
   record(isa::RandGetState{dst.ap(loc)}, c, loc);
+}
+
+void rng(const Tensor& dst, const Common& c, Loc loc) {
+  record(isa::Rng{dst.ap(loc)}, c, loc);
+}
+
+void set_rng_seed(const Tensor& src_seeds, const Common& c, Loc loc) {
+  record(isa::SetRngSeed{src_seeds.ap(loc)}, c, loc);
+}
+
+void dropout(const Tensor& dst, const Tensor& data, const Scalar& prob, const Common& c, Loc loc) {
+  record(isa::Dropout{dst.ap(loc), data.ap(loc), scalar(prob, loc)}, c, loc);
+}
+
+void sequence_bounds(const Tensor& dst, const Tensor& segment_ids, const Common& c, Loc loc) {
+  record(isa::SequenceBounds{dst.ap(loc), segment_ids.ap(loc)}, c, loc);
+}
+
+void nonzero_with_count(const Tensor& dst, const Tensor& src, std::int32_t index_offset,
+                        std::int32_t padding_val, const Common& c, Loc loc) {
+  record(isa::NonzeroWithCount{dst.ap(loc), src.ap(loc), index_offset, padding_val}, c, loc);
+}
+
+void nc_n_gather(const Tensor& dst, const Tensor& data, const Tensor& indices, const Common& c,
+                 Loc loc) {
+  record(isa::NcNGather{dst.ap(loc), data.ap(loc), indices.ap(loc)}, c, loc);
+}
+
+void topk(const Tensor& val_dst, const Tensor& idx_dst, const Tensor& src, std::uint32_t n,
+          const Common& c, Loc loc) {
+  record(isa::Topk{val_dst.ap(loc), idx_dst.ap(loc), src.ap(loc), n}, c, loc);
 }
 
 void custom_op(const std::string& name, const std::vector<Tensor>& outputs,

@@ -349,4 +349,17 @@ std::span<std::uint32_t> CoreOperandIO::rng_state(isa::Engine engine, std::uint3
   return core_.rng_state(engine, partition);
 }
 
+void CoreOperandIO::seed_rng(isa::Engine engine, std::uint32_t seed) {
+  if (engine != isa::Engine::kVector && engine != isa::Engine::kGpSimd)
+    fail(fmt::format("the {} engine has no random number generator", isa::engine_name(engine)));
+  core_.seed_rng(engine, seed);
+}
+
+float& CoreOperandIO::accumulator(std::uint32_t partition) {
+  if (partition >= core_.sbuf().partitions())
+    fail(fmt::format("accumulator of lane {} requested; the engine has {} lanes", partition,
+                     core_.sbuf().partitions()));
+  return core_.vector_accumulator(partition);
+}
+
 }  // namespace trnsim::sim

@@ -32,6 +32,8 @@ class CoreOperandIO final : public OperandIO {
   void store_words(const isa::AccessPattern& ap, const WordTile& words) override;
   float scalar(const isa::ScalarOperand& operand, std::uint32_t p) override;
   std::span<std::uint32_t> rng_state(isa::Engine engine, std::uint32_t partition) override;
+  void seed_rng(isa::Engine engine, std::uint32_t seed) override;
+  float& accumulator(std::uint32_t partition) override;
   const isa::Instruction& instruction() const override { return inst_; }
 
   // Raw storage bytes of an operand, `partitions x free x element size`, row-major (for

@@ -8,6 +8,7 @@
 
 #include "sim/describe.h"
 #include "sim/memory.h"
+#include "sim/ops_math.h"
 #include "sim/sim.h"
 #include "util/enum_names.h"
 
@@ -26,15 +27,6 @@ std::uint32_t whole(const arch::Param& p, const char* what) {
     throw SimError(fmt::format("chip config: {} = {} is not a positive whole number", what, v));
   return static_cast<std::uint32_t>(v);
 }
-
-std::uint64_t splitmix64(std::uint64_t& state) {
-  std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
-constexpr int kXorwowWords = 6;  // x, y, z, w, v and the Weyl counter d
 
 }  // namespace
 
@@ -78,39 +70,38 @@ Core::Core(const arch::ChipConfig& chip, int index) : index_(index) {
   // Vector engine's single stream) one.
   vector_generators_ = chip.generation >= arch::Generation::kGen4 ? 4 : 1;
   const std::size_t lanes = sbuf_->partitions();
-  vector_rng_.assign(lanes * vector_generators_ * kXorwowWords, 0);
-  gpsimd_rng_.assign(lanes * kXorwowWords, 0);
-  seed_rng(0);
+  vector_rng_.assign(lanes * vector_generators_ * math::kXorwowWords, 0);
+  gpsimd_rng_.assign(lanes * math::kXorwowWords, 0);
+  vector_accumulators_.assign(lanes, 0.0f);
+  reset_engine_state(0);
 }
 
 Core::~Core() = default;
 Core::Core(Core&&) noexcept = default;
 Core& Core::operator=(Core&&) noexcept = default;
 
-void Core::seed_rng(std::uint32_t seed) {
-  // Every (engine, lane, generator) gets its own splitmix64 stream of the seed, so lanes are
-  // decorrelated and the state depends on nothing but the seed.
-  const auto fill = [seed](std::vector<std::uint32_t>& states, std::uint64_t engine_tag) {
-    for (std::size_t g = 0; g < states.size() / kXorwowWords; ++g) {
-      std::uint64_t stream = (std::uint64_t{seed} << 32) ^ (engine_tag << 24) ^ g;
-      std::uint32_t* s = states.data() + g * kXorwowWords;
-      do {
-        for (int w = 0; w < kXorwowWords; ++w)
-          s[w] = static_cast<std::uint32_t>(splitmix64(stream));
-      } while ((s[0] | s[1] | s[2] | s[3] | s[4]) == 0);  // xorshift needs a non-zero state
-    }
-  };
-  fill(vector_rng_, 1);
-  fill(gpsimd_rng_, 2);
+void Core::reset_engine_state(std::uint32_t seed) {
+  math::seed_xorwow(vector_rng_, seed, isa::Engine::kVector);
+  math::seed_xorwow(gpsimd_rng_, seed, isa::Engine::kGpSimd);
+  std::ranges::fill(vector_accumulators_, 0.0f);
+}
+
+void Core::seed_rng(isa::Engine engine, std::uint32_t seed) {
+  math::seed_xorwow(engine == isa::Engine::kVector ? vector_rng_ : gpsimd_rng_, seed, engine);
+}
+
+float& Core::vector_accumulator(std::uint32_t partition) {
+  return vector_accumulators_.at(partition);
 }
 
 std::span<std::uint32_t> Core::rng_state(isa::Engine engine, std::uint32_t partition) {
   if (engine == isa::Engine::kVector) {
-    const std::size_t words = std::size_t{vector_generators_} * kXorwowWords;
+    const std::size_t words = std::size_t{vector_generators_} * math::kXorwowWords;
     return std::span<std::uint32_t>(vector_rng_).subspan(partition * words, words);
   }
   if (engine == isa::Engine::kGpSimd)
-    return std::span<std::uint32_t>(gpsimd_rng_).subspan(partition * kXorwowWords, kXorwowWords);
+    return std::span<std::uint32_t>(gpsimd_rng_)
+        .subspan(partition * math::kXorwowWords, math::kXorwowWords);
   throw SimError(
       fmt::format("the {} engine has no random number generator", isa::engine_name(engine)));
 }

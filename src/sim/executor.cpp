@@ -247,7 +247,7 @@ class Executor {
         if (step_limit_ == 0) step_limit_ = RunOptions::kLoopStepLimit;
       }
       c.core->semaphores().fill(0);
-      c.core->seed_rng(c.seed);
+      c.core->reset_engine_state(c.seed);
       util::assign_huge(c.result.times, c.program->instructions.size());
     }
     if (options_.check_hazards) {

@@ -43,6 +43,11 @@ class OperandIO {
   virtual float scalar(const isa::ScalarOperand& operand, std::uint32_t p) = 0;
   // Per-partition XORWOW state of the executing engine (6 words per partition).
   virtual std::span<std::uint32_t> rng_state(isa::Engine engine, std::uint32_t partition) = 0;
+  // Re-seeds every lane of an engine's generators from one 32-bit value (math::seed_xorwow).
+  virtual void seed_rng(isa::Engine engine, std::uint32_t seed) = 0;
+  // The Vector engine's accumulator register of one lane (an absolute partition, as for
+  // rng_state: the register belongs to the lane, not to an operand).
+  virtual float& accumulator(std::uint32_t partition) = 0;
   virtual const isa::Instruction& instruction() const = 0;
 };
 

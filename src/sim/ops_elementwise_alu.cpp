@@ -194,6 +194,46 @@ bool run(const isa::TensorScalarReduce& op, OperandIO& io) {
   return true;
 }
 
+// The scan follows NKI's pseudocode literally: acc = op1(op0(x_i, imm0), acc), so with
+// subtract acc_i = y_i - acc_{i-1}. The start value comes from reduce_cmd; the final acc
+// stays in the lane's accumulator register (fp32, before the dst cast).
+bool run(const isa::TensorScalarCumulative& op, OperandIO& io) {
+  Tile data = io.load(op.src);
+  const std::uint32_t partitions = data.partitions;
+  const std::uint64_t free = data.free;
+  require_shape(op.dst, partitions, free, "tensor_scalar_cumulative dst shape");
+  if (op.op0 != AluOp::kBypass) {
+    const auto column = scalar_column(io, op.imm0, partitions);
+    apply_scalar_op(data.values, partitions, free, op.op0, column, /*reverse=*/false);
+  }
+  math::with_alu_op(op.op1, [&](auto op_constant) {
+    constexpr AluOp kOp = decltype(op_constant)::value;
+    for (std::uint32_t p = 0; p < partitions; ++p) {
+      float& accumulator = io.accumulator(op.dst.start_partition + p);
+      float acc = 0.0f;
+      switch (op.reduce_cmd) {
+        case isa::ReduceCmd::kReduce:
+          acc = accumulator;
+          break;
+        case isa::ReduceCmd::kLoadReduce:
+          acc = io.scalar(op.imm1, p);
+          break;
+        default:
+          acc = math::reduction_identity(kOp);
+          break;
+      }
+      float* row = data.values.data() + p * free;
+      for (std::uint64_t i = 0; i < free; ++i) {
+        acc = math::alu<kOp>(row[i], acc);
+        row[i] = acc;
+      }
+      accumulator = acc;
+    }
+  });
+  io.store(op.dst, data);
+  return true;
+}
+
 // Storage words move unchanged (src and dst share their dtype); an immediate src is encoded
 // once into the dst dtype (round to nearest even). dst is read only when the predicate
 // leaves some element of it in place.

@@ -2,12 +2,14 @@
 // helpers every family uses and one run() overload per operation that execute_elementwise
 // (ops_elementwise.cpp) dispatches to. The operations are split by family:
 // ops_elementwise_alu.cpp (tensor_tensor, tensor_scalar, scalar_tensor_tensor, tensor_copy,
-// tensor_scalar_reduce, tensor_copy_predicated), ops_elementwise_reduce.cpp (reductions,
-// scans, batch-norm statistics, max8 / nc_find_index8 / nc_match_replace8),
+// tensor_scalar_reduce, tensor_copy_predicated, tensor_scalar_cumulative),
+// ops_elementwise_reduce.cpp (reductions, scans, batch-norm statistics, max8 /
+// nc_find_index8 / nc_match_replace8),
 // ops_elementwise_select.cpp (select, range_select, iota, memset, affine_select),
 // ops_elementwise_activation.cpp (activation, activate2, exponential, reciprocal),
-// ops_elementwise_permute.cpp (local_gather, nc_stream_shuffle, Vector transpose) and
-// ops_elementwise_random.cpp (random numbers, MX quantisation).
+// ops_elementwise_permute.cpp (local_gather, nc_stream_shuffle, Vector transpose),
+// ops_elementwise_random.cpp (random numbers, dropout, MX quantisation) and
+// ops_gpsimd_index.cpp (sequence_bounds, nonzero_with_count, nc_n_gather, topk).
 #pragma once
 
 #include <cstdint>
@@ -130,6 +132,7 @@ bool run(const isa::ScalarTensorTensor& op, OperandIO& io);
 bool run(const isa::TensorCopy& op, OperandIO& io);
 bool run(const isa::TensorScalarReduce& op, OperandIO& io);
 bool run(const isa::TensorCopyPredicated& op, OperandIO& io);
+bool run(const isa::TensorScalarCumulative& op, OperandIO& io);
 // ops_elementwise_reduce.cpp
 bool run(const isa::TensorReduce& op, OperandIO& io);
 bool run(const isa::TensorPartitionReduce& op, OperandIO& io);
@@ -159,6 +162,14 @@ bool run(const isa::QuantizeMx& op, OperandIO& io);
 bool run(const isa::Rand2& op, OperandIO& io);
 bool run(const isa::RandSetState& op, OperandIO& io);
 bool run(const isa::RandGetState& op, OperandIO& io);
+bool run(const isa::Rng& op, OperandIO& io);
+bool run(const isa::SetRngSeed& op, OperandIO& io);
+bool run(const isa::Dropout& op, OperandIO& io);
+// ops_gpsimd_index.cpp
+bool run(const isa::SequenceBounds& op, OperandIO& io);
+bool run(const isa::NonzeroWithCount& op, OperandIO& io);
+bool run(const isa::NcNGather& op, OperandIO& io);
+bool run(const isa::Topk& op, OperandIO& io);
 
 // Everything else (matmul, tensor-engine transpose, DMA, synchronisation, custom ops) is
 // run by the executor.

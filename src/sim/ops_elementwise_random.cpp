@@ -1,5 +1,5 @@
-// Random numbers (rand2, rand_set_state, rand_get_state) and MX quantisation
-// (quantize_mx) (docs/simulator-ops.md).
+// Random numbers (rand2, rng, dropout, set_rng_seed, rand_set_state, rand_get_state) and
+// MX quantisation (quantize_mx) (docs/simulator-ops.md).
 //
 // Random numbers: the state belongs to the engine's lane, so it is addressed by absolute
 // partition. A lane may hold several XORWOW generators (6 words each: 1 on GpSimd, 4 on the
@@ -122,6 +122,52 @@ bool run(const isa::RandGetState& op, OperandIO& io) {
     std::ranges::copy(state, out.words.begin() + static_cast<std::ptrdiff_t>(p * out.free));
   }
   io.store_words(op.dst, out);
+  return true;
+}
+
+// The low bits of each 32-bit draw: storage words keep the dtype's width (store_words
+// truncates), so int8 takes bits 0..7 as two's complement.
+bool run(const isa::Rng& op, OperandIO& io) {
+  WordTile out = make_word_tile(op.dst.partitions, free_count(op.dst));
+  const unsigned bits = math::storage_bits(op.dst.dtype);
+  for (std::uint32_t p = 0; p < out.partitions; ++p) {
+    const std::span<std::uint32_t> state = lane_state(io, op.dst, p);
+    const std::uint64_t generators = state.size() / math::kXorwowWords;
+    for (std::uint64_t i = 0; i < out.free; ++i) {
+      std::uint32_t word = math::xorwow_next(
+          state.subspan((i % generators) * math::kXorwowWords, math::kXorwowWords));
+      if (bits < 32) word &= (std::uint32_t{1} << bits) - 1;
+      out.words[p * out.free + i] = word;
+    }
+  }
+  io.store_words(op.dst, out);
+  return true;
+}
+
+bool run(const isa::SetRngSeed& op, OperandIO& io) {
+  const WordTile seed = io.load_words(op.src_seeds);
+  require(seed.words.size() == 1, "set_rng_seed takes one [1, 1] seed");
+  io.seed_rng(isa::Engine::kVector, static_cast<std::uint32_t>(seed.words[0]));
+  return true;
+}
+
+// Each element draws a uniform u in [0, 1) (as rand2 does) and is kept when u >= prob, so
+// prob 0 keeps everything and prob 1 drops everything. Kept elements move as storage
+// words, exact for every dtype; dropped ones become the dtype's zero (all bits clear).
+bool run(const isa::Dropout& op, OperandIO& io) {
+  WordTile data = io.load_words(op.data);
+  require_shape(op.dst, data.partitions, data.free, "dropout dst shape");
+  for (std::uint32_t p = 0; p < data.partitions; ++p) {
+    const float prob = io.scalar(op.prob, p);
+    const std::span<std::uint32_t> state = lane_state(io, op.data, p);
+    const std::uint64_t generators = state.size() / math::kXorwowWords;
+    for (std::uint64_t i = 0; i < data.free; ++i) {
+      const std::uint32_t bits = math::xorwow_next(
+          state.subspan((i % generators) * math::kXorwowWords, math::kXorwowWords));
+      if (math::uniform_from_bits(bits, 0.0f, 1.0f) < prob) data.words[p * data.free + i] = 0;
+    }
+  }
+  io.store_words(op.dst, data);
   return true;
 }
 

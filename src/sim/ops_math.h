@@ -346,6 +346,21 @@ decltype(auto) with_activation(ActivationFunc func, F&& f) {
                                                                    "unknown activation function");
 }
 
+// The start value of an accumulator reset for op (NKI's reset_reduce): 0 for add and
+// subtract, 1 for multiply, -inf for max, +inf for min (0 for anything else).
+constexpr float reduction_identity(AluOp op) {
+  switch (op) {
+    case AluOp::kMultiply:
+      return 1.0f;
+    case AluOp::kMaximum:
+      return -std::numeric_limits<float>::infinity();
+    case AluOp::kMinimum:
+      return std::numeric_limits<float>::infinity();
+    default:
+      return 0.0f;
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // XORWOW (Marsaglia 2003, "Xorshift RNGs", the generator cuRAND's default uses): five
 // xorshift words x, y, z, w, v plus a Weyl counter d, stored in that order (6 words).
@@ -362,6 +377,27 @@ inline std::uint32_t xorwow_next(std::span<std::uint32_t> state) {
   state[4] = (state[4] ^ (state[4] << 4)) ^ (t ^ (t << 1));
   state[5] += kXorwowWeylIncrement;
   return state[5] + state[4];
+}
+
+// Seeds every generator of one engine (a run of 6-word states, lane-major) from a 32-bit
+// seed: generator g gets its own splitmix64 stream of (seed, engine, g), so lanes are
+// decorrelated and the state depends on nothing but the seed. The program seed seeds both
+// engines this way at run start, and nisa.set_rng_seed re-seeds the Vector engine.
+inline void seed_xorwow(std::span<std::uint32_t> states, std::uint32_t seed, isa::Engine engine) {
+  const auto splitmix64 = [](std::uint64_t& s) {
+    std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  };
+  const std::uint64_t engine_tag = engine == isa::Engine::kVector ? 1 : 2;
+  for (std::size_t g = 0; g < states.size() / kXorwowWords; ++g) {
+    std::uint64_t stream = (std::uint64_t{seed} << 32) ^ (engine_tag << 24) ^ g;
+    std::uint32_t* s = states.data() + g * kXorwowWords;
+    do {
+      for (int w = 0; w < kXorwowWords; ++w) s[w] = static_cast<std::uint32_t>(splitmix64(stream));
+    } while ((s[0] | s[1] | s[2] | s[3] | s[4]) == 0);  // xorshift needs a non-zero state
+  }
 }
 
 // Uniform fp32 in [lo, hi) from 32 random bits: the top 24 bits give u = k * 2^-24 in

@@ -87,9 +87,15 @@ class Core {
 
   std::array<std::uint32_t, isa::kNumSemaphores>& semaphores() { return semaphores_; }
   // XORWOW generators of one engine lane: 6 words each (x, y, z, w, v, d), one generator
-  // per GpSimd lane and four per gen4 Vector lane. Seeded from the program seed at run start.
+  // per GpSimd lane and four per gen4 Vector lane.
   std::span<std::uint32_t> rng_state(isa::Engine engine, std::uint32_t partition);
-  void seed_rng(std::uint32_t seed);
+  // Re-seeds every lane of one engine's generators (nisa.set_rng_seed).
+  void seed_rng(isa::Engine engine, std::uint32_t seed);
+  // The Vector engine's accumulator register of one lane (tensor_scalar_cumulative's
+  // reduce_cmd carries it from one instruction to the next).
+  float& vector_accumulator(std::uint32_t partition);
+  // At run start: both engines' generators from the program seed, accumulators zero.
+  void reset_engine_state(std::uint32_t seed);
 
  private:
   int index_ = 0;
@@ -97,6 +103,7 @@ class Core {
   std::array<std::uint32_t, isa::kNumSemaphores> semaphores_{};
   std::uint32_t vector_generators_ = 1;
   std::vector<std::uint32_t> vector_rng_, gpsimd_rng_;
+  std::vector<float> vector_accumulators_;
 };
 
 // A device: chip config, HBM shared by its cores, and the cores. HBM is a byte-addressed

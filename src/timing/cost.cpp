@@ -123,12 +123,19 @@ Passes passes_of(const isa::TensorCopyPredicated& op, double) {
       op.src && (op.src->memory == Memory::kPsum) != (op.predicate.memory == Memory::kPsum);
   return narrow((!op.src || split) ? 1.0 : 2.0);
 }
+Passes passes_of(const isa::TensorScalarCumulative&, double) {
+  // Estimate: one pass like tensor_scalar (max(MIN_II, N)); the running accumulator is the
+  // same unit tensor_scalar_reduce uses, but the result streams out with the data, so no
+  // separate read-out.
+  return narrow(1.0);
+}
 template <class Op, class... Ops>
 concept OneOf = (std::same_as<Op, Ops> || ...);
 
 // One pass on the narrow path: selection, top-8 and statistics units.
+// dropout: max(MIN_II, N) (OLD-ISA); rng: estimate, one random word per element.
 template <OneOf<isa::Max8, isa::NcFindIndex8, isa::NcMatchReplace8, isa::BnStats, isa::Select,
-                isa::RangeSelect, isa::NcStreamShuffle>
+                isa::RangeSelect, isa::NcStreamShuffle, isa::Dropout, isa::Rng>
               Op>
 Passes passes_of(const Op&, double) {
   return narrow(1.0);
@@ -286,6 +293,15 @@ ComputeCost CostModel::elementwise_cost(const isa::Instruction& inst) const {
           // cycle, i.e. one element per partition per cycle for <= 32-bit types (ARCH-v4).
           const double lane_bytes = g.lane_bits / 8.0 / g.partitions_per_core;
           double work = 0.0;
+          if constexpr (std::is_same_v<std::decay_t<decltype(op)>, isa::Topk>) {
+            // 4 n + K GpSimd cycles per partition (ISA, nisa.topk's estimated cost); the
+            // groups of 16 partitions run on their own cores in parallel.
+            c.cycles = 4.0 * op.n + static_cast<double>(op.val_dst.free_elements());
+            c.bound = Bound::kElements;
+            c.occupancy_ns = c.cycles / g.clock_ghz;
+            c.latency_ns = c.occupancy_ns;
+            return;
+          }
           if constexpr (std::is_same_v<std::decay_t<decltype(op)>, isa::CustomOp>) {
             if (op.cost_cycles > 0) {
               c.cycles = static_cast<double>(op.cost_cycles);

@@ -75,7 +75,8 @@ void check_defaults(std::index_sequence<I...>) {
       [] {
         using Op = std::variant_alternative_t<I, Operation>;
         Instruction inst;
-        inst.op = Op{};
+        inst.op.template emplace<Op>();  // (assigning Op{} trips a GCC 12 maybe-uninitialized false
+                                         // positive)
         inst.queue = {Engine::kVector, 0};
         inst.origin = {"k.py", 1, 1};
         const std::string line = print_instruction(inst);

@@ -23,6 +23,7 @@ constexpr int enum_count() {
   if constexpr (std::is_same_v<E, MatmulPerfMode>) return kNumPerfModes;
   if constexpr (std::is_same_v<E, DmaAccumulate>) return kNumDmaAccumulates;
   if constexpr (std::is_same_v<E, IndirectMode>) return kNumIndirectModes;
+  if constexpr (std::is_same_v<E, ReduceCmd>) return kNumReduceCmds;
   if constexpr (std::is_same_v<E, RoundingMode>) return kNumRoundingModes;
   if constexpr (std::is_same_v<E, BranchCond>) return kNumBranchConds;
 }

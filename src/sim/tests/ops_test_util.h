@@ -23,6 +23,7 @@
 
 #include "numerics/numerics.h"
 #include "sim/ops.h"
+#include "sim/ops_math.h"
 
 namespace trnsim::sim::ops_testing {
 
@@ -168,6 +169,10 @@ class HostIO final : public OperandIO {
     const std::size_t words = 6 * generators_;
     return std::span<std::uint32_t>(rng_.at(engine)).subspan(partition * words, words);
   }
+  void seed_rng(isa::Engine engine, std::uint32_t seed) override {
+    math::seed_xorwow(rng_.at(engine), seed, engine);
+  }
+  float& accumulator(std::uint32_t partition) override { return accumulators_.at(partition); }
   const isa::Instruction& instruction() const override { return instruction_; }
 
   // Test conveniences: write/read values (through the numerics layer) and raw words.
@@ -194,6 +199,7 @@ class HostIO final : public OperandIO {
  private:
   std::map<Memory, std::vector<std::uint8_t>> memory_;
   std::map<isa::Engine, std::vector<std::uint32_t>> rng_;
+  std::vector<float> accumulators_ = std::vector<float>(kPartitions, 0.0f);
   std::size_t generators_;
   isa::Instruction instruction_;
 };

@@ -9,6 +9,7 @@ trnsim_add_test(sim_ops_tests
           ${sim_ops_test_dir}/ops_elementwise_random_test.cpp
           ${sim_ops_test_dir}/ops_elementwise_reduce_test.cpp
           ${sim_ops_test_dir}/ops_elementwise_select_test.cpp
+          ${sim_ops_test_dir}/ops_gpsimd_index_test.cpp
           ${sim_ops_test_dir}/../ops_elementwise.cpp
           ${sim_ops_test_dir}/../ops_elementwise_activation.cpp
           ${sim_ops_test_dir}/../ops_elementwise_alu.cpp
@@ -16,6 +17,7 @@ trnsim_add_test(sim_ops_tests
           ${sim_ops_test_dir}/../ops_elementwise_random.cpp
           ${sim_ops_test_dir}/../ops_elementwise_reduce.cpp
           ${sim_ops_test_dir}/../ops_elementwise_select.cpp
+          ${sim_ops_test_dir}/../ops_gpsimd_index.cpp
   LIBS trnsim_isa trnsim_numerics)
 # The semantics define fp32 rounding step by step: never fuse a*b+c.
 target_compile_options(sim_ops_tests PRIVATE -ffp-contract=off)
