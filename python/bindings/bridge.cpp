@@ -116,4 +116,15 @@ nisa::Common common_of(const py::object& engine, const py::object& name) {
   return c;
 }
 
+[[noreturn]] void not_implemented(const std::string& what) {
+  PyErr_SetString(PyExc_NotImplementedError,
+                  (what + " is not implemented in trnsim yet (docs/python.md)").c_str());
+  throw py::error_already_set();
+}
+
+std::string member(const py::object& o) {
+  if (o.is_none()) return "idle";
+  return py::hasattr(o, "name") ? o.attr("name").cast<std::string>() : std::string(py::str(o));
+}
+
 }  // namespace trnsim::python

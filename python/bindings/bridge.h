@@ -45,6 +45,13 @@ Enum enum_of(const py::object& o, const char* what) {
 // A number or a [P, 1] tile (NKI's `float | NkiTensor` operands).
 kernel::Scalar scalar_of(const py::object& o, const char* what);
 
+// NotImplementedError naming what of NKI 0.6 trnsim does not model yet (docs/python.md).
+[[noreturn]] void not_implemented(const std::string& what);
+
+// The member name of one of nki.isa's Python enums (reduce_cmd.idle -> "idle"; None ->
+// "idle").
+std::string member(const py::object& o);
+
 // The options every instruction takes: engine (None or nisa.engine.unknown: the compiler's
 // choice) and name.
 nisa::Common common_of(const py::object& engine, const py::object& name);
@@ -52,6 +59,7 @@ nisa::Common common_of(const py::object& engine, const py::object& name);
 void bind_types(py::module_& m);
 void bind_language(py::module_& m);
 void bind_isa(py::module_& isa);
+void bind_isa_gpsimd(py::module_& isa);  // random numbers, scans and the GpSimd index ops
 void bind_loops(py::module_& m, py::module_& isa);
 
 }  // namespace trnsim::python

@@ -13,19 +13,6 @@ namespace {
 
 using kernel::Tensor;
 
-// NotImplementedError: an argument of NKI 0.6 that trnsim does not model yet.
-[[noreturn]] void not_implemented(const std::string& what) {
-  PyErr_SetString(PyExc_NotImplementedError,
-                  (what + " is not implemented in trnsim yet (docs/python.md)").c_str());
-  throw py::error_already_set();
-}
-
-// The member name of one of nki.isa's Python enums (reduce_cmd.idle -> "idle").
-std::string member(const py::object& o) {
-  if (o.is_none()) return "idle";
-  return py::hasattr(o, "name") ? o.attr("name").cast<std::string>() : std::string(py::str(o));
-}
-
 // reduce_res with NKI's reduce_cmd: trnsim reduces within the one instruction (idle or
 // reset_reduce); carrying the engine's accumulator from one instruction to the next is not
 // modelled.
@@ -647,6 +634,7 @@ void bind_isa(py::module_& m) {
   bind_selection(m);
   bind_data_movement(m);
   bind_random_and_sync(m);
+  bind_isa_gpsimd(m);
 }
 
 }  // namespace trnsim::python

@@ -59,7 +59,14 @@ DIFFERENCES = {
     "nki.isa.nc_matmul_mx": "tiles rows only: tile_position's column is 0 and tile_size's "
                             "column at least the stationary's width",
     "nki.isa.core_barrier": "joins all cores of the logical core; the semaphore tile is not used",
-    "nki.isa.reduce_cmd": "reduce and load_reduce raise NotImplementedError",
+    "nki.isa.reduce_cmd": "tensor_scalar_cumulative takes every command; elsewhere reduce and "
+                          "load_reduce raise NotImplementedError",
+    "nki.isa.topk": "results in an ascending snake over each group's 16 partitions (NKI's own "
+                    "simulator's order; hardware's order is unspecified); ties to the lower "
+                    "snake position, NaN largest",
+    "nki.isa.set_rng_seed": "the seed expands to every lane's generators as trnsim's --seed "
+                            "does (hardware's expansion is not public)",
+    "nki.language.gather_flattened": "axis=0 only",
     "nki.isa.dge_mode": "accepted, not modelled",
     "nki.isa.oob_mode": "accepted; an out-of-bounds access is always an error",
     "nki.language.ndarray": "address= places a tile at partition 0 only",

@@ -16,6 +16,8 @@ _INSTRUCTIONS = (
     "quantize_mx", "rand2", "rand_set_state", "rand_get_state", "core_barrier",
     "tensor_scalar_reduce", "activate2", "nc_match_replace8", "tensor_copy_predicated",
     "register_alloc", "register_move", "register_load", "register_store",
+    "tensor_scalar_cumulative", "rng", "set_rng_seed", "dropout", "sequence_bounds",
+    "nonzero_with_count", "nc_n_gather", "topk",
 )
 for _name in _INSTRUCTIONS:
     globals()[_name] = getattr(_core.isa, _name)
@@ -48,9 +50,10 @@ class matmul_perf_mode:  # noqa: N801
 
 
 class reduce_cmd(enum.Enum):  # noqa: N801
-    """The accumulator command of reducing instructions. trnsim reduces within one
-    instruction (idle, reset_reduce); reduce and load_reduce, which carry the accumulator
-    from one instruction to the next, raise NotImplementedError."""
+    """The accumulator command of reducing instructions. tensor_scalar_cumulative takes
+    every accumulating command (reduce continues from the lane's accumulator register);
+    the reduce_res of the other instructions is reduced within the one instruction (idle,
+    reset_reduce), and their reduce / load_reduce raise NotImplementedError."""
     idle = 0
     reset = 1
     reduce = 2

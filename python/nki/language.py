@@ -515,17 +515,42 @@ def rms_norm(x, w, axis, n, epsilon=1e-6, dtype=None, compute_dtype=None):
 
 
 def dropout(x, rate, dtype=None):
-    """x with each element zeroed with probability `rate` (a number or a [P, 1] tile): a
-    uniform random tile compared with rate, times x (no rescaling, as NKI's)."""
-    keep = _core.ndarray(list(x.shape), float32, sbuf)
-    _core.isa.rand2(keep, 0.0, 1.0)
-    if _is_tensor(rate):
-        _core.isa.tensor_scalar(keep, keep, op0=_core.AluOp.greater_equal, operand0=rate)
-    else:
-        _core.isa.tensor_scalar(keep, keep, op0=_core.AluOp.greater_equal, operand0=float(rate))
-    out = _core.ndarray(list(x.shape), dtype or x.dtype, sbuf)
-    _core.isa.tensor_tensor(out, x, keep, op=_core.AluOp.multiply)
+    """x with each element zeroed with probability `rate` (a number or a [P, 1] tile), no
+    rescaling, as NKI's: one VectorE dropout, then a copy when dtype differs from x's."""
+    kept = _core.ndarray(list(x.shape), x.dtype, sbuf)
+    _core.isa.dropout(kept, x, rate)
+    if dtype is None or dtype == x.dtype:
+        return kept
+    out = _core.ndarray(list(x.shape), dtype, sbuf)
+    _core.isa.tensor_copy(out, kept)
     return out
+
+
+def random_seed(seed):
+    """Re-seeds the VectorE random generators (which nl.rand and nl.dropout draw from) from
+    a [1, 1] 32-bit tile: nisa.set_rng_seed."""
+    _core.isa.set_rng_seed(seed)
+
+
+def gather_flattened(data, indices, axis=0, dtype=None):
+    """out[p, i...] = data[p, flat index indices[p, i...]] over data's flattened free dims:
+    one GpSimd nc_n_gather (uint32 indices; other integer indices are first copied to
+    uint32), then a copy when dtype differs from data's."""
+    if axis != 0:
+        raise NotImplementedError(
+            f"nl.gather_flattened(axis={axis}) is not implemented in trnsim yet (axis=0, "
+            "gathering along each partition's flattened free dims, is; docs/python.md)")
+    if indices.dtype != uint32:
+        as_uint32 = _core.ndarray(list(indices.shape), uint32, sbuf)
+        _core.isa.tensor_copy(as_uint32, indices)
+        indices = as_uint32
+    out = _core.ndarray(list(indices.shape), data.dtype, sbuf)
+    _core.isa.nc_n_gather(out, data, indices)
+    if dtype is None or dtype == data.dtype:
+        return out
+    cast = _core.ndarray(list(indices.shape), dtype, sbuf)
+    _core.isa.tensor_copy(cast, out)
+    return cast
 
 
 _PROVIDED = {n for n in globals() if not n.startswith("_")}

@@ -1,10 +1,14 @@
 """What the Python tests share: running one tile operation on trnsim, and NumPy's rounding
 into the dtypes NumPy lacks."""
 
+import inspect
+
 import numpy as np
+import pytest
 
 import nki
 import nki.language as nl
+import trnsim
 
 
 def bf16(values):
@@ -34,3 +38,18 @@ def on_tiles(body, *arrays, out_shape=None, out_dtype=nl.float32):
 
 def uniform(shape, low=-1.0, high=1.0, seed=0, dtype=np.float32):
     return np.random.default_rng(seed).uniform(low, high, shape).astype(dtype)
+
+
+def expect_error_at(fn, line, pattern, *arrays):
+    """Running fn on trnsim fails with an error at `line` of fn's own file matching
+    `pattern`."""
+    with pytest.raises(trnsim.Error, match=pattern) as caught:
+        nki.simulate(fn)(*arrays)
+    assert f"{fn.__code__.co_filename}:{line}:" in str(caught.value), str(caught.value)
+
+
+def line_of(fn, marker):
+    """The line of fn's file holding `marker` inside fn's source (an error names the line a
+    call starts on)."""
+    lines, first = inspect.getsourcelines(fn)
+    return first + next(i for i, text in enumerate(lines) if marker in text)

@@ -11,7 +11,7 @@ import nki
 import nki.isa as nisa
 import nki.language as nl
 import trnsim
-from helpers import on_tiles, uniform
+from helpers import expect_error_at, line_of, on_tiles, uniform
 
 F32 = np.float32
 
@@ -19,20 +19,6 @@ F32 = np.float32
 def sequential_sum(x):
     """Each row summed left to right in float32 (NumPy's cumsum is sequential, sum is not)."""
     return np.cumsum(x, axis=1, dtype=F32)[:, -1]
-
-
-def expect_error_at(fn, line, pattern, *arrays):
-    """Running fn on trnsim fails with an error at this file's `line` matching `pattern`."""
-    with pytest.raises(trnsim.Error, match=pattern) as caught:
-        nki.simulate(fn)(*arrays)
-    assert f"{__file__}:{line}:" in str(caught.value), str(caught.value)
-
-
-def line_of(fn, marker):
-    """The line of this file holding `marker` inside fn's source (an error names the line a
-    call starts on)."""
-    lines, first = inspect.getsourcelines(fn)
-    return first + next(i for i, text in enumerate(lines) if marker in text)
 
 
 # tensor_scalar_reduce ----------------------------------------------------------------------
