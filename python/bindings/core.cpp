@@ -141,7 +141,7 @@ kernel::KernelFn traced_kernel(const py::function& fn) {
 
 // Traces `fn`, compiles, runs it on the chip and returns (outputs as NumPy arrays, the
 // timing report as JSON text or "" when untimed, host times, the inputs the kernel wrote as
-// NumPy arrays or None per input, the run kept for profiling).
+// NumPy arrays or None per input, the run kept for profiling, the device_print values).
 py::tuple simulate(const py::function& fn, const py::list& arrays, const py::list& names,
                    const py::list& dtypes, const py::list& bits, const std::string& chip_name,
                    int lnc, const py::dict& options) {
@@ -216,7 +216,10 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   py::list output_dtypes;
   for (const runtime::HostTensor& t : result.outputs) output_dtypes.append(t.dtype);
   host["output_dtypes"] = output_dtypes;
-  return py::make_tuple(outputs, report, host, updated, run);
+  py::list prints;  // (prefix, program, values) of each device_print
+  for (const runtime::DevicePrint& p : result.prints)
+    prints.append(py::make_tuple(p.prefix, p.program, numpy_array(p.values, Words::kNever)));
+  return py::make_tuple(outputs, report, host, updated, run, prints);
 }
 
 }  // namespace
@@ -250,6 +253,16 @@ PYBIND11_MODULE(_core, m) {
         return python::numpy_array(t, python::Words::kNever);
       },
       py::arg("values"), py::arg("dtype"));
+  // nl.shared_constant's data: the array as an input would be given (nki/_kernel.py's
+  // host_argument), held by the trace and written into HBM before the run.
+  m.def(
+      "shared_constant",
+      [](const py::array& array, numerics::DType dtype, bool bits, const std::string& name) {
+        const runtime::HostTensor t = python::host_tensor("shared_constant", array, dtype, bits);
+        return python::at_kernel_line(
+            [&] { return nl::shared_constant(t.shape, dtype, t.bytes(), name); });
+      },
+      py::arg("array"), py::arg("dtype"), py::arg("bits"), py::arg("name") = "");
   python::bind_language(m);
   py::module_ isa = m.def_submodule("isa", "nki.isa's instructions");
   python::bind_isa(isa);

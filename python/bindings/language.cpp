@@ -72,6 +72,12 @@ void bind_language(py::module_& m) {
   m.def("ndarray", &ndarray, py::arg("shape"), py::arg("dtype"),
         py::arg("buffer") = kernel::Buffer::kSbuf, name, py::arg("address") = py::none());
   m.def(
+      "device_print",
+      [](const std::string& prefix, const kernel::Tensor& tensor) {
+        at_kernel_line([&] { nl::device_print(prefix, tensor); });
+      },
+      py::arg("print_prefix"), py::arg("tensor"));
+  m.def(
       "full",
       [](const std::vector<std::int64_t>& shape, float fill_value, DType dtype,
          kernel::Buffer buffer, const std::string& n) {

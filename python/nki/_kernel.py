@@ -70,6 +70,30 @@ def _is_input(a):
     return isinstance(a, (np.ndarray, trnsim.typed, trnsim.bits, trnsim.shaped))
 
 
+def host_argument(a, what, deferred=False):
+    """(array, NKI dtype, given as stored words) of an array that becomes an HBM tensor: a
+    NumPy array of a dtype NKI has, bool (nl.bool_), trnsim.typed (values rounded into a
+    dtype NumPy lacks), trnsim.bits (the dtype's stored words), or with `deferred`
+    trnsim.shaped (no data until a functional run reads it: (shape, seed))."""
+    if isinstance(a, trnsim.typed):
+        return np.ascontiguousarray(a.array, dtype=np.float32), a.dtype, False
+    if isinstance(a, trnsim.bits):
+        return np.ascontiguousarray(a.array), a.dtype, True
+    if isinstance(a, trnsim.shaped):
+        if not deferred:
+            raise TypeError(f"{what} is a trnsim.shaped, which has no data to hold")
+        return (list(a.shape), a.seed), a.dtype, False
+    if a.dtype == np.bool_:  # nl.bool_: one byte holding 0 or 1, bit for bit
+        return np.ascontiguousarray(a).view(np.uint8), language.bool_, False
+    dtype = _NUMPY_DTYPES.get(a.dtype)
+    if dtype is None:
+        raise TypeError(
+            f"{what} is a NumPy array of {a.dtype}, which trnsim does not take (float32, "
+            "float16 and the integer types map to NKI dtypes, bool to nl.bool_; "
+            "trnsim.typed(array, nl.bfloat16) gives others; docs/python.md)")
+    return np.ascontiguousarray(a), dtype, False
+
+
 def _simulate(fn, grid, args, kwargs):
     # NumPy arrays become HBM tensors in argument order; other arguments pass through.
     arrays, names, dtypes, slots = [], [], [], []
@@ -89,33 +113,11 @@ def _simulate(fn, grid, args, kwargs):
     bit_inputs = []
     for kind, key in slots:
         a = positional[key] if kind == "arg" else kwargs[key]
-        bit_inputs.append(isinstance(a, trnsim.bits))
-        if isinstance(a, trnsim.typed):  # values rounded into a dtype NumPy lacks
-            arrays.append(np.ascontiguousarray(a.array, dtype=np.float32))
-            dtypes.append(a.dtype)
-            continue
-        if isinstance(a, trnsim.bits):  # the dtype's stored words, bit for bit
-            arrays.append(np.ascontiguousarray(a.array))
-            dtypes.append(a.dtype)
-            continue
-        if isinstance(a, trnsim.shaped):  # no data until a functional run reads it
-            arrays.append((list(a.shape), a.seed))
-            dtypes.append(a.dtype)
-            continue
-        if a.dtype == np.bool_:  # nl.bool_: one byte holding 0 or 1, bit for bit
-            arrays.append(np.ascontiguousarray(a).view(np.uint8))
-            dtypes.append(language.bool_)
-            continue
-        dtype = _NUMPY_DTYPES.get(a.dtype)
-        if dtype is None:
-            raise TypeError(
-                f"{getattr(fn, '__name__', 'kernel')}: argument {names[len(arrays)]!r} is a NumPy "
-                f"array of {a.dtype}, which trnsim does not take (float32, float16 and the "
-                "integer types "
-                "map to NKI dtypes, bool to nl.bool_; trnsim.typed(array, nl.bfloat16) gives others; "
-                "docs/python.md)")
-        arrays.append(np.ascontiguousarray(a))
+        what = f"{getattr(fn, '__name__', 'kernel')}: argument {names[len(arrays)]!r}"
+        array, dtype, bits = host_argument(a, what, deferred=True)
+        arrays.append(array)
         dtypes.append(dtype)
+        bit_inputs.append(bits)
 
     def traced(*tensors):
         call_args = list(positional)

@@ -2,7 +2,9 @@
 iterators and the operations' identifiers (nl.add, nl.exp, ... as `op=` of nki.isa)."""
 
 import builtins
+import os
 
+import trnsim as _trnsim
 from trnsim import _core
 
 from . import _names
@@ -524,6 +526,28 @@ def dropout(x, rate, dtype=None):
     out = _core.ndarray(list(x.shape), dtype, sbuf)
     _core.isa.tensor_copy(out, kept)
     return out
+
+
+def shared_constant(constant):
+    """A new shared HBM tensor holding `constant` (a NumPy array, or the path of a .npy file),
+    written into HBM before the kernel runs. Its dtype is the array's as a kernel argument's
+    would be: float32, float16, the integer types, bool as nl.bool_; trnsim.typed(array,
+    nl.bfloat16) or trnsim.bits(words, dtype) for the dtypes NumPy lacks."""
+    import numpy
+    from . import _kernel  # (it imports this module)
+    if isinstance(constant, (str, os.PathLike)):
+        constant = numpy.load(constant)
+    elif not isinstance(constant, (numpy.ndarray, _trnsim.typed, _trnsim.bits)):
+        constant = numpy.asarray(constant)
+    array, dtype, bits = _kernel.host_argument(constant, "nl.shared_constant's constant")
+    return _core.shared_constant(array, dtype, bits)
+
+
+def device_print(print_prefix, tensor):
+    """Prints print_prefix and the values `tensor` (SBUF or HBM) holds at this point of the
+    kernel, once the run has computed them (a DMA snapshots them into HBM, costing simulated
+    time as on hardware); nothing in timing-only runs."""
+    _core.device_print(str(print_prefix), tensor)
 
 
 def random_seed(seed):

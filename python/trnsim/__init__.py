@@ -162,9 +162,13 @@ def write_profile(html=None, trace=None):
 def _run(fn, arrays, names, dtypes, bit_inputs, lnc):
     """Runs a kernel: (its outputs, per input its contents after the run when the kernel
     wrote it, else None)."""
-    outputs, report, host, updated, run = _core.simulate(
+    outputs, report, host, updated, run, prints = _core.simulate(
         fn, list(arrays), list(names), list(dtypes), list(bit_inputs), chip(), lnc,
         _state["options"])
+    # nl.device_print: printed once the run has computed the values (NKI's CPU simulator
+    # prints at once; the NRT writes <prefix>/core_<id>/ dumps).
+    for prefix, program, values in prints:
+        print(prefix if lnc == 1 else f"{prefix} [core {program}]", values)
     _state["last_report"] = json.loads(report) if report else None
     _state["last_host"] = dict(host)
     _state["last_run"] = run

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -41,6 +42,7 @@ struct HbmPlacement {
   kernel::TensorRole role = kernel::TensorRole::kScratch;
   std::uint64_t address = 0;
   std::uint64_t bytes = 0;
+  std::shared_ptr<const std::vector<std::uint8_t>> constant;  // kConstant: what to write
 };
 
 // Where the compiler placed an on-chip tile, and the instructions between which it is live.

@@ -15,7 +15,10 @@ constexpr std::uint64_t kHbmBase = std::uint64_t{1} << 20;  // first HBM placeme
 constexpr std::uint64_t kHbmAlign = 64;
 
 bool same_hbm_tensor(const Storage& a, const Storage& b) {
-  return a.buffer == b.buffer && a.dtype == b.dtype && a.shape == b.shape && a.bytes == b.bytes;
+  const bool same_constant =
+      a.constant == b.constant || (a.constant && b.constant && *a.constant == *b.constant);
+  return a.buffer == b.buffer && a.dtype == b.dtype && a.shape == b.shape && a.bytes == b.bytes &&
+         a.role == b.role && same_constant;
 }
 
 void add_placement(std::vector<HbmPlacement>& out, const Storage& s, int program,
@@ -29,6 +32,7 @@ void add_placement(std::vector<HbmPlacement>& out, const Storage& s, int program
   h.role = s.role;
   h.address = next;
   h.bytes = s.bytes;
+  h.constant = s.constant;
   out.push_back(std::move(h));
   next = align_up(next + std::max<std::uint64_t>(s.bytes, 1), kHbmAlign);
 }
@@ -62,7 +66,7 @@ void check_launch(std::span<const KernelIr> programs) {
         throw KernelError(s.origin,
                           fmt::format("programs of one launch diverge: shared HBM tensor '{}' "
                                       "(storage {}) differs between program 0 and program {} "
-                                      "(shape, dtype or buffer)",
+                                      "(shape, dtype, buffer or a shared_constant's data)",
                                       s.name, id, p));
       }
     }

@@ -16,7 +16,8 @@ std::string_view buffer_name(Buffer b) {
 }
 
 std::string_view tensor_role_name(TensorRole r) {
-  static constexpr std::array<std::string_view, 3> kNames = {"input", "output", "scratch"};
+  static constexpr std::array<std::string_view, 4> kNames = {"input", "output", "scratch",
+                                                             "constant"};
   return util::enum_name(kNames, r);
 }
 

@@ -16,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -46,8 +47,10 @@ inline isa::Memory memory_of(Buffer b) {
 
 // How a kernel uses an HBM tensor: an argument it reads (and may update in place), a
 // tensor it returns, or scratch space of its own.
-enum class TensorRole : std::uint8_t { kInput, kOutput, kScratch };
-std::string_view tensor_role_name(TensorRole r);  // "input", "output", "scratch"
+// kConstant: NKI's nl.shared_constant, a shared HBM tensor whose bytes the kernel carries
+// (Storage::constant) and the runtime writes before the run.
+enum class TensorRole : std::uint8_t { kInput, kOutput, kScratch, kConstant };
+std::string_view tensor_role_name(TensorRole r);  // "input", "output", "scratch", "constant"
 
 using StorageId = std::uint32_t;
 
@@ -82,6 +85,8 @@ struct Storage {
   // The dynamic loop (KernelIr::loops index + 1) whose body declared it, 0 for none: such a
   // tile is one per trip, not carried from one trip to the next.
   std::uint32_t loop = 0;
+  // kConstant: the tensor's stored bytes (shared: programs and copies of the IR hold one).
+  std::shared_ptr<const std::vector<std::uint8_t>> constant;
 };
 
 // A dynamic loop (NKI 0.6's nl.fori_loop / nl.while_loop): its body was traced once and
@@ -110,6 +115,14 @@ struct IrInstruction {
 
 // One traced kernel instance: one program id of a launch (NKI kernel[lnc] traces the kernel
 // once per program id; they share the storages in shared HBM).
+// NKI's nl.device_print: the tensor as it was at that point of the program, copied into a
+// private HBM snapshot the runtime reads back after a functional run.
+struct Print {
+  std::string prefix;
+  StorageId snapshot = 0;
+  isa::Origin origin;
+};
+
 struct KernelIr {
   std::string name;
   int program_id = 0;
@@ -120,6 +133,7 @@ struct KernelIr {
   std::vector<StorageId> outputs;           // HBM outputs, in return order
   std::vector<Loop> loops;                  // in program order; bodies do not overlap
   std::uint8_t registers = 0;               // registers the kernel allocated (r0..)
+  std::vector<Print> prints;                // device_print calls, in program order
 };
 
 // A kernel the toolchain cannot trace or compile: a bad shape, a dtype an engine lacks, a

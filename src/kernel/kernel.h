@@ -362,6 +362,18 @@ Tensor zeros(Shape shape, DType dtype, kernel::Buffer buffer = sbuf, std::string
 Tensor full(Shape shape, float value, DType dtype, kernel::Buffer buffer = sbuf,
             std::string name = "", Loc loc = Loc::current());
 
+// NKI's nl.shared_constant: a new shared HBM tensor holding `bytes` (the stored words of
+// `dtype`, row-major, exactly shape x element size of them), written before the kernel runs.
+// Every program of a logical core must give the same bytes.
+Tensor shared_constant(Shape shape, DType dtype, std::vector<std::uint8_t> bytes,
+                       std::string name = "", Loc loc = Loc::current());
+
+// NKI's nl.device_print: after a functional run, `prefix` and the values `tensor` (SBUF or
+// HBM) held at this point of the program (runtime::LaunchResult::prints). A DMA copies them
+// to a private HBM snapshot, so the print costs simulated time, as on hardware. Not inside
+// a dynamic loop (every trip would overwrite the one snapshot).
+void device_print(const std::string& prefix, const Tensor& tensor, Loc loc = Loc::current());
+
 // HBM -> a new SBUF tile of the same shape (dtype cast if given); SBUF -> HBM.
 Tensor load(const Tensor& src, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 void store(const Tensor& dst, const Tensor& src, Loc loc = Loc::current());

@@ -1,8 +1,10 @@
 // nki.language: declarations, program ids, tile sizes, and the convenience helpers that
 // expand into one or a few nki.isa operations.
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <memory>
 
 #include "arch/arch.h"
 #include "kernel/kernel.h"
@@ -97,6 +99,41 @@ Tensor ndarray_at(Shape shape, DType dtype, kernel::Buffer buffer, std::uint64_t
     throw KernelError(origin_of(loc), "ndarray_at places on-chip tiles only");
   return tracer(loc).declare(std::move(shape), dtype, buffer, std::move(name), loc,
                              kernel::TensorRole::kScratch, byte_offset);
+}
+
+Tensor shared_constant(Shape shape, DType dtype, std::vector<std::uint8_t> bytes, std::string name,
+                       Loc loc) {
+  Tracer& t = tracer(loc);
+  Tensor out = t.declare(std::move(shape), dtype, kernel::Buffer::kSharedHbm, std::move(name), loc,
+                         kernel::TensorRole::kConstant);
+  kernel::Storage& s = t.ir().storages[out.storage()];
+  if (bytes.size() != s.bytes)
+    throw KernelError(s.origin, fmt::format("shared_constant '{}' [{}] of {} holds {} bytes; "
+                                            "its data has {}",
+                                            s.name, fmt::join(s.shape, ", "), numerics::name(dtype),
+                                            s.bytes, bytes.size()));
+  s.constant = std::make_shared<const std::vector<std::uint8_t>>(std::move(bytes));
+  return out;
+}
+
+void device_print(const std::string& prefix, const Tensor& tensor, Loc loc) {
+  Tracer& t = tracer(loc);
+  const kernel::Storage& s = t.storage_of(tensor, loc);
+  if (s.buffer == kernel::Buffer::kPsum)
+    throw KernelError(origin_of(loc), fmt::format("device_print of '{}' in psum: print an SBUF or "
+                                                  "HBM tensor (copy the tile to SBUF first)",
+                                                  s.name));
+  if (t.in_loop())
+    throw KernelError(origin_of(loc),
+                      "device_print inside a dynamic loop (nl.fori_loop / "
+                      "nl.while_loop): each trip would overwrite the one "
+                      "snapshot; print after the loop");
+  Shape shape;
+  for (int d = 0; d < tensor.ndim(); ++d) shape.push_back(tensor.dim(d));
+  const Tensor snapshot = t.declare(shape, tensor.dtype(), kernel::Buffer::kPrivateHbm,
+                                    fmt::format("print '{}'", prefix), loc);
+  nisa::dma_copy(snapshot, tensor, {}, loc);
+  t.ir().prints.push_back({prefix, snapshot.storage(), origin_of(loc)});
 }
 
 Tensor zeros(Shape shape, DType dtype, kernel::Buffer buffer, std::string name, Loc loc) {

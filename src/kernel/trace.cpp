@@ -453,6 +453,11 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
                           fmt::format("kernel output '{}' is in {}; outputs must be declared "
                                       "in nl::shared_hbm",
                                       s.name, buffer_name(s.buffer)));
+      if (s.role == TensorRole::kConstant)
+        throw KernelError(s.origin, fmt::format("kernel '{}' returns its shared_constant '{}' as "
+                                                "an output (copy it into a new nl::shared_hbm "
+                                                "tensor)",
+                                                options.name, s.name));
       if (s.role == TensorRole::kInput)
         throw KernelError({}, fmt::format("kernel '{}' returns its input '{}' as an output (an "
                                           "output must be a new nl::shared_hbm tensor the kernel "

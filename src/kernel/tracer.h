@@ -59,6 +59,7 @@ class Tracer {
   // Opens `loop` (its body starts at the next instruction; KernelError when a loop is open
   // or a no_reorder block is) and closes it.
   void begin_loop(Loop loop, const Loc& loc);
+  bool in_loop() const { return open_loop_ != 0; }
   bool end_loop();  // false when no loop is open
   // Whether the body being traced may not write `r`: a fori_loop's variable and bounds
   // (the loop reads them on every trip, so a write would change its trip count).

@@ -279,6 +279,8 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   const auto& ir0 = kernel.ir.front();
   for (const compiler::HbmPlacement& p : ck.hbm) {
     device.allocate_at(p.address, p.bytes);
+    if (p.role == kernel::TensorRole::kConstant && options.functional)
+      device.write(p.address, *p.constant);
     if (p.role == kernel::TensorRole::kInput && options.functional) {
       const auto it = std::find(ir0.inputs.begin(), ir0.inputs.end(), p.storage);
       const auto arg = static_cast<std::size_t>(it - ir0.inputs.begin());
@@ -317,6 +319,19 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   if (options.functional && options.read_back_written_inputs)
     result.updated_inputs = read_written_inputs(kernel, device);
   if (options.functional) {
+    for (int p = 0; p < programs; ++p) {
+      for (const kernel::Print& print : kernel.ir[static_cast<std::size_t>(p)].prints) {
+        const auto it =
+            std::find_if(ck.hbm.begin(), ck.hbm.end(), [&](const compiler::HbmPlacement& h) {
+              return h.storage == print.snapshot && h.program == p;
+            });
+        if (it == ck.hbm.end())
+          throw std::logic_error("compiled kernel has no placement for a device_print snapshot");
+        result.prints.push_back(
+            {print.prefix, p,
+             HostTensor(print.prefix, it->dtype, it->shape, device.read(it->address, it->bytes))});
+      }
+    }
     for (kernel::StorageId id : ir0.outputs) {
       const auto it = std::find_if(
           ck.hbm.begin(), ck.hbm.end(),

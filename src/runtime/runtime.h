@@ -116,8 +116,16 @@ struct LaunchOptions {
   bool read_back_written_inputs = false;
 };
 
+// What a device_print showed: its prefix, the program that printed, the values.
+struct DevicePrint {
+  std::string prefix;
+  int program = 0;
+  HostTensor values;
+};
+
 struct LaunchResult {
   std::vector<HostTensor> outputs;  // kernel return order (empty in timing-only runs)
+  std::vector<DevicePrint> prints;  // functional runs: per program, in program order
   // Per input (argument order), its contents after the run when the kernel writes it and
   // LaunchOptions::read_back_written_inputs asked for it.
   std::vector<std::optional<HostTensor>> updated_inputs;
