@@ -50,6 +50,7 @@ void bind_isa_gpsimd(py::module_& m) {
   m.def(
       "rng",
       [](const Tensor& dst, const py::object& e, const py::object& n) {
+        // engine=None (nisa.engine.unknown) is nisa::rng's default, the Vector engine.
         at_kernel_line([&] { nisa::rng(dst, common_of(e, n)); });
       },
       py::arg("dst"), py::arg("engine") = isa::Engine::kVector, name);

@@ -96,6 +96,34 @@ def test_random_seed_repeats_the_stream_and_rng_fills_the_dtype():
     assert 0.45 < ones < 0.55, ones
 
 
+def test_random_seed_nki_example_with_the_vector_engine_busy():
+    """NKI's nl.random_seed example (same seed, same nl.rand values), while VectorE has other
+    work the scheduler could move the draws away from: rand2 runs on VectorE only, the
+    engine random_seed seeds."""
+    def kernel(x, busy):
+        out = nl.ndarray((3, 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        w = nl.load(busy)
+        for _ in range(4):
+            nisa.tensor_scalar(dst=w, data=w, op0=nl.multiply, operand0=1.5)
+        seed = nl.full((1, 1), 42, dtype=nl.int32, buffer=nl.sbuf)
+        nl.random_seed(seed)
+        a = nl.rand((128, 512), dtype=nl.float32)
+        nl.random_seed(seed)
+        b = nl.rand((128, 512), dtype=nl.float32)
+        other = nl.full((1, 1), 43, dtype=nl.int32, buffer=nl.sbuf)
+        nl.random_seed(other)
+        c = nl.rand((128, 512), dtype=nl.float32)
+        nl.store(out[0], value=a)
+        nl.store(out[1], value=b)
+        nl.store(out[2], value=c)
+        return out
+
+    got = nki.simulate(kernel)(np.zeros((1, 1), F32), uniform((128, 2048), seed=55))
+    np.testing.assert_array_equal(got[0], got[1])
+    assert not np.array_equal(got[0], got[2])
+    assert (got >= 0).all() and (got < 1).all()
+
+
 def test_dropout_zeroes_about_rate_and_keeps_the_rest_exactly():
     a = uniform((128, 512), low=1.0, high=2.0, seed=44)  # no zeros of its own
 
@@ -166,7 +194,9 @@ def test_sequence_bounds(dtype):
 
 
 def test_nonzero_with_count_nki_example():
-    """NKI's docstring kernel, unmodified: partitions 0, 16, ... are computed."""
+    """NKI's docstring kernel with the output zeroed first (the instruction writes only rows
+    0, 16, ...; storing the others unwritten would read uninitialised memory) and returned in
+    shared HBM: rows 0, 16, ... are computed."""
     src = (np.random.default_rng(48).random((128, 32)) < 0.3).astype(np.int32)
 
     def nonzero_with_count_kernel(in_tensor):
@@ -211,6 +241,23 @@ def test_nc_n_gather_and_nl_gather_flattened():
     np.testing.assert_array_equal(got[1], want)
 
 
+def test_gather_flattened_takes_int32_indices_as_words_so_negative_ones_are_errors():
+    data = uniform((16, 8), seed=56)
+
+    def gather(index):
+        def kernel(d, i):
+            out = nl.ndarray((16, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+            nl.store(out, value=nl.gather_flattened(nl.load(d), nl.load(i)))
+            return out
+        return nki.simulate(kernel)(data, index)
+
+    index = np.tile(np.array([7, 0, 3, 3], np.int32), (16, 1))
+    np.testing.assert_array_equal(gather(index), data[:, [7, 0, 3, 3]])
+    index[5, 2] = -1
+    with pytest.raises(trnsim.Error, match=r"nc_n_gather index 4294967295 in partition 5"):
+        gather(index)
+
+
 def test_nc_n_gather_index_beyond_the_data_is_an_error():
     data = uniform((16, 8), seed=51)
     index = np.full((16, 4), 8, np.uint32)
@@ -223,7 +270,9 @@ def test_nc_n_gather_index_beyond_the_data_is_an_error():
 
 
 def test_topk_nki_example_snake_in_snake_out():
-    """NKI's docstring kernel (n = 42 of a 3-column snake, K = 8), on 32 partitions."""
+    """NKI's docstring kernel (n = 42 of a 3-column snake, K = 8) on 32 partitions, with the
+    outputs zeroed first (only the snake's K positions are written) and returned through
+    shared HBM."""
     src = bf16(uniform((32, 3), seed=52))
 
     def topk_kernel(in_tensor):
@@ -292,3 +341,44 @@ def test_topk_rejects_a_partition_count_off_the_snake_at_the_kernel_line():
 
     expect_error_at(kernel, line_of(kernel, "# bad"), r"topk needs a multiple of 16",
                     trnsim.typed(src, nl.bfloat16))
+
+
+def test_random_draws_and_a_carried_scan_in_a_dynamic_loop_match_the_unrolled_kernel():
+    """rng and a reduce-carried cumulative sum in nl.fori_loop give the bits of the same body
+    unrolled with range(): the engine state stays in program order across trips."""
+    rows, cols = 4, 32
+    x = uniform((rows, cols), seed=57)
+
+    def kernel(data, dynamic):
+        out = nl.ndarray((2, rows, cols), dtype=nl.float32, buffer=nl.shared_hbm)
+        scan = nl.ndarray((1, cols), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_scalar_cumulative(dst=scan, src=nl.zeros((1, cols), dtype=nl.float32),
+                                      op0=nl.add, op1=nl.add, imm0=0.0)  # accumulator = 0
+
+        def body(i):
+            row = nl.ndarray((1, cols), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=row, src=data.ap([[cols, 1], [1, cols]], scalar_offset=i,
+                                               indirect_dim=0))
+            nisa.tensor_scalar_cumulative(dst=row, src=row, op0=nl.add, op1=nl.add, imm0=0.0,
+                                          reduce_cmd=nisa.reduce_cmd.reduce)
+            bits = nl.ndarray((1, cols), dtype=nl.uint16, buffer=nl.sbuf)
+            nisa.rng(dst=bits)
+            drawn = nl.ndarray((1, cols), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=drawn, src=bits)
+            rows_of_out = out.reshape((2 * rows, cols))  # scalar_offset moves by dim 0: a row
+            for k, tile in enumerate((row, drawn)):
+                nisa.dma_copy(dst=rows_of_out.ap([[cols, 1], [1, cols]], offset=k * rows * cols,
+                                                 scalar_offset=i, indirect_dim=0), src=tile)
+
+        if dynamic:
+            nl.fori_loop(0, rows, body)
+        else:
+            for i in range(rows):
+                body(nisa.register_alloc(i))
+        return out
+
+    looped = nki.simulate(kernel)(x, True)
+    unrolled = nki.simulate(kernel)(x, False)
+    np.testing.assert_array_equal(looped, unrolled)
+    np.testing.assert_array_equal(looped[0].reshape(-1), np.cumsum(x.reshape(-1), dtype=F32))
+    assert len(np.unique(looped[1])) > rows * cols // 2  # fresh draws every trip

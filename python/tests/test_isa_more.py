@@ -2,8 +2,6 @@
 nc_match_replace8, tensor_copy_predicated) against NumPy references written here, and one
 error each at the kernel's own line."""
 
-import inspect
-
 import numpy as np
 import pytest
 

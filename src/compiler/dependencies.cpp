@@ -132,7 +132,7 @@ std::vector<std::vector<std::uint32_t>> dependencies(
   // The last instruction to use each engine-held state (random generators, accumulators):
   // uses of one state stay in program order, so the random stream and a carried
   // accumulator do not depend on how the scheduler orders the engines' queues.
-  std::array<std::optional<std::uint32_t>, 3> last_state_user;
+  std::array<std::optional<std::uint32_t>, isa::kNumEngineStates> last_state_user;
   for (std::size_t i = 0; i < n; ++i) {
     const auto idx = static_cast<std::uint32_t>(i);
     std::vector<std::uint32_t>& deps = preds[i];

@@ -396,11 +396,13 @@ struct TripOperand {
 struct TripAccesses {
   std::vector<TripOperand> operands;
   bool barrier = false;
+  isa::EngineState state = isa::EngineState::kNone;  // engine-held state it uses
 };
 TripAccesses trip_accesses(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
                            std::size_t x) {
   TripAccesses out;
   out.barrier = std::holds_alternative<isa::CoreBarrier>(phys[x].op);
+  out.state = isa::engine_state(phys[x].op);
   isa::for_each_operand(
       ir.instructions[x].inst.op, [&](const AccessPattern& ap, const isa::OperandRef& ref) {
         out.operands.push_back(
@@ -424,6 +426,9 @@ TripAccesses trip_accesses(const KernelIr& ir, const std::vector<isa::Instructio
 bool trips_conflict(const KernelIr& ir, const Allocation& alloc, const TripAccesses& a,
                     const TripAccesses& b) {
   if (a.barrier || b.barrier) return true;
+  // Uses of one engine state stay in program order across trips too (as the dependency pass
+  // keeps them within a trip).
+  if (a.state != isa::EngineState::kNone && a.state == b.state) return true;
   for (const TripOperand& p : a.operands)
     for (const TripOperand& q : b.operands) {
       if (!(p.writes || q.writes)) continue;

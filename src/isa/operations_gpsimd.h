@@ -17,12 +17,12 @@ namespace trnsim::isa {
 
 // Random numbers ------------------------------------------------------------------------
 
-// Uniform random values in [min, max) from the engine's XORWOW state (gen4 Vector).
+// Uniform random values in [min, max) from the Vector engine's XORWOW state (gen4; NKI:
+// "using Vector Engine", the engine nl.random_seed seeds).
 struct Rand2 {
   static constexpr std::string_view kName = "rand2";
   static constexpr OpClass kClass = OpClass::kElementwise;
-  static constexpr std::uint8_t kEngines =
-      engine_bit(Engine::kVector) | engine_bit(Engine::kGpSimd);
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kVector);
   static constexpr EngineState kState = EngineState::kRng;
   friend bool operator==(const Rand2&, const Rand2&) = default;
   AccessPattern dst;
@@ -162,7 +162,8 @@ struct NcNGather {
 
 // The K = val_dst free size largest of n bf16 values laid out as a 16-partition snake
 // (element e at partition e % 16, column e / 16 of its group), ascending, with their uint32
-// indices; every partition of a group gets its group's result (docs/isa.md).
+// positions, written as a snake again: result j at partition j % 16, column j / 16 of the
+// group's rows of val_dst / idx_dst (docs/isa.md, section 3.1).
 struct Topk {
   static constexpr std::string_view kName = "topk";
   static constexpr OpClass kClass = OpClass::kElementwise;

@@ -225,6 +225,10 @@ enum class ReduceCmd : std::uint8_t { kIdle, kReset, kReduce, kResetReduce, kLoa
 // State an operation keeps in its engine rather than in memory: the random generators, the
 // Vector engine's accumulator registers. Operations on one state stay in program order.
 enum class EngineState : std::uint8_t { kNone, kRng, kAccumulator };
+inline constexpr int kNumEngineStates = 3;
+// SBUF partitions each GpSimd core serves (8 cores x 16 = 128): its local gathers, top-k
+// snakes and nonzero_with_count rows.
+inline constexpr std::uint32_t kGpSimdPartitionsPerCore = 16;
 // When a branch is taken: always, or comparing register a with b (or with imm when b is none)
 // as signed 32-bit values.
 enum class BranchCond : std::uint8_t { kAlways, kLess, kGreaterEqual, kEqual, kNotEqual };

@@ -131,6 +131,34 @@ class Checker {
           fmt::format("has {} partitions; {} needs {}", ap.partitions, why, expected));
     }
   }
+  // An operation that does not cast: `ap` has `reference`'s dtype.
+  void require_same_dtype(std::string_view name, const AccessPattern& ap,
+                          std::string_view reference_name, const AccessPattern& reference,
+                          std::string_view why) {
+    if (ap.dtype != reference.dtype) {
+      add(std::string(name),
+          fmt::format("dtype {} differs from the {}'s {} ({})", numerics::name(ap.dtype),
+                      reference_name, numerics::name(reference.dtype), why));
+    }
+  }
+  // GpSimd work split by core: whole groups of kGpSimdPartitionsPerCore partitions.
+  void require_core_groups(std::string_view name, const AccessPattern& ap, std::string_view what,
+                           std::string_view why) {
+    if (ap.partitions % kGpSimdPartitionsPerCore != 0) {
+      add(std::string(name), fmt::format("{} partitions; {} needs a multiple of {} ({})",
+                                         ap.partitions, what, kGpSimdPartitionsPerCore, why));
+    }
+  }
+  // Work that stays on its engine lanes: `ap` starts on `reference`'s partition.
+  void require_same_start(std::string_view name, const AccessPattern& ap,
+                          std::string_view reference_name, const AccessPattern& reference,
+                          std::string_view why) {
+    if (ap.start_partition != reference.start_partition) {
+      add(std::string(name),
+          fmt::format("starts at partition {}, the {} at {} ({})", ap.start_partition,
+                      reference_name, reference.start_partition, why));
+    }
+  }
   // A [P, 1] per-partition operand (tensor_scalar operands, activation scale/bias, ...).
   void require_per_partition(std::string_view name, const AccessPattern& ap,
                              std::uint32_t partitions) {

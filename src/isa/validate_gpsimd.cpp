@@ -9,7 +9,6 @@ namespace trnsim::isa::validate_detail {
 
 namespace {
 
-constexpr std::uint64_t kGpSimdPartitionsPerCore = 16;
 constexpr std::uint64_t kLocalGatherIndicesPerCore = 4096;
 constexpr std::uint32_t kTopkMinN = 8;  // ISA: 8 <= n < 65536
 constexpr std::uint32_t kTopkMaxN = 65535;
@@ -31,20 +30,12 @@ void check_rng_state(Checker& c, std::string_view name, const AccessPattern& ap,
 
 void check_op(Checker& c, const LocalGather& op) {
   for (const auto& [name, ap] :
-       {std::pair{"dst", &op.dst}, std::pair{"src", &op.src}, std::pair{"index", &op.index}}) {
-    if (ap->partitions % kGpSimdPartitionsPerCore != 0) {
-      c.add(name, fmt::format("{} partitions; local_gather needs a multiple of 16 (one GpSimd core "
-                              "each)",
-                              ap->partitions));
-    }
-  }
+       {std::pair{"dst", &op.dst}, std::pair{"src", &op.src}, std::pair{"index", &op.index}})
+    c.require_core_groups(name, *ap, "local_gather", "one GpSimd core each");
   c.require_partitions("src", op.src, op.dst.partitions, "local_gather");
   c.require_partitions("index", op.index, op.dst.partitions, "local_gather");
   c.require_dtype("index", op.index, {DType::kUInt16});
-  if (op.dst.dtype != op.src.dtype) {
-    c.add("dst", fmt::format("dtype {} differs from the src's {} (local_gather does not cast)",
-                             numerics::name(op.dst.dtype), numerics::name(op.src.dtype)));
-  }
+  c.require_same_dtype("dst", op.dst, "src", op.src, "local_gather does not cast");
   const std::uint32_t n = op.num_elem_per_idx;
   if (n == 0 || n > 32 || (n & (n - 1)) != 0) {
     c.add("num_elem_per_idx", fmt::format("{} is not one of 1, 2, 4, 8, 16, 32", n));
@@ -113,7 +104,8 @@ void check_op(Checker& c, const Rng& op) {
 }
 
 void check_op(Checker& c, const SetRngSeed& op) {
-  c.require_dtype("src_seeds", op.src_seeds, {DType::kUInt32, DType::kInt32});
+  // "a 32-bit value" (ISA): its word is the seed whatever its type.
+  c.require_dtype("src_seeds", op.src_seeds, {DType::kUInt32, DType::kInt32, DType::kFloat32});
   if (op.src_seeds.partitions != 1 || op.src_seeds.free_elements() != 1) {
     c.add("src_seeds",
           fmt::format("must be one 32-bit value of shape [1, 1], not {}", shape_of(op.src_seeds)));
@@ -122,10 +114,7 @@ void check_op(Checker& c, const SetRngSeed& op) {
 
 void check_op(Checker& c, const Dropout& op) {
   c.require_same_shape("data", op.data, "dst", op.dst);
-  if (op.dst.dtype != op.data.dtype) {
-    c.add("dst", fmt::format("dtype {} differs from the data's {} (dropout keeps the dtype)",
-                             numerics::name(op.dst.dtype), numerics::name(op.data.dtype)));
-  }
+  c.require_same_dtype("dst", op.dst, "data", op.data, "dropout keeps the dtype");
   if (numerics::is_mx_packed(op.data.dtype))
     c.add("data", "an x4-packed dtype has no single elements to drop");
   c.require_per_partition("prob", op.prob, op.dst.partitions);
@@ -156,6 +145,7 @@ void check_op(Checker& c, const NonzeroWithCount& op) {
   c.require_dtype("src", op.src, {DType::kFloat32, DType::kInt32});
   c.require_dtype("dst", op.dst, {DType::kInt32});
   c.require_partitions("dst", op.dst, op.src.partitions, "nonzero_with_count (partitions kept)");
+  c.require_same_start("dst", op.dst, "src", op.src, "each GpSimd core keeps its rows");
   c.require_free("dst", op.dst, op.src.free_elements() + 1,
                  "one index per src element plus the count");
 }
@@ -164,10 +154,7 @@ void check_op(Checker& c, const NcNGather& op) {
   c.require_partitions("data", op.data, op.dst.partitions, "nc_n_gather (partitions kept)");
   c.require_partitions("indices", op.indices, op.dst.partitions, "nc_n_gather (partitions kept)");
   c.require_dtype("indices", op.indices, {DType::kUInt32});
-  if (op.dst.dtype != op.data.dtype) {
-    c.add("dst", fmt::format("dtype {} differs from the data's {} (nc_n_gather does not cast)",
-                             numerics::name(op.dst.dtype), numerics::name(op.data.dtype)));
-  }
+  c.require_same_dtype("dst", op.dst, "data", op.data, "nc_n_gather does not cast");
   c.require_free("dst", op.dst, op.indices.free_elements(), "one element per index");
 }
 
@@ -176,12 +163,11 @@ void check_op(Checker& c, const Topk& op) {
   c.require_dtype("val_dst", op.val_dst, {DType::kBFloat16});
   c.require_dtype("idx_dst", op.idx_dst, {DType::kUInt32});
   for (const auto& [name, ap] : {std::pair{"val_dst", &op.val_dst},
-                                 std::pair{"idx_dst", &op.idx_dst}, std::pair{"src", &op.src}}) {
-    if (ap->partitions % kGpSimdPartitionsPerCore != 0) {
-      c.add(name, fmt::format("{} partitions; topk needs a multiple of 16 (one snake each)",
-                              ap->partitions));
-    }
-  }
+                                 std::pair{"idx_dst", &op.idx_dst}, std::pair{"src", &op.src}})
+    c.require_core_groups(name, *ap, "topk", "one snake each");
+  // Each core writes its own snake's results into its own partitions.
+  c.require_same_start("val_dst", op.val_dst, "src", op.src, "each GpSimd core keeps its rows");
+  c.require_same_start("idx_dst", op.idx_dst, "src", op.src, "each GpSimd core keeps its rows");
   for (const auto& [name, ap] :
        {std::pair{"val_dst", &op.val_dst}, std::pair{"idx_dst", &op.idx_dst}}) {
     if (ap->num_dims != 1)

@@ -613,10 +613,12 @@ void local_gather(const Tensor& dst, const Tensor& src, const Tensor& index,
                   Loc loc = Loc::current());
 void rand2(const Tensor& dst, float min, float max, const Common& common = {},
            Loc loc = Loc::current());
-// The engine's per-partition XORWOW state (6 uint32 per partition): load it / store it.
+// The engine's per-partition XORWOW state (6 uint32 per partition on GpSimd, the default;
+// 24 on the gen4 Vector engine): load it / store it.
 void rand_set_state(const Tensor& src_seeds, const Common& common = {}, Loc loc = Loc::current());
 void rand_get_state(const Tensor& dst, const Common& common = {}, Loc loc = Loc::current());
-// 32 random bits per element, truncated to dst's integer dtype (Vector, or GpSimd from gen3).
+// 32 random bits per element, truncated to dst's integer dtype (Vector by default, or GpSimd
+// from gen3).
 void rng(const Tensor& dst, const Common& common = {}, Loc loc = Loc::current());
 // Re-seeds the Vector engine's generators from a [1, 1] 32-bit tile.
 void set_rng_seed(const Tensor& src_seeds, const Common& common = {}, Loc loc = Loc::current());

@@ -23,6 +23,15 @@ void record(isa::Operation op, const Common& c, const Loc& loc) {
   Tracer::current(loc).record(std::move(op), placement(c), loc);
 }
 
+// The random operations that may run on either engine read and write that engine's
+// generators, so the engine is NKI's default when the kernel leaves it open (not the
+// scheduler's pick): GpSimd for the state, Vector for rng.
+Common on_engine_or(const Common& c, Engine fallback) {
+  Common fixed = c;
+  if (!fixed.engine) fixed.engine = fallback;
+  return fixed;
+}
+
 void record_dma(isa::Operation op, const DmaOptions& o, const Loc& loc) {
   Tracer::current(loc).record(std::move(op), {std::nullopt, o.queue, o.rounding, o.name}, loc);
 }
@@ -353,15 +362,15 @@ void rand2(const Tensor& dst, float min, float max, const Common& c, Loc loc) {
 }
 
 void rand_set_state(const Tensor& src_seeds, const Common& c, Loc loc) {
-  record(isa::RandSetState{src_seeds.ap(loc)}, c, loc);
+  record(isa::RandSetState{src_seeds.ap(loc)}, on_engine_or(c, Engine::kGpSimd), loc);
 }
 
 void rand_get_state(const Tensor& dst, const Common& c, Loc loc) {
-  record(isa::RandGetState{dst.ap(loc)}, c, loc);
+  record(isa::RandGetState{dst.ap(loc)}, on_engine_or(c, Engine::kGpSimd), loc);
 }
 
 void rng(const Tensor& dst, const Common& c, Loc loc) {
-  record(isa::Rng{dst.ap(loc)}, c, loc);
+  record(isa::Rng{dst.ap(loc)}, on_engine_or(c, Engine::kVector), loc);
 }
 
 void set_rng_seed(const Tensor& src_seeds, const Common& c, Loc loc) {

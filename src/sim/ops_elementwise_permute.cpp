@@ -73,7 +73,7 @@ void shuffle_rows(const isa::NcStreamShuffle& op, const T& src, OperandIO& io) {
 // src[q, v_k .. v_k + n) as dst[q, k*n .. k*n + n). dst's size sets how many indices are used
 // (NKI's num_valid_indices). Words are copied, no dtype cast.
 bool run(const isa::LocalGather& op, OperandIO& io) {
-  constexpr std::uint32_t kCorePartitions = 16;
+  constexpr std::uint32_t kCorePartitions = isa::kGpSimdPartitionsPerCore;
   const WordTile src = io.load_words(op.src);
   const WordTile index = io.load_words(op.index);
   const std::uint64_t per_index = op.num_elem_per_idx;

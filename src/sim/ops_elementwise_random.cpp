@@ -25,6 +25,13 @@ std::span<std::uint32_t> lane_state(OperandIO& io, const AccessPattern& ap, std:
   return state;
 }
 
+// The draw for element i of a lane's row: its generator is i mod the lane's count.
+std::uint32_t draw(std::span<std::uint32_t> state, std::uint64_t i) {
+  const std::uint64_t generators = state.size() / math::kXorwowWords;
+  return math::xorwow_next(
+      state.subspan((i % generators) * math::kXorwowWords, math::kXorwowWords));
+}
+
 }  // namespace
 
 // MXFP8 quantisation in the layout nc_matmul_mx consumes. A block of 32 values is 8
@@ -90,13 +97,8 @@ bool run(const isa::Rand2& op, OperandIO& io) {
   Tile out = make_tile(partitions, free);
   for (std::uint32_t p = 0; p < partitions; ++p) {
     const std::span<std::uint32_t> state = lane_state(io, op.dst, p);
-    const std::uint64_t generators = state.size() / math::kXorwowWords;
-    for (std::uint64_t i = 0; i < free; ++i) {
-      const auto generator =
-          state.subspan((i % generators) * math::kXorwowWords, math::kXorwowWords);
-      out.values[p * free + i] =
-          math::uniform_from_bits(math::xorwow_next(generator), op.min, op.max);
-    }
+    for (std::uint64_t i = 0; i < free; ++i)
+      out.values[p * free + i] = math::uniform_from_bits(draw(state, i), op.min, op.max);
   }
   io.store(op.dst, out);
   return true;
@@ -132,10 +134,8 @@ bool run(const isa::Rng& op, OperandIO& io) {
   const unsigned bits = math::storage_bits(op.dst.dtype);
   for (std::uint32_t p = 0; p < out.partitions; ++p) {
     const std::span<std::uint32_t> state = lane_state(io, op.dst, p);
-    const std::uint64_t generators = state.size() / math::kXorwowWords;
     for (std::uint64_t i = 0; i < out.free; ++i) {
-      std::uint32_t word = math::xorwow_next(
-          state.subspan((i % generators) * math::kXorwowWords, math::kXorwowWords));
+      std::uint32_t word = draw(state, i);
       if (bits < 32) word &= (std::uint32_t{1} << bits) - 1;
       out.words[p * out.free + i] = word;
     }
@@ -151,21 +151,19 @@ bool run(const isa::SetRngSeed& op, OperandIO& io) {
   return true;
 }
 
-// Each element draws a uniform u in [0, 1) (as rand2 does) and is kept when u >= prob, so
-// prob 0 keeps everything and prob 1 drops everything. Kept elements move as storage
-// words, exact for every dtype; dropped ones become the dtype's zero (all bits clear).
+// Each element draws a uniform u in [0, 1) (as rand2 does, from the lane of its dst
+// partition, as every operation here) and is kept when u >= prob, so prob 0 keeps
+// everything and prob 1 drops everything. Kept elements move as storage words, exact for
+// every dtype; dropped ones become the dtype's zero (all bits clear).
 bool run(const isa::Dropout& op, OperandIO& io) {
   WordTile data = io.load_words(op.data);
   require_shape(op.dst, data.partitions, data.free, "dropout dst shape");
   for (std::uint32_t p = 0; p < data.partitions; ++p) {
     const float prob = io.scalar(op.prob, p);
-    const std::span<std::uint32_t> state = lane_state(io, op.data, p);
-    const std::uint64_t generators = state.size() / math::kXorwowWords;
-    for (std::uint64_t i = 0; i < data.free; ++i) {
-      const std::uint32_t bits = math::xorwow_next(
-          state.subspan((i % generators) * math::kXorwowWords, math::kXorwowWords));
-      if (math::uniform_from_bits(bits, 0.0f, 1.0f) < prob) data.words[p * data.free + i] = 0;
-    }
+    const std::span<std::uint32_t> state = lane_state(io, op.dst, p);
+    for (std::uint64_t i = 0; i < data.free; ++i)
+      if (math::uniform_from_bits(draw(state, i), 0.0f, 1.0f) < prob)
+        data.words[p * data.free + i] = 0;
   }
   io.store_words(op.dst, data);
   return true;

@@ -15,7 +15,7 @@ namespace trnsim::sim::elementwise_detail {
 
 namespace {
 
-constexpr std::uint32_t kCorePartitions = 16;  // SBUF partitions per GpSimd core
+constexpr std::uint32_t kCorePartitions = isa::kGpSimdPartitionsPerCore;
 
 // An operand's values as doubles: exact for int32 words and for fp32 values alike.
 std::vector<double> exact_values(OperandIO& io, const AccessPattern& ap) {

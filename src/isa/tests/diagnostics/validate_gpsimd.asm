@@ -68,3 +68,12 @@
 # expected-error@-3 {{operand 'src': has 2 columns; a snake of n = 42 needs at least 3}}
 [gpsimd] topk val_dst=sbuf[p0:16, off=0, bf16, [[1,8]]], idx_dst=sbuf[p0:16, off=64, uint32, [[1,8]]], src=sbuf[p0:16, off=4096, bf16, [[1,3]]], n=4  # expected-error {{operand 'n': 4 is outside [8, 65535]}}
 # expected-error@-1 {{operand 'val_dst': K = 8 (its free size) must be in [1, min(n, 32767)] (n = 4)}}
+# -----
+# each GpSimd core keeps its rows: nonzero_with_count and topk outputs start on the src's partition
+# chip: trn3
+[gpsimd] nonzero_with_count dst=sbuf[p32:64, off=0, int32, [[1,65]]], src=sbuf[p0:32, off=4096, fp32, [[1,64]]]  # expected-error {{operand 'dst': starts at partition 32, the src at 0 (each GpSimd core keeps its rows)}}
+[gpsimd] topk val_dst=sbuf[p32:64, off=0, bf16, [[1,8]]], idx_dst=sbuf[p0:32, off=64, uint32, [[1,8]]], src=sbuf[p0:32, off=4096, bf16, [[1,3]]], n=42  # expected-error {{operand 'val_dst': starts at partition 32, the src at 0 (each GpSimd core keeps its rows)}}
+# -----
+# rand2 runs on the vector engine only
+# chip: trn3
+[gpsimd] rand2 dst=sbuf[p0:128, off=0, fp32, [[1,512]]], min=0, max=1  # expected-error {{the gpsimd engine cannot execute rand2 (allowed: vector)}}
