@@ -267,6 +267,7 @@ PYBIND11_MODULE(_core, m) {
   py::module_ isa = m.def_submodule("isa", "nki.isa's instructions");
   python::bind_isa(isa);
   python::bind_loops(m, isa);
+  python::bind_instructions(m);
   m.def(
       "set_package_dirs",
       [](std::vector<std::string> dirs) { python::package_dirs() = std::move(dirs); },

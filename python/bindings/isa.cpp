@@ -534,6 +534,28 @@ void bind_data_movement(py::module_& m) {
       py::arg("oob_mode") = py::none(), py::arg("dge_mode") = py::none(),
       py::arg("engine") = py::none(), name);
   m.def(
+      "dma_compute",
+      [dma_options](const Tensor& dst, const std::vector<Tensor>& srcs, const py::object& reduce_op,
+                    const py::object& scales, bool unique_indices, const py::object&,
+                    const py::object& n) {
+        // NKI 0.6: all scales 1.0 and unique indices (non-unique "not yet supported").
+        if (!scales.is_none())
+          for (const py::handle s : scales)
+            if (s.cast<double>() != 1.0)
+              throw kernel::KernelError(kernel_line(),
+                                        "dma_compute: every scale must be 1.0 "
+                                        "(NKI 0.6), not " +
+                                            std::string(py::repr(s)));
+        if (!unique_indices)
+          throw kernel::KernelError(kernel_line(),
+                                    "dma_compute(unique_indices=False) is not supported (NKI 0.6)");
+        at_kernel_line([&] {
+          nisa::dma_compute(dst, srcs, enum_of<isa::AluOp>(reduce_op, "reduce_op"), dma_options(n));
+        });
+      },
+      py::arg("dst"), py::arg("srcs"), py::arg("reduce_op"), py::arg("scales") = py::none(),
+      py::arg("unique_indices") = true, py::arg("oob_mode") = py::none(), name);
+  m.def(
       "dma_transpose",
       [dma_options](const Tensor& dst, const Tensor& src, const py::object& axes, const py::object&,
                     const py::object&, const py::object&, const py::object& n) {

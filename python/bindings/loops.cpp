@@ -29,10 +29,19 @@ nl::LoopBound bound_of(const py::object& value, const char* what) {
 
 }  // namespace
 
+constexpr const char* kNoHostValue =
+    "a register's value exists only on the device while the kernel runs: use nl.fori_loop / "
+    "nl.while_loop for control flow over it, not if / while / int() / range()";
+
 void bind_loops(py::module_& m, py::module_& isa) {
   py::class_<Register>(m, "Register", "A 32-bit sequencer register (NKI's VirtualRegister).")
       .def("__repr__",
-           [](const Register& r) { return "Register(r" + std::to_string(r.reg().index) + ")"; });
+           [](const Register& r) { return "Register(r" + std::to_string(r.reg().index) + ")"; })
+      // Its value exists only on the device: Python control flow over it (if/while, int(),
+      // range()) is a TypeError at once, as in NKI's tracer, not a loop that never ends.
+      .def("__bool__", [](const Register&) -> bool { throw py::type_error(kNoHostValue); })
+      .def("__index__", [](const Register&) -> std::int64_t { throw py::type_error(kNoHostValue); })
+      .def("__int__", [](const Register&) -> std::int64_t { throw py::type_error(kNoHostValue); });
 
   isa.def(
       "register_alloc",

@@ -65,6 +65,8 @@ DIFFERENCES = {
                     "simulator's order; hardware's order is unspecified); ties to the lower "
                     "snake position, NaN largest; the snake's other positions are not "
                     "written",
+    "nki.isa.dma_compute": "sums its sources; the read-modify-write forms need "
+                           ".ap(vector_offset=), which trnsim does not have yet",
     "nki.isa.nonzero_with_count": "rows other than 0, 16, ... of dst are not written, so "
                                   "storing them unwritten is an uninitialised read",
     "nki.isa.set_rng_seed": "the seed expands to every lane's generators as trnsim's --seed "

@@ -1,7 +1,9 @@
 """nki.isa (NKI 0.6): one function per instruction, dst first, with NKI's keyword names and
-defaults; each is the C++ kernel API's call of the same name (python/bindings/isa.cpp)."""
+defaults; each is the C++ kernel API's call of the same name (python/bindings/isa.cpp) and
+returns an NkiInstruction."""
 
 import enum
+import functools
 
 from trnsim import _core
 
@@ -17,11 +19,48 @@ _INSTRUCTIONS = (
     "tensor_scalar_reduce", "activate2", "nc_match_replace8", "tensor_copy_predicated",
     "register_alloc", "register_move", "register_load", "register_store",
     "tensor_scalar_cumulative", "rng", "set_rng_seed", "dropout", "sequence_bounds",
-    "nonzero_with_count", "nc_n_gather", "topk",
+    "nonzero_with_count", "nc_n_gather", "topk", "dma_compute",
 )
+_REGISTER_OPERATIONS = ("register_alloc", "register_move", "register_load", "register_store")
+
+
+class NkiInstruction:
+    """What an nki.isa call returns: the instructions it recorded. depends_on(*producers)
+    makes them run after every producer's even where no data orders them (a semaphore wait
+    the compiler inserts); producers are recorded earlier, in the same dynamic loop or
+    outside every loop. Returns self, so calls chain."""
+
+    def __init__(self, recorded):
+        self._recorded = recorded
+
+    def depends_on(self, *producers):
+        for producer in producers:
+            if not isinstance(producer, NkiInstruction):
+                raise TypeError("depends_on takes the NkiInstruction values nki.isa calls return, "
+                                f"not {type(producer).__name__}")
+            _core.depends_on(self._recorded, producer._recorded)
+        return self
+
+    def __repr__(self):
+        return f"NkiInstruction({self._recorded.first}..{self._recorded.end})"
+
+
+def _returning_instruction(fn):
+    @functools.wraps(fn)
+    def call(*args, **kwargs):
+        start = _core.trace_position()
+        fn(*args, **kwargs)
+        return NkiInstruction(_core.recorded_since(start))
+    return call
+
+
 for _name in _INSTRUCTIONS:
-    globals()[_name] = getattr(_core.isa, _name)
-del _name
+    _fn = getattr(_core.isa, _name)
+    globals()[_name] = _fn if _name in _REGISTER_OPERATIONS else _returning_instruction(_fn)
+del _name, _fn
+
+# NKI's name for a register (nisa.register_alloc's result).
+VirtualRegister = _core.Register
 
 
 class engine:  # noqa: N801  (NKI's spelling)

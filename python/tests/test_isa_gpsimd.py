@@ -382,3 +382,47 @@ def test_random_draws_and_a_carried_scan_in_a_dynamic_loop_match_the_unrolled_ke
     np.testing.assert_array_equal(looped, unrolled)
     np.testing.assert_array_equal(looped[0].reshape(-1), np.cumsum(x.reshape(-1), dtype=F32))
     assert len(np.unique(looped[1])) > rows * cols // 2  # fresh draws every trip
+
+
+# dma_compute ---------------------------------------------------------------------------------
+
+def test_dma_compute_sums_its_sources_in_fp32_left_to_right():
+    a = uniform((128, 64), seed=58)
+    b = uniform((128, 64), seed=59) * F32(1e-4)
+    c = uniform((128, 64), seed=60)
+
+    def kernel(x, y, z):
+        out = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+        tx = nl.load(x, dtype=nl.bfloat16)
+        nisa.dma_compute(dst=out, srcs=[tx, y, z], reduce_op=nl.add, scales=[1.0, 1.0, 1.0])
+        return out
+
+    got = nki.simulate(kernel)(a, b, c)
+    np.testing.assert_array_equal(got, bf16((bf16(a) + b) + c))
+
+
+def test_dma_compute_rules():
+    a = uniform((16, 8), seed=61)
+
+    def scaled(x):
+        out = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(dst=out, srcs=[x, x], reduce_op=nl.add, scales=[1.0, 0.5])  # bad
+        return out
+
+    expect_error_at(scaled, line_of(scaled, "# bad"), r"every scale must be 1.0", a)
+
+    def too_many(x):
+        out = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(dst=out, srcs=[x] * 17, reduce_op=nl.add)  # bad
+        return out
+
+    expect_error_at(too_many, line_of(too_many, "# bad"), r"17 sources; dma_compute takes 1 to 16",
+                    a)
+
+    def multiplies(x):
+        out = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(dst=out, srcs=[x, x], reduce_op=nl.multiply)  # bad
+        return out
+
+    expect_error_at(multiplies, line_of(multiplies, "# bad"), r"operator multiply is not allowed",
+                    a)

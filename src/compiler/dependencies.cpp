@@ -148,6 +148,7 @@ std::vector<std::vector<std::uint32_t>> dependencies(
       if (last) deps.push_back(*last);
       last = idx;
     }
+    for (std::uint32_t p : ir.instructions[i].after) deps.push_back(p);  // NKI depends_on
     const std::vector<Footprint> fps = footprints(phys[i], ir.instructions[i].inst, idx);
     for (const Footprint& f : fps) {
       const Storage& s = ir.storages[f.storage];

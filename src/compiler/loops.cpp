@@ -370,6 +370,14 @@ ScheduledPiece schedule_piece(const KernelIr& ir, const Piece& piece,
   sub.storages = ir.storages;
   sub.registers = ir.registers;
   sub.instructions.assign(ir.instructions.begin() + begin, ir.instructions.begin() + end);
+  // The kernel's depends_on edges in piece indices: those from an earlier piece are kept by
+  // the fence every piece starts with.
+  for (IrInstruction& in : sub.instructions) {
+    std::vector<std::uint32_t> local;
+    for (const std::uint32_t p : in.after)
+      if (p >= piece.begin) local.push_back(static_cast<std::uint32_t>(p - piece.begin));
+    in.after = std::move(local);
+  }
   std::vector<isa::Instruction> sub_phys(phys.begin() + begin, phys.begin() + end);
   const std::vector<std::uint8_t> sub_allowed(allowed.begin() + begin, allowed.begin() + end);
   std::vector<std::vector<std::uint32_t>> flow;

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <stdexcept>
+#include <string>
 
 #include "compiler/passes.h"
 #include "timing/timing.h"
@@ -114,7 +116,11 @@ class ListScheduler {
     for (std::size_t step = 0; step < n_; ++step) {
       std::size_t c = 0;
       std::uint32_t i = 0;
-      if (!pick_next(c, i)) break;  // a cycle; cannot happen for program-order edges
+      // Every edge points back in program order, so something is always ready; a cycle
+      // would drop instructions from the program, so it is a loud compiler bug instead.
+      if (!pick_next(c, i))
+        throw std::logic_error("trnsim compiler bug: a dependency cycle leaves " +
+                               std::to_string(n_ - step) + " instructions unscheduled");
       issue(c, i, r);
     }
     return r;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <type_traits>
 #include <utility>
 
 #include "util/enum_names.h"
@@ -187,7 +188,11 @@ std::string_view op_class_name(OpClass c) {
 std::optional<DmaSides> dma_sides(const Operation& op) {
   return std::visit(
       [](const auto& o) -> std::optional<DmaSides> {
-        if constexpr (std::decay_t<decltype(o)>::kClass == OpClass::kDmaTransfer) {
+        using Op = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<Op, DmaCompute>) {
+          // The first source stands for all (they have dst's element count).
+          return DmaSides{&o.dst, o.srcs.empty() ? &o.dst : &o.srcs.front()};
+        } else if constexpr (Op::kClass == OpClass::kDmaTransfer) {
           return DmaSides{&o.dst, &o.src};
         } else {
           return std::nullopt;

@@ -1,10 +1,11 @@
-// The DMA transfers (dma_copy, dma_transpose, dma_indirect) and the synchronisation
+// The DMA transfers (dma_copy, dma_transpose, dma_indirect, dma_compute) and the synchronisation
 // operations (sem, core_barrier), declared as every operation is (isa/operations.h explains
 // the traits). Part of the public header isa/isa.h, through isa/operations.h; include that.
 #pragma once
 
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "isa/types.h"
 
@@ -60,6 +61,25 @@ struct DmaIndirect {
     v("src", src, Role::kRead);
     v("index", index, Role::kRead);
     v("mode", mode, Role::kAttr);
+  }
+};
+
+// dst = srcs[0] + srcs[1] + ... elementwise, computed by the DMA engine in fp32 (left to
+// right, one rounding into dst); 1 to 16 sources with dst's element count (NKI 0.6
+// dma_compute without read-modify-write: reduce_op add, scales 1.0).
+struct DmaCompute {
+  static constexpr std::string_view kName = "dma_compute";
+  static constexpr OpClass kClass = OpClass::kDmaTransfer;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
+  friend bool operator==(const DmaCompute&, const DmaCompute&) = default;
+  AccessPattern dst;
+  std::vector<AccessPattern> srcs;
+  AluOp reduce_op = AluOp::kAdd;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("srcs", srcs, Role::kRead);
+    v("reduce_op", reduce_op, Role::kAttr);
   }
 };
 

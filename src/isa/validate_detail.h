@@ -267,6 +267,7 @@ void check_op(Checker& c, const Topk& op);
 void check_op(Checker& c, const DmaCopy& op);
 void check_op(Checker& c, const DmaTranspose& op);
 void check_op(Checker& c, const DmaIndirect& op);
+void check_op(Checker& c, const DmaCompute& op);
 void check_op(Checker& c, const SemaphoreOp& op);
 void check_op(Checker& c, const CoreBarrier& op);
 // validate_control.cpp

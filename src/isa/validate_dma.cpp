@@ -1,6 +1,6 @@
 // Validation rules of the DMA and synchronisation operations: dma_copy, dma_transpose,
-// dma_indirect, sem and core_barrier (listed, with their sources, in docs/isa.md "Validation
-// rules").
+// dma_indirect, dma_compute, sem and core_barrier (listed, with their sources, in docs/isa.md
+// "Validation rules").
 #include <fmt/format.h>
 
 #include "isa/validate_detail.h"
@@ -10,6 +10,7 @@ namespace trnsim::isa::validate_detail {
 namespace {
 
 constexpr std::uint8_t kMaxDmaPriority = 3;
+constexpr std::size_t kMaxDmaComputeSources = 16;  // ISA: "The max number of source tensors"
 
 }  // namespace
 
@@ -34,6 +35,23 @@ void check_op(Checker& c, const DmaCopy& op) {
           fmt::format("priority {} exceeds the highest class {}", op.priority, kMaxDmaPriority));
   } else if (op.priority != 0 && !c.chip.dma.has_priority) {
     c.add("priority", fmt::format("DMA priorities are not available on {}", c.core()));
+  }
+}
+
+// ISA: only nl.add, at most 16 sources, every source with dst's element count. (x4-packed
+// operands are refused generically: the engine computes on values.)
+void check_op(Checker& c, const DmaCompute& op) {
+  if (op.srcs.empty() || op.srcs.size() > kMaxDmaComputeSources) {
+    c.add("srcs", fmt::format("{} sources; dma_compute takes 1 to {}", op.srcs.size(),
+                              kMaxDmaComputeSources));
+  }
+  c.require_alu("reduce_op", op.reduce_op, {AluOp::kAdd});
+  for (std::size_t i = 0; i < op.srcs.size(); ++i) {
+    if (op.srcs[i].total_elements() != op.dst.total_elements()) {
+      c.add(fmt::format("srcs[{}]", i),
+            fmt::format("{} elements; dst has {} (counts must match)", op.srcs[i].total_elements(),
+                        op.dst.total_elements()));
+    }
   }
 }
 

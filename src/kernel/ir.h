@@ -111,6 +111,9 @@ struct IrInstruction {
   // NKI's no_reorder block this instruction was recorded in (0: none): the scheduler issues
   // the instructions of one block in program order.
   std::uint32_t order_block = 0;
+  // Earlier instructions it must run after although no data orders them (NKI's
+  // NkiInstruction.depends_on): IR indices, each below this instruction's.
+  std::vector<std::uint32_t> after;
 };
 
 // One traced kernel instance: one program id of a launch (NKI kernel[lnc] traces the kernel

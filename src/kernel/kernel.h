@@ -374,6 +374,19 @@ Tensor shared_constant(Shape shape, DType dtype, std::vector<std::uint8_t> bytes
 // a dynamic loop (every trip would overwrite the one snapshot).
 void device_print(const std::string& prefix, const Tensor& tensor, Loc loc = Loc::current());
 
+// NKI's NkiInstruction: the instructions one call recorded, IR indices [first, end) of the
+// trace `trace` (Tracer::serial). Take trace_position() before the call and
+// recorded_since(it) after it.
+struct Recorded {
+  std::uint64_t trace = 0;
+  std::size_t first = 0, end = 0;
+};
+std::size_t trace_position(Loc loc = Loc::current());
+Recorded recorded_since(std::size_t position, Loc loc = Loc::current());
+// NKI's depends_on: `consumer` runs after `producer` even where no data orders them
+// (Tracer::add_dependency's rules).
+void depends_on(const Recorded& consumer, const Recorded& producer, Loc loc = Loc::current());
+
 // HBM -> a new SBUF tile of the same shape (dtype cast if given); SBUF -> HBM.
 Tensor load(const Tensor& src, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 void store(const Tensor& dst, const Tensor& src, Loc loc = Loc::current());
@@ -655,6 +668,10 @@ void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& optio
                    Loc loc = Loc::current());
 void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa::IndirectMode mode,
                   const DmaOptions& options = {}, Loc loc = Loc::current());
+// dst = srcs[0] + srcs[1] + ... on a DMA engine (fp32 inside, left to right; 1 to 16
+// sources of dst's element count; reduce_op add only, as NKI 0.6's dma_compute).
+void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduce_op = AluOp::kAdd,
+                 const DmaOptions& options = {}, Loc loc = Loc::current());
 
 // Barrier across the physical cores of the logical core being traced (LNC >= 2).
 void core_barrier(Loc loc = Loc::current());

@@ -62,6 +62,37 @@ bool Tracer::end_loop() {
   return true;
 }
 
+void Tracer::add_dependency(std::size_t first, std::size_t end, std::size_t p_first,
+                            std::size_t p_end, const Loc& loc) {
+  const isa::Origin where = origin_of(loc);
+  const std::size_t recorded = ir_.instructions.size();
+  if (first > end || end > recorded || p_first > p_end || p_end > recorded)
+    throw KernelError(where, "depends_on: an instruction handle of another kernel trace");
+  if (first == end || p_first == p_end) return;  // a call that recorded nothing
+  if (p_end > first)
+    throw KernelError(where,
+                      "depends_on: the producer was recorded after the instruction that "
+                      "depends on it (a dependency points back in program order)");
+  // The loop (index + 1, 0: none) an instruction was recorded in; the open loop's body
+  // runs to the end of the trace so far.
+  const auto loop_of = [&](std::size_t i) -> std::size_t {
+    for (std::size_t l = 0; l < ir_.loops.size(); ++l) {
+      const bool open = l + 1 == open_loop_;
+      if (i >= ir_.loops[l].begin && (open || i < ir_.loops[l].end)) return l + 1;
+    }
+    return 0;
+  };
+  const std::size_t producer_loop = loop_of(p_first), consumer_loop = loop_of(first);
+  if (producer_loop != 0 && producer_loop != consumer_loop)
+    throw KernelError(where,
+                      "depends_on: the producer is inside a dynamic loop the dependent "
+                      "instruction is not in (its semaphore would fire on every trip or never)",
+                      {{ir_.loops[producer_loop - 1].origin, "the producer's loop"}});
+  for (std::size_t i = first; i < end; ++i)
+    for (std::size_t p = p_first; p < p_end; ++p)
+      ir_.instructions[i].after.push_back(static_cast<std::uint32_t>(p));
+}
+
 bool Tracer::read_only_register(isa::Reg r) const {
   if (open_loop_ == 0) return false;
   const Loop& loop = ir_.loops[open_loop_ - 1];

@@ -433,6 +433,22 @@ void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa
   record_dma(isa::DmaIndirect{dst.ap(loc), src.ap(loc), index.ap(loc), mode}, o, loc);
 }
 
+void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduce_op,
+                 const DmaOptions& o, Loc loc) {
+  std::vector<const Tensor*> operands{&dst};
+  for (const Tensor& s : srcs) operands.push_back(&s);
+  for (const Tensor* t : operands)
+    if (t->buffer() == kernel::Buffer::kPsum)
+      throw kernel::KernelError(kernel::origin_of(loc),
+                                "dma_compute cannot access PSUM (copy the tile to SBUF with "
+                                "nisa::tensor_copy first)");
+  isa::DmaCompute t;
+  t.dst = dst.ap(loc);
+  for (const Tensor& s : srcs) t.srcs.push_back(s.ap(loc));
+  t.reduce_op = reduce_op;
+  record_dma(t, o, loc);
+}
+
 void core_barrier(Loc loc) {
   Tracer& t = Tracer::current(loc);
   isa::CoreBarrier b;

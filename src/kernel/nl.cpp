@@ -136,6 +136,22 @@ void device_print(const std::string& prefix, const Tensor& tensor, Loc loc) {
   t.ir().prints.push_back({prefix, snapshot.storage(), origin_of(loc)});
 }
 
+std::size_t trace_position(Loc loc) {
+  return tracer(loc).ir().instructions.size();
+}
+
+Recorded recorded_since(std::size_t position, Loc loc) {
+  Tracer& t = tracer(loc);
+  return {t.serial(), std::min(position, t.ir().instructions.size()), t.ir().instructions.size()};
+}
+
+void depends_on(const Recorded& consumer, const Recorded& producer, Loc loc) {
+  Tracer& t = tracer(loc);
+  if (consumer.trace != t.serial() || producer.trace != t.serial())
+    throw KernelError(origin_of(loc), "depends_on: an instruction handle of another kernel trace");
+  t.add_dependency(consumer.first, consumer.end, producer.first, producer.end, loc);
+}
+
 Tensor zeros(Shape shape, DType dtype, kernel::Buffer buffer, std::string name, Loc loc) {
   return full(std::move(shape), 0.0f, dtype, buffer, std::move(name), loc);
 }

@@ -65,6 +65,13 @@ class Tracer {
   // (the loop reads them on every trip, so a write would change its trip count).
   bool read_only_register(isa::Reg r) const;
 
+  // NKI's NkiInstruction.depends_on: IR instructions [first, end) run after [p_first, p_end).
+  // The producers were recorded first, in the consumers' dynamic loop or outside every loop
+  // (NKI's rule: an edge into a loop from before it is fine, one out of or between loops
+  // would fire unconditionally or never); KernelError at `loc` otherwise.
+  void add_dependency(std::size_t first, std::size_t end, std::size_t p_first, std::size_t p_end,
+                      const Loc& loc);
+
   // The no_reorder block being recorded (0: none); begin returns false when one is open.
   bool begin_order_block();
   void end_order_block() { order_block_ = 0; }

@@ -1,5 +1,5 @@
-// DMA semantics: dma_copy (with cast and gen4 near-memory accumulate), dma_transpose and
-// dma_indirect gather/scatter.
+// DMA semantics: dma_copy (with cast and gen4 near-memory accumulate), dma_transpose,
+// dma_indirect gather/scatter and dma_compute (a sum of sources).
 //
 // Elements are matched in row-major order (partition, then free index) on both sides, so a
 // copy may reshape as long as the element counts agree. Same dtype = raw storage bytes
@@ -103,6 +103,26 @@ void execute_op(const isa::DmaIndirect& op, CoreOperandIO& io) {
     else
       copy_elements(indexed_row, direct_row, isa::DmaAccumulate::kNone, io);
   }
+}
+
+// The engine's fp32 sum, left to right: ((s0 + s1) + s2) + ..., rounded once into dst
+// (elements matched in row-major order, as for dma_copy).
+void execute_op(const isa::DmaCompute& op, CoreOperandIO& io) {
+  if (op.srcs.empty()) io.fail("dma_compute needs at least one source");
+  Tile sum = io.load(op.srcs.front());
+  for (std::size_t s = 1; s < op.srcs.size(); ++s) {
+    const Tile addend = io.load(op.srcs[s]);
+    if (addend.values.size() != sum.values.size())
+      io.fail(fmt::format("srcs[{}] has {} elements and srcs[0] {}: counts must match", s,
+                          addend.values.size(), sum.values.size()));
+    for (std::size_t i = 0; i < sum.values.size(); ++i) sum.values[i] += addend.values[i];
+  }
+  if (total_elements(op.dst) != sum.values.size())
+    io.fail(fmt::format("dst has {} elements and the sources {}: counts must match",
+                        total_elements(op.dst), sum.values.size()));
+  sum.partitions = op.dst.partitions;
+  sum.free = free_element_count(op.dst);
+  io.store(op.dst, sum);
 }
 
 }  // namespace trnsim::sim

@@ -14,6 +14,7 @@ void execute_op(const isa::NcTranspose& op, CoreOperandIO& io);   // ops_tensor.
 void execute_op(const isa::DmaCopy& op, CoreOperandIO& io);       // ops_dma.cpp
 void execute_op(const isa::DmaTranspose& op, CoreOperandIO& io);  // ops_dma.cpp
 void execute_op(const isa::DmaIndirect& op, CoreOperandIO& io);   // ops_dma.cpp
+void execute_op(const isa::DmaCompute& op, CoreOperandIO& io);    // ops_dma.cpp
 void execute_op(const isa::CustomOp& op, CoreOperandIO& io);      // executor.cpp
 
 }  // namespace trnsim::sim

@@ -432,7 +432,7 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
     if (ap->memory != Memory::kHbm || indirect)
       run = std::min<std::uint64_t>(run, ap->free_elements());
   }
-  const std::uint64_t descriptors = (elements + run - 1) / run;
+  std::uint64_t descriptors_total = (elements + run - 1) / run;
   plan.min_contiguous_bytes =
       static_cast<double>(run * std::max(src->element_bytes(), dst->element_bytes()));
 
@@ -447,12 +447,24 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
       partitions > 0 ? std::min(engines_per_core, (partitions + kPartitionsPerDmaEngine - 1) /
                                                       kPartitionsPerDmaEngine)
                      : engines_per_core;
-  const std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
-  plan.descriptors = descriptors;
+  std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
+  if (const auto* compute = std::get_if<isa::DmaCompute>(&inst.op)) {
+    // Estimate: the engine streams each of the n sources as a copy would (n times the bytes
+    // and descriptors of srcs[0] -> dst), and the HBM traffic is the operands in HBM, n
+    // sources + dst, spread over those n streams (rounded).
+    const std::uint64_t n = std::max<std::size_t>(compute->srcs.size(), 1);
+    std::uint64_t in_hbm = dst->memory == Memory::kHbm;
+    for (const AccessPattern& s : compute->srcs) in_hbm += s.memory == Memory::kHbm;
+    bytes *= n;
+    plan.total_bytes = bytes;
+    descriptors_total *= n;
+    hbm_sides = (in_hbm + n / 2) / n;
+  }
+  plan.descriptors = descriptors_total;
   plan.hbm_sides = hbm_sides;
   plan.engines_used = used;
   if (!shares) return;
-  const DmaSplit split(bytes, descriptors, hbm_sides, used);
+  const DmaSplit split(bytes, descriptors_total, hbm_sides, used);
   for (std::uint32_t e = 0; e < used; ++e) plan.engines.push_back(split.share(e));
 }
 

@@ -50,3 +50,9 @@
 # chip: trn2
 [sync] core_barrier num_cores=2
 [sync] core_barrier num_cores=4  # expected-error {{operand 'num_cores': 4 cores; a barrier spans 2 to 2 cores (largest logical core of trn2)}}
+# -----
+# dma_compute: 1 to 16 sources of dst's element count, add only
+# chip: trn2
+[dma.0] dma_compute dst=sbuf[p0:128, off=0, fp32, [[1,512]]], srcs=[sbuf[p0:128, off=4096, bf16, [[1,512]]], hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]]]
+[dma.0] dma_compute dst=sbuf[p0:128, off=0, fp32, [[1,512]]], srcs=[sbuf[p0:128, off=4096, bf16, [[1,256]]]], reduce_op=multiply  # expected-error {{operand 'reduce_op': operator multiply is not allowed here (allowed: add)}}
+# expected-error@-1 {{operand 'srcs[0]': 32768 elements; dst has 65536 (counts must match)}}
