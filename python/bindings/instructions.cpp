@@ -15,12 +15,17 @@ void bind_instructions(py::module_& m) {
       .def("__repr__", [](const nl::Recorded& r) {
         return "Recorded(" + std::to_string(r.first) + ", " + std::to_string(r.end) + ")";
       });
-  m.def("trace_position", [] { return at_kernel_line([] { return nl::trace_position(); }); });
+  // Called around every nki.isa call, so neither walks the Python stack for the kernel's line
+  // (at_kernel_line): outside a trace the wrapped call itself raises the located error.
+  m.def("trace_position", [] {
+    try {
+      return nl::trace_position();
+    } catch (const kernel::KernelError&) {
+      return std::size_t{0};
+    }
+  });
   m.def(
-      "recorded_since",
-      [](std::size_t position) {
-        return at_kernel_line([&] { return nl::recorded_since(position); });
-      },
+      "recorded_since", [](std::size_t position) { return nl::recorded_since(position); },
       py::arg("position"));
   m.def(
       "depends_on",
