@@ -24,33 +24,14 @@ _INSTRUCTIONS = (
 _REGISTER_OPERATIONS = ("register_alloc", "register_move", "register_load", "register_store")
 
 
-class NkiInstruction:
-    """What an nki.isa call returns: the instructions it recorded. depends_on(*producers)
-    makes them run after every producer's even where no data orders them (a semaphore wait
-    the compiler inserts); producers are recorded earlier, in the same dynamic loop or
-    outside every loop. Returns self, so calls chain."""
-
-    def __init__(self, recorded):
-        self._recorded = recorded
-
-    def depends_on(self, *producers):
-        for producer in producers:
-            if not isinstance(producer, NkiInstruction):
-                raise TypeError("depends_on takes the NkiInstruction values nki.isa calls return, "
-                                f"not {type(producer).__name__}")
-            _core.depends_on(self._recorded, producer._recorded)
-        return self
-
-    def __repr__(self):
-        return f"NkiInstruction({self._recorded.first}..{self._recorded.end})"
+# What every instruction call returns (depends_on orders it after others).
+NkiInstruction = _core.NkiInstruction
 
 
 def _returning_instruction(fn):
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        start = _core.trace_position()
-        fn(*args, **kwargs)
-        return NkiInstruction(_core.recorded_since(start))
+        return _core.call_recording(fn, args, kwargs)
     return call
 
 
