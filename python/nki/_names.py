@@ -73,10 +73,12 @@ DIFFERENCES = {
                             "does (hardware's expansion is not public)",
     "nki.language.gather_flattened": "axis=0 only",
     "nki.language.device_print": "prints once the run has computed the values (a DMA snapshot "
-                                 "taken at that point, costing simulated time); not inside a "
-                                 "dynamic loop; nothing in timing-only runs",
+                                 "taken at that point, costing simulated time, so a view "
+                                 "follows DMA's start-partition rule); not inside a dynamic "
+                                 "loop; nothing in timing-only runs",
     "nki.language.shared_constant": "the array's dtype is taken as a kernel argument's "
-                                    "(trnsim.typed / trnsim.bits for bf16, fp8, ...)",
+                                    "(trnsim.typed / trnsim.bits for bf16, fp8, ...); writing "
+                                    "it is an error",
     "nki.isa.dge_mode": "accepted, not modelled",
     "nki.isa.oob_mode": "accepted; an out-of-bounds access is always an error",
     "nki.language.ndarray": "address= places a tile at partition 0 only",

@@ -558,17 +558,25 @@ def random_seed(seed):
 
 def gather_flattened(data, indices, axis=0, dtype=None):
     """out[p, i...] = data[p, flat index indices[p, i...]] over data's flattened free dims:
-    one GpSimd nc_n_gather, then a copy when dtype differs from data's. uint32 or int32
-    indices; an int32 tile is read as its uint32 words, so a negative index is out of range
-    (an error at run time), never clamped."""
+    one GpSimd nc_n_gather, then a copy when dtype differs from data's. Integer indices: a
+    signed tile is read as the uint32 words of its int32 value, so a negative index is out
+    of range (an error at run time), never clamped."""
     if axis != 0:
         raise NotImplementedError(
             f"nl.gather_flattened(axis={axis}) is not implemented in trnsim yet (axis=0, "
             "gathering along each partition's flattened free dims, is; docs/python.md)")
+    if indices.dtype in (uint8, uint16):  # exact in uint32
+        wide = _core.ndarray(list(indices.shape), uint32, sbuf)
+        _core.isa.tensor_copy(wide, indices)
+        indices = wide
+    elif indices.dtype in (int8, int16):  # via int32, so a negative index stays out of range
+        wide = _core.ndarray(list(indices.shape), int32, sbuf)
+        _core.isa.tensor_copy(wide, indices)
+        indices = wide
     if indices.dtype == int32:
         indices = indices.view(uint32)
     elif indices.dtype != uint32:
-        raise TypeError(f"nl.gather_flattened: indices of {indices.dtype}; uint32 or int32 are "
+        raise TypeError(f"nl.gather_flattened: indices of {indices.dtype}; integer indices are "
                         "taken")
     out = _core.ndarray(list(indices.shape), data.dtype, sbuf)
     _core.isa.nc_n_gather(out, data, indices)

@@ -241,6 +241,19 @@ def test_nc_n_gather_and_nl_gather_flattened():
     np.testing.assert_array_equal(got[1], want)
 
 
+@pytest.mark.parametrize("dtype", [np.uint8, np.uint16, np.int16])
+def test_gather_flattened_takes_narrow_integer_indices(dtype):
+    data = uniform((16, 8), seed=56)
+    index = np.tile(np.array([7, 0, 3, 3], dtype), (16, 1))
+
+    def kernel(d, i):
+        out = nl.ndarray((16, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.gather_flattened(nl.load(d), nl.load(i)))
+        return out
+
+    np.testing.assert_array_equal(nki.simulate(kernel)(data, index), data[:, [7, 0, 3, 3]])
+
+
 def test_gather_flattened_takes_int32_indices_as_words_so_negative_ones_are_errors():
     data = uniform((16, 8), seed=56)
 
@@ -387,18 +400,22 @@ def test_random_draws_and_a_carried_scan_in_a_dynamic_loop_match_the_unrolled_ke
 # dma_compute ---------------------------------------------------------------------------------
 
 def test_dma_compute_sums_its_sources_in_fp32_left_to_right():
+    """1 + 2^-24 + 2^-24 is 1 in fp32 left to right (each add rounds back to 1) and
+    1 + 2^-23 right to left or in fp64: the sum's order and precision show."""
+    one = np.ones((128, 64), F32)
+    tiny = np.full((128, 64), 2.0 ** -24, F32)
     a = uniform((128, 64), seed=58)
-    b = uniform((128, 64), seed=59) * F32(1e-4)
-    c = uniform((128, 64), seed=60)
 
-    def kernel(x, y, z):
-        out = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.shared_hbm)
-        tx = nl.load(x, dtype=nl.bfloat16)
-        nisa.dma_compute(dst=out, srcs=[tx, y, z], reduce_op=nl.add, scales=[1.0, 1.0, 1.0])
+    def kernel(x, y, z, w):
+        out = nl.ndarray((2, 128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(dst=out[0], srcs=[nl.load(x), y, nl.load(z)], reduce_op=nl.add,
+                         scales=[1.0, 1.0, 1.0])
+        nisa.dma_compute(dst=out[1], srcs=[nl.load(w, dtype=nl.bfloat16), w], reduce_op=nl.add)
         return out
 
-    got = nki.simulate(kernel)(a, b, c)
-    np.testing.assert_array_equal(got, bf16((bf16(a) + b) + c))
+    got = nki.simulate(kernel)(one, tiny, tiny, a)
+    np.testing.assert_array_equal(got[0], one)
+    np.testing.assert_array_equal(got[1], bf16(a) + a)
 
 
 def test_dma_compute_rules():
@@ -410,6 +427,14 @@ def test_dma_compute_rules():
         return out
 
     expect_error_at(scaled, line_of(scaled, "# bad"), r"every scale must be 1.0", a)
+
+    def one_scale_for_two(x):
+        out = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(dst=out, srcs=[x, x], reduce_op=nl.add, scales=[1.0])  # bad
+        return out
+
+    expect_error_at(one_scale_for_two, line_of(one_scale_for_two, "# bad"),
+                    r"1 scales for 2 sources", a)
 
     def too_many(x):
         out = nl.ndarray((16, 8), dtype=nl.float32, buffer=nl.shared_hbm)
@@ -426,3 +451,17 @@ def test_dma_compute_rules():
 
     expect_error_at(multiplies, line_of(multiplies, "# bad"), r"operator multiply is not allowed",
                     a)
+
+
+@pytest.mark.parametrize("sources", [1, 2, 3, 5])
+def test_dma_compute_hbm_traffic_is_one_pass_over_each_hbm_operand(sources):
+    """n SBUF sources into an HBM dst, after loading one 1 MiB tile: 2 MiB cross HBM."""
+    def kernel(x):
+        t = nl.load(x)
+        out = nl.ndarray((128, 2048), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_compute(dst=out, srcs=[t] * sources, reduce_op=nl.add)
+        return out
+
+    got = nki.simulate(kernel)(np.ones((128, 2048), F32))
+    np.testing.assert_array_equal(got, np.full((128, 2048), sources, F32))
+    assert trnsim.last_report()["dma"]["hbm_bytes"] == 2 * 2 ** 20

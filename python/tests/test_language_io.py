@@ -79,6 +79,18 @@ def test_shared_constant_errors():
         nki.simulate(float64)(np.ones((1, 1), F32))
 
 
+def test_a_shared_constant_is_read_only():
+    def writes_it(x):
+        c = nl.shared_constant(np.ones((4, 4), F32))
+        nl.store(c, value=nl.load(x))  # bad
+        out = nl.ndarray((4, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.load(c))
+        return out
+
+    expect_error_at(writes_it, line_of(writes_it, "# bad"), r"writes the shared_constant",
+                    np.zeros((4, 4), F32))
+
+
 def test_device_print_shows_the_values_at_that_point(capsys):
     def kernel(x):
         t = nl.load(x)

@@ -370,8 +370,8 @@ ScheduledPiece schedule_piece(const KernelIr& ir, const Piece& piece,
   sub.storages = ir.storages;
   sub.registers = ir.registers;
   sub.instructions.assign(ir.instructions.begin() + begin, ir.instructions.begin() + end);
-  // The kernel's depends_on edges in piece indices: those from an earlier piece are kept by
-  // the fence every piece starts with.
+  // The kernel's depends_on edges in piece indices: those from an earlier piece are kept by the
+  // fence every piece starts with (an overlapped loop body: the loop head's).
   for (IrInstruction& in : sub.instructions) {
     std::vector<std::uint32_t> local;
     for (const std::uint32_t p : in.after)

@@ -71,6 +71,12 @@ std::vector<std::uint8_t> verify(const KernelIr& ir, const arch::ChipConfig& chi
   std::vector<std::uint8_t> allowed(ir.instructions.size(), 0);
   for (std::size_t i = 0; i < ir.instructions.size(); ++i) {
     const IrInstruction& ir_inst = ir.instructions[i];
+    for (const std::uint32_t p : ir_inst.after)
+      if (p >= i)
+        throw KernelError(ir_inst.inst.origin,
+                          fmt::format("instruction {} depends on instruction {}, which is not "
+                                      "before it (dependencies point back in program order)",
+                                      i, p));
     isa::Instruction local = ir_inst.inst;
     local.waits.clear();
     local.signals.clear();

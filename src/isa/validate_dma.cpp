@@ -46,6 +46,11 @@ void check_op(Checker& c, const DmaCompute& op) {
                               kMaxDmaComputeSources));
   }
   c.require_alu("reduce_op", op.reduce_op, {AluOp::kAdd});
+  // NKI: without vector offsets every operand has a compile-time address.
+  if (op.dst.is_dynamic()) c.add("dst", "dma_compute needs a compile-time address here");
+  for (std::size_t i = 0; i < op.srcs.size(); ++i)
+    if (op.srcs[i].is_dynamic())
+      c.add(fmt::format("srcs[{}]", i), "dma_compute needs a compile-time address here");
   for (std::size_t i = 0; i < op.srcs.size(); ++i) {
     if (op.srcs[i].total_elements() != op.dst.total_elements()) {
       c.add(fmt::format("srcs[{}]", i),

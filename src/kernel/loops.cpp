@@ -82,6 +82,10 @@ void Tracer::add_dependency(std::size_t first, std::size_t end, std::size_t p_fi
     }
     return 0;
   };
+  if (loop_of(first) != loop_of(end - 1) || loop_of(p_first) != loop_of(p_end - 1))
+    throw KernelError(where,
+                      "depends_on: an instruction range that crosses a dynamic loop's "
+                      "boundary (name one instruction on each side)");
   const std::size_t producer_loop = loop_of(p_first), consumer_loop = loop_of(first);
   if (producer_loop != 0 && producer_loop != consumer_loop)
     throw KernelError(where,

@@ -441,7 +441,7 @@ void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduc
     if (t->buffer() == kernel::Buffer::kPsum)
       throw kernel::KernelError(kernel::origin_of(loc),
                                 "dma_compute cannot access PSUM (copy the tile to SBUF with "
-                                "nisa::tensor_copy first)");
+                                "tensor_copy first)");
   isa::DmaCompute t;
   t.dst = dst.ap(loc);
   for (const Tensor& s : srcs) t.srcs.push_back(s.ap(loc));

@@ -40,6 +40,24 @@ std::vector<bool> written_storages(const KernelIr& ir) {
   return written;
 }
 
+// A shared_constant is loaded once with the model on hardware, so a kernel writing it would
+// see its own writes in later invocations, where trnsim writes the constant afresh for each
+// launch: refuse the write at its line.
+void require_constants_unwritten(const KernelIr& ir) {
+  for (const IrInstruction& in : ir.instructions)
+    isa::for_each_operand(
+        in.inst.op, [&](const isa::AccessPattern& ap, const isa::OperandRef& operand) {
+          const StorageId id = storage_of_offset(ap.offset);
+          if (operand.writes() && id < ir.storages.size() &&
+              ir.storages[id].role == TensorRole::kConstant)
+            throw KernelError(in.inst.origin,
+                              fmt::format("{} writes the shared_constant '{}' (a constant is read "
+                                          "only: copy it into a tensor of your own)",
+                                          isa::op_name(in.inst.op), ir.storages[id].name),
+                              {{ir.storages[id].origin, "the constant"}});
+        });
+}
+
 // An output no program of the launch writes would read back as whatever HBM held (the NaN
 // fill): refuse it where the kernel declared it. Outputs are matched by return position, as
 // each program returns its own handles to the shared tensors.
@@ -469,6 +487,7 @@ std::vector<KernelIr> trace(const KernelFn& fn, std::span<const TensorSpec> inpu
     recorded += tracer.ir().instructions.size();
     programs.push_back(std::move(tracer.ir()));
   }
+  for (const KernelIr& ir : programs) require_constants_unwritten(ir);
   require_outputs_written(programs);
   return programs;
 }

@@ -498,7 +498,7 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
     // time and takes the common share's own time.
     const Duration begin = std::max(ready, dma_engines_free_by_);
     occupy(job.first_engine, job.engines_used, begin, job.base_share_ns, job.split.bytes_base);
-    hbm_bytes_ += job.engines_used * job.split.bytes_base * job.split.sides;
+    hbm_bytes_ += job.engines_used * job.split.share(0).hbm_bytes;  // every share alike
     const Duration latency = begin + job.base_share_ns - start;
     return {latency, latency};
   }
@@ -534,9 +534,7 @@ InstructionCost TimingModel::dma_cost(const DmaJob& job, Duration start) {
     double share_ns = own_ns;
     if (hbm_can_limit && work.hbm_bytes > 0) {
       const double n = static_cast<double>(group);
-      share_ns =
-          hbm_->reserve(begin, n * bytes, n * bytes / own_ns, static_cast<double>(job.hbm_sides)) -
-          begin;
+      share_ns = hbm_->reserve(begin, n * bytes, n * bytes / own_ns, job.hbm_sides) - begin;
       // Rounding in the timeline must not show as contention.
       if (share_ns < own_ns * (1.0 + 1e-12)) share_ns = own_ns;
     }

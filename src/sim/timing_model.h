@@ -138,7 +138,8 @@ class TimingModel final : public CostModel {
   friend class ChipTimingModel;
   // A DMA transfer reduced to what its timing needs (timing::DmaPlan without the shares).
   struct DmaJob {
-    std::uint64_t bytes = 0, descriptors = 0, hbm_sides = 0;
+    std::uint64_t bytes = 0, descriptors = 0;
+    double hbm_sides = 0;
     std::uint32_t engines_used = 0, first_engine = 0;
     double fixed_latency_ns = 0, engine_bytes_per_ns = 0, per_descriptor_ns = 0;
     // The split over engines_used engines (precomputed: it divides), and the time an engine

@@ -447,18 +447,18 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
       partitions > 0 ? std::min(engines_per_core, (partitions + kPartitionsPerDmaEngine - 1) /
                                                       kPartitionsPerDmaEngine)
                      : engines_per_core;
-  std::uint64_t hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
+  double hbm_sides = (src->memory == Memory::kHbm) + (dst->memory == Memory::kHbm);
   if (const auto* compute = std::get_if<isa::DmaCompute>(&inst.op)) {
     // Estimate: the engine streams each of the n sources as a copy would (n times the bytes
-    // and descriptors of srcs[0] -> dst), and the HBM traffic is the operands in HBM, n
-    // sources + dst, spread over those n streams (rounded).
+    // and descriptors of srcs[0] -> dst). Its HBM traffic is one pass of each operand in
+    // HBM, n sources and dst: in_hbm passes over the n streams' bytes.
     const std::uint64_t n = std::max<std::size_t>(compute->srcs.size(), 1);
     std::uint64_t in_hbm = dst->memory == Memory::kHbm;
     for (const AccessPattern& s : compute->srcs) in_hbm += s.memory == Memory::kHbm;
     bytes *= n;
     plan.total_bytes = bytes;
     descriptors_total *= n;
-    hbm_sides = (in_hbm + n / 2) / n;
+    hbm_sides = static_cast<double>(in_hbm) / static_cast<double>(n);
   }
   plan.descriptors = descriptors_total;
   plan.hbm_sides = hbm_sides;

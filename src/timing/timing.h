@@ -7,6 +7,7 @@
 // layer has no notion of time passing, so each formula can be tested on its own.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -54,11 +55,11 @@ struct DmaEngineWork {
 };
 
 // A transfer of `bytes` in `descriptors` buffers split evenly over `used` engines, the
-// remainders to the first engines; each byte crosses HBM `hbm_sides` times. The divisions
-// are done once, so share(e) is cheap.
+// remainders to the first engines; each byte crosses HBM `hbm_sides` times (a fraction for
+// dma_compute, whose engine bytes count every source). The divisions are done once, so
+// share(e) is cheap.
 struct DmaSplit {
-  DmaSplit(std::uint64_t bytes, std::uint64_t descriptors, std::uint64_t hbm_sides,
-           std::uint32_t used)
+  DmaSplit(std::uint64_t bytes, std::uint64_t descriptors, double hbm_sides, std::uint32_t used)
       : bytes_base(bytes / used),
         bytes_rem(bytes % used),
         descriptors_base(descriptors / used),
@@ -69,10 +70,11 @@ struct DmaSplit {
     w.engine = engine;
     w.bytes = bytes_base + (engine < bytes_rem ? 1 : 0);
     w.descriptors = descriptors_base + (engine < descriptors_rem ? 1 : 0);
-    w.hbm_bytes = w.bytes * sides;
+    w.hbm_bytes = static_cast<std::uint64_t>(std::llround(static_cast<double>(w.bytes) * sides));
     return w;
   }
-  std::uint64_t bytes_base, bytes_rem, descriptors_base, descriptors_rem, sides;
+  std::uint64_t bytes_base, bytes_rem, descriptors_base, descriptors_rem;
+  double sides;
   friend bool operator==(const DmaSplit&, const DmaSplit&) = default;
 };
 
@@ -98,7 +100,7 @@ struct DmaPlan {
   // The split's inputs: engines[e] == DmaSplit(total_bytes, descriptors, hbm_sides,
   // engines.size()).share(e).
   std::uint64_t descriptors = 0;
-  std::uint64_t hbm_sides = 0;
+  double hbm_sides = 0;
 };
 
 class CostModel {
