@@ -63,10 +63,7 @@ void check_op(Checker& c, const DmaCompute& op) {
 void check_op(Checker& c, const DmaTranspose& op) {
   c.require_generation(Generation::kGen3, "dma_transpose");
   c.require_memory("dst", op.dst, {Memory::kSbuf});
-  if (op.dst.dtype != op.src.dtype) {
-    c.add("dst", fmt::format("dtype {} differs from the src's {}", numerics::name(op.dst.dtype),
-                             numerics::name(op.src.dtype)));
-  }
+  c.require_same_dtype("dst", op.dst, "src", op.src, "dma_transpose does not cast");
   const std::size_t bytes = numerics::storage_bytes(op.src.dtype);
   if (bytes != 2 && bytes != 4) {
     c.add("src", fmt::format("dtype {} is not a 2- or 4-byte type", numerics::name(op.src.dtype)));

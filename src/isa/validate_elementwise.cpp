@@ -355,11 +355,7 @@ void check_op(Checker& c, const TensorCopyPredicated& op) {
   c.require_dtype("predicate", op.predicate, {DType::kUInt8, DType::kUInt16, DType::kUInt32});
   if (op.src) {
     c.require_same_shape("src", *op.src, "dst", op.dst);
-    if (op.src->dtype != op.dst.dtype) {
-      c.add("src", fmt::format("dtype {} differs from the dst's {} (tensor_copy_predicated does "
-                               "not cast)",
-                               numerics::name(op.src->dtype), numerics::name(op.dst.dtype)));
-    }
+    c.require_same_dtype("src", *op.src, "dst", op.dst, "tensor_copy_predicated does not cast");
     c.forbid_both_psum("predicate", op.predicate, "src", *op.src);
     if (op.src_value != 0.0f) c.add("src_value", "an immediate and a src tensor both given");
   } else {

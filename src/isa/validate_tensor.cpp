@@ -215,10 +215,7 @@ void check_op(Checker& c, const NcMatmulMx& op) {
 }
 
 void check_op(Checker& c, const NcTranspose& op) {
-  if (op.dst.dtype != op.data.dtype) {
-    c.add("dst", fmt::format("dtype {} differs from the data's {}", numerics::name(op.dst.dtype),
-                             numerics::name(op.data.dtype)));
-  }
+  c.require_same_dtype("dst", op.dst, "data", op.data, "a transpose does not cast");
   if (op.dst.partitions != op.data.free_elements() ||
       op.dst.free_elements() != op.data.partitions) {
     c.add("dst", fmt::format("shape {} is not the transpose of the data's {}", shape_of(op.dst),

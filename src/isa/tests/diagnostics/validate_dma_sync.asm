@@ -40,6 +40,7 @@
 # chip: trn2
 [dma.0] dma_transpose dst=sbuf[p0:64, off=0, bf16, [[1,128]]], src=hbm[p0:128x64, addr=0, bf16, [[1,64]]]
 [dma.0] dma_transpose dst=sbuf[p0:64, off=0, int8, [[1,128]]], src=hbm[p0:128x64, addr=0, int8, [[1,64]]]  # expected-error {{operand 'src': dtype int8 is not a 2- or 4-byte type}}
+[dma.0] dma_transpose dst=sbuf[p0:64, off=0, fp16, [[1,128]]], src=hbm[p0:128x64, addr=0, bf16, [[1,64]]]  # expected-error {{operand 'dst': dtype float16 differs from the src's bfloat16 (dma_transpose does not cast)}}
 # -----
 # dma indirect index count
 # chip: trn2

@@ -128,6 +128,7 @@
 # vector transpose limit
 # chip: trn2
 [vector] nc_transpose dst=sbuf[p0:32, off=0, fp32, [[1,16]]], data=sbuf[p0:16, off=4096, fp32, [[1,32]]]
+[vector] nc_transpose dst=sbuf[p0:32, off=0, bf16, [[1,16]]], data=sbuf[p0:16, off=4096, fp32, [[1,32]]]  # expected-error {{operand 'dst': dtype bfloat16 differs from the data's float32 (a transpose does not cast)}}
 [vector] nc_transpose dst=sbuf[p0:64, off=0, fp32, [[1,16]]], data=sbuf[p0:16, off=4096, fp32, [[1,64]]]  # expected-error {{operand 'data': shape [16, 64] exceeds the vector-engine transpose limit [32, 32]}}
 # expected-error@-1 {{operand 'dst': shape [64, 16] exceeds the vector-engine transpose limit [32, 32]}}
 # -----
