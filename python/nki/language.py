@@ -521,11 +521,7 @@ def dropout(x, rate, dtype=None):
     rescaling, as NKI's: one VectorE dropout, then a copy when dtype differs from x's."""
     kept = _core.ndarray(list(x.shape), x.dtype, sbuf)
     _core.isa.dropout(kept, x, rate)
-    if dtype is None or dtype == x.dtype:
-        return kept
-    out = _core.ndarray(list(x.shape), dtype, sbuf)
-    _core.isa.tensor_copy(out, kept)
-    return out
+    return kept if dtype is None or dtype == x.dtype else _core.copy(kept, dtype)
 
 
 def shared_constant(constant):
@@ -566,13 +562,9 @@ def gather_flattened(data, indices, axis=0, dtype=None):
             f"nl.gather_flattened(axis={axis}) is not implemented in trnsim yet (axis=0, "
             "gathering along each partition's flattened free dims, is; docs/python.md)")
     if indices.dtype in (uint8, uint16):  # exact in uint32
-        wide = _core.ndarray(list(indices.shape), uint32, sbuf)
-        _core.isa.tensor_copy(wide, indices)
-        indices = wide
+        indices = _core.copy(indices, uint32)
     elif indices.dtype in (int8, int16):  # via int32, so a negative index stays out of range
-        wide = _core.ndarray(list(indices.shape), int32, sbuf)
-        _core.isa.tensor_copy(wide, indices)
-        indices = wide
+        indices = _core.copy(indices, int32)
     if indices.dtype == int32:
         indices = indices.view(uint32)
     elif indices.dtype != uint32:
@@ -580,11 +572,7 @@ def gather_flattened(data, indices, axis=0, dtype=None):
                         "taken")
     out = _core.ndarray(list(indices.shape), data.dtype, sbuf)
     _core.isa.nc_n_gather(out, data, indices)
-    if dtype is None or dtype == data.dtype:
-        return out
-    cast = _core.ndarray(list(indices.shape), dtype, sbuf)
-    _core.isa.tensor_copy(cast, out)
-    return cast
+    return out if dtype is None or dtype == data.dtype else _core.copy(out, dtype)
 
 
 _PROVIDED = {n for n in globals() if not n.startswith("_")}
