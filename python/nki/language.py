@@ -14,6 +14,7 @@ float32 = _core.DType.float32
 tfloat32 = _core.DType.tfloat32
 bfloat16 = _core.DType.bfloat16
 float16 = _core.DType.float16
+float8_e4m3 = _core.DType.float8_e4m3  # legacy IEEE-style E4M3 (Inf, NaN, max 240)
 float8_e4m3fn = _core.DType.float8_e4m3fn
 float8_e5m2 = _core.DType.float8_e5m2
 float8_e4m3fn_x4 = _core.DType.float8_e4m3fn_x4
@@ -162,8 +163,8 @@ class _Operation:
 # table is not public, so this lattice is the model's guess, docs/python.md): a float beats an
 # integer; fp32 (and tf32, stored as fp32) beats the 16-bit floats, which beat fp8; bf16 with
 # fp16 and the two fp8 types with each other meet one level up; integers widen, signed wins.
-_FLOAT_RANK = {"float8_e4m3fn": 1, "float8_e5m2": 1, "bfloat16": 2, "float16": 2,
-               "tfloat32": 3, "float32": 3}
+_FLOAT_RANK = {"float8_e4m3": 1, "float8_e4m3fn": 1, "float8_e5m2": 1, "bfloat16": 2,
+               "float16": 2, "tfloat32": 3, "float32": 3}
 _INT_BITS = {"int8": 8, "uint8": 8, "int16": 16, "uint16": 16, "int32": 32, "uint32": 32}
 
 

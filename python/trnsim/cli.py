@@ -17,11 +17,12 @@ from trnsim import _core
 
 # --dtype spellings: NKI's names and the CLI's short ones.
 _DTYPES = {"fp32": "float32", "f32": "float32", "bf16": "bfloat16", "fp16": "float16",
-           "f16": "float16", "fp8_e4m3": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
+           "f16": "float16", "fp8_e4m3": "float8_e4m3",
+           "fp8_e4m3fn": "float8_e4m3fn", "fp8_e5m2": "float8_e5m2"}
 # The default relative tolerance of the check by the output's dtype: a few units of its
 # rounding (integers: exact, up to --atol).
 _RTOL = {"float32": 1e-5, "float16": 2e-3, "bfloat16": 1.6e-2, "float8_e4m3fn": 0.25,
-         "float8_e5m2": 0.5}
+         "float8_e4m3": 0.25, "float8_e5m2": 0.5}
 # NKI dtype name -> the NumPy dtype that holds it as it is (the one table: _core.numpy_dtypes).
 _NATIVE = {nki_dtype.name: numpy_dtype for numpy_dtype, nki_dtype in _core.numpy_dtypes().items()}
 

@@ -1,6 +1,6 @@
 // `trnsim numerics ...`: inspect data types and conversions from the command line.
 //   trnsim numerics types
-//   trnsim numerics convert --to fp8_e4m3 1.5 448 1000 [--rounding sr --seed 7] [--saturate]
+//   trnsim numerics convert --to fp8_e4m3fn 1.5 448 1000 [--rounding sr --seed 7] [--saturate]
 //   trnsim numerics convert --to mxfp8 [--scale-rule trainium] 1 2 3 ...   (one MX block)
 //   trnsim numerics table fp4_e2m1
 //   trnsim numerics selfcheck
@@ -132,15 +132,19 @@ bool run_numerics_selfcheck() {
   using numerics::encode;
   fmt::print("numerics self-check\n");
   bool ok = true;
-  for (DType type : {DType::kBFloat16, DType::kFloat16, DType::kFloat8E4M3, DType::kFloat8E5M2,
-                     DType::kFloat6E3M2, DType::kFloat6E2M3, DType::kFloat4E2M1}) {
+  for (DType type :
+       {DType::kBFloat16, DType::kFloat16, DType::kFloat8E4M3, DType::kFloat8E4M3Ieee,
+        DType::kFloat8E5M2, DType::kFloat6E3M2, DType::kFloat6E2M3, DType::kFloat4E2M1}) {
     ok &=
         report(every_finite_code_round_trips(type),
                fmt::format("every {} code decodes and re-encodes to itself", numerics::name(type)));
   }
   ok &= report(encode(DType::kFloat8E4M3, 464.0f) == 0x7E &&
                    encode(DType::kFloat8E4M3, std::nextafter(464.0f, 500.0f)) == 0x7F,
-               "fp8_e4m3: 464 ties to 448, anything above is NaN (no Inf)");
+               "fp8_e4m3fn: 464 ties to 448, anything above is NaN (no Inf)");
+  ok &= report(encode(DType::kFloat8E4M3Ieee, 240.0f) == 0x77 &&
+                   encode(DType::kFloat8E4M3Ieee, 248.0f) == 0x78,
+               "fp8_e4m3 (legacy): 240 is the largest finite, 248 ties to Inf");
   ok &= report(
       encode(DType::kFloat8E5M2, 61440.0f) == 0x7C && encode(DType::kFloat16, 65520.0f) == 0x7C00,
       "fp8_e5m2 61440 and fp16 65520 overflow to Inf under RNE");
@@ -186,7 +190,7 @@ void register_numerics_command(CLI::App& app) {
   auto args = std::make_shared<ConvertArgs>();
   auto* convert = numerics_cmd->add_subcommand(
       "convert", "Convert fp32 values and print code and value (x4 types: as MX blocks)");
-  convert->add_option("--to", args->to, "Target type (bf16, fp8_e4m3, fp4_e2m1, mxfp8, ...)")
+  convert->add_option("--to", args->to, "Target type (bf16, fp8_e4m3fn, fp4_e2m1, mxfp8, ...)")
       ->required();
   convert->add_option("--rounding", args->rounding, "rne (default) or sr");
   convert->add_option("--seed", args->seed, "Seed for stochastic rounding");

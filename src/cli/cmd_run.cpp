@@ -561,7 +561,7 @@ int run_command(const RunArgs& args) {
 void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
   cmd->add_option("kernel", args->kernel, "Library kernel (see --list)");
   cmd->add_option("--shape", args->shape, "Problem shape, e.g. 4096x4096x4096 (see --list)");
-  cmd->add_option("--dtype", args->dtype, "Input data type (bf16, fp32, fp8_e4m3, mxfp8, ...)");
+  cmd->add_option("--dtype", args->dtype, "Input data type (bf16, fp32, fp8_e4m3fn, mxfp8, ...)");
   cmd->add_option("--set", args->set,
                   "Set tuning options of the kernel (repeatable, or comma-separated), e.g. "
                   "--set block_m=2,block_n=4; trnsim run KERNEL --list shows them")

@@ -50,8 +50,9 @@ std::vector<std::string_view> mnemonics() {
 std::vector<std::string_view> dtype_names() {
   std::vector<std::string_view> names;
   for (const auto& row : numerics::all_dtypes()) names.push_back(row.name);
-  for (std::string_view alias : {"fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e5m2", "e8m0",
-                                 "i8", "i16", "i32", "u8", "u16", "u32", "mxfp8", "mxfp4"}) {
+  for (std::string_view alias :
+       {"fp32", "tf32", "bf16", "fp16", "fp8_e4m3", "fp8_e4m3fn", "fp8_e5m2", "e8m0", "i8", "i16",
+        "i32", "u8", "u16", "u32", "mxfp8", "mxfp4"}) {
     if (numerics::parse_dtype(alias)) names.push_back(alias);
   }
   return names;

@@ -335,8 +335,9 @@ void check_op(Checker& c, const TensorScalarCumulative& op) {
       "op1", op.op1,
       {AluOp::kAdd, AluOp::kSubtract, AluOp::kMultiply, AluOp::kMaximum, AluOp::kMinimum});
   const std::initializer_list<DType> kScanTypes = {
-      DType::kBFloat16, DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3, DType::kFloat8E5M2,
-      DType::kUInt8,    DType::kUInt16,  DType::kInt8,    DType::kInt16};
+      DType::kBFloat16,       DType::kFloat16,    DType::kFloat32, DType::kFloat8E4M3,
+      DType::kFloat8E4M3Ieee, DType::kFloat8E5M2, DType::kUInt8,   DType::kUInt16,
+      DType::kInt8,           DType::kInt16};
   c.require_dtype("dst", op.dst, kScanTypes);
   c.require_dtype("src", op.src, kScanTypes);
   if (op.reduce_cmd == ReduceCmd::kIdle || op.reduce_cmd == ReduceCmd::kReset) {

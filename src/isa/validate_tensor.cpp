@@ -14,7 +14,28 @@ bool is_fp32_class(DType t) {
   return t == DType::kFloat32 || t == DType::kTFloat32;
 }
 bool is_fp8(DType t) {
-  return t == DType::kFloat8E4M3 || t == DType::kFloat8E5M2;
+  return t == DType::kFloat8E4M3 || t == DType::kFloat8E4M3Ieee || t == DType::kFloat8E5M2;
+}
+
+// ISA: the OCP float8_e4m3fn is a matmul input from NeuronCore-v4 on, and may not meet the
+// legacy float8_e4m3 in one matmul (the PE array reads both inputs with one E4M3 decoder).
+void check_fp8_e4m3_flavours(Checker& c, const AccessPattern& stationary,
+                             const AccessPattern& moving) {
+  for (const auto& [name, ap] :
+       {std::pair{"stationary", &stationary}, std::pair{"moving", &moving}}) {
+    if (ap->dtype == DType::kFloat8E4M3) {
+      c.require_generation(Generation::kGen4, "a float8_e4m3fn (OCP) matmul input", name);
+    }
+  }
+  const auto legacy_with_ocp = [](DType a, DType b) {
+    return a == DType::kFloat8E4M3Ieee && b == DType::kFloat8E4M3;
+  };
+  if (legacy_with_ocp(stationary.dtype, moving.dtype) ||
+      legacy_with_ocp(moving.dtype, stationary.dtype)) {
+    c.add("moving", fmt::format("{} stationary with {} moving: the legacy float8_e4m3 and the OCP "
+                                "float8_e4m3fn cannot be mixed in one matmul",
+                                numerics::name(stationary.dtype), numerics::name(moving.dtype)));
+  }
 }
 
 // PE-array tiling (tile_position / tile_size): sizes 128, 64 or 32 (32 from NeuronCore-v3),
@@ -84,11 +105,12 @@ void check_op(Checker& c, const NcMatmul& op) {
   c.require_memory("stationary", op.stationary, {Memory::kSbuf});
   c.require_memory("moving", op.moving, {Memory::kSbuf});
   c.require_memory("dst", op.dst, {Memory::kPsum});
-  const std::initializer_list<DType> kInputs = {DType::kFloat32,    DType::kTFloat32,
-                                                DType::kBFloat16,   DType::kFloat16,
-                                                DType::kFloat8E4M3, DType::kFloat8E5M2};
+  const std::initializer_list<DType> kInputs = {
+      DType::kFloat32,    DType::kTFloat32,       DType::kBFloat16,  DType::kFloat16,
+      DType::kFloat8E4M3, DType::kFloat8E4M3Ieee, DType::kFloat8E5M2};
   c.require_dtype("stationary", op.stationary, kInputs);
   c.require_dtype("moving", op.moving, kInputs);
+  check_fp8_e4m3_flavours(c, op.stationary, op.moving);
   if (is_fp32_class(op.stationary.dtype) != is_fp32_class(op.moving.dtype)) {
     c.add("moving",
           fmt::format("{} stationary with {} moving: a float32/tfloat32 input needs a "

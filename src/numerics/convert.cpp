@@ -181,6 +181,8 @@ float max_finite(DType type) {
     case DType::kFloat8E4M3:
     case DType::kFloat8E4M3x4:
       return decode(DType::kFloat8E4M3, kE4M3.max_mag);
+    case DType::kFloat8E4M3Ieee:
+      return decode(type, kE4M3Ieee.max_mag);
     case DType::kFloat8E5M2:
     case DType::kFloat8E5M2x4:
       return decode(DType::kFloat8E5M2, kE5M2.max_mag);

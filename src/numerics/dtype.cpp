@@ -27,6 +27,7 @@ constexpr std::array<DTypeInfo, kNumDTypes> kDTypeTable{{
     {DType::kFloat8E4M3x4, "float8_e4m3fn_x4", 4, 4, 8, true, true},
     {DType::kFloat8E5M2x4, "float8_e5m2_x4", 4, 4, 8, true, true},
     {DType::kFloat4E2M1x4, "float4_e2m1fn_x4", 2, 4, 4, true, true},
+    {DType::kFloat8E4M3Ieee, "float8_e4m3", 1, 1, 8, true, true},
 }};
 
 constexpr bool table_is_in_enum_order() {
@@ -42,10 +43,11 @@ struct Alias {
   DType dtype;
 };
 
-// Short spellings used on the command line and in tests. The NKI name "float8_e4m3" is
-// deliberately absent: in NKI it is the legacy IEEE-like E4M3 (with Inf), which trnsim does
-// not model, so accepting it as the OCP "fn" type would silently change values.
-constexpr std::array<Alias, 33> kAliases{{
+// Short spellings used on the command line and in tests. An "fp8_"/"fp6_"/"fp4_" alias names
+// the same type as the NKI name it shortens, so "fp8_e4m3" is the legacy float8_e4m3 (also
+// "fp8_exp4", the Neuron docs' name) and "fp8_e4m3fn" the OCP type; the bare element names
+// of the OCP MX spec ("e4m3", "e5m2", "e2m1", ...) are the OCP types.
+constexpr std::array<Alias, 34> kAliases{{
     {"fp32", DType::kFloat32},
     {"f32", DType::kFloat32},
     {"tf32", DType::kTFloat32},
@@ -53,9 +55,10 @@ constexpr std::array<Alias, 33> kAliases{{
     {"fp16", DType::kFloat16},
     {"f16", DType::kFloat16},
     {"half", DType::kFloat16},
-    {"fp8_e4m3", DType::kFloat8E4M3},
+    {"fp8_e4m3", DType::kFloat8E4M3Ieee},
     {"fp8_e4m3fn", DType::kFloat8E4M3},
     {"e4m3", DType::kFloat8E4M3},
+    {"fp8_exp4", DType::kFloat8E4M3Ieee},
     {"fp8_e5m2", DType::kFloat8E5M2},
     {"e5m2", DType::kFloat8E5M2},
     {"fp6_e3m2", DType::kFloat6E3M2},

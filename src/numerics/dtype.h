@@ -30,9 +30,13 @@ enum class DType : std::uint8_t {
   kFloat8E4M3x4,  // 4 x E4M3 in 32 bits (element i in bits [8i, 8i+8))
   kFloat8E5M2x4,  // 4 x E5M2 in 32 bits
   kFloat4E2M1x4,  // 4 x E2M1 in 16 bits (element i in bits [4i, 4i+4))
+  // NKI's legacy float8_e4m3, Neuron's "FP8_EXP4 (IEEE-754)": bias 7 like E4M3 "fn", but
+  // exponent 1111 is Inf (S.1111.000) and NaN (S.1111.xxx), so the largest finite is 240.
+  // NeuronCore-v2/v3's FP8 E4M3 is this type; v4 has both (docs/numerics.md).
+  kFloat8E4M3Ieee,
 };
 
-inline constexpr int kNumDTypes = static_cast<int>(DType::kFloat4E2M1x4) + 1;
+inline constexpr int kNumDTypes = static_cast<int>(DType::kFloat8E4M3Ieee) + 1;
 
 struct DTypeInfo {
   DType dtype;

@@ -104,6 +104,8 @@ decltype(auto) visit_type(DType type, Fn&& fn) {
     case DType::kFloat6E2M3:
     case DType::kFloat4E2M1:
       return visit_small_float(type, std::forward<Fn>(fn), "scalar conversion");
+    case DType::kFloat8E4M3Ieee:  // not an MX element type, so not in visit_small_float
+      return fn(FloatTag<kE4M3Ieee>{});
     case DType::kFloat8E8M0:
       return fn(E8M0Tag{});
     case DType::kInt8:

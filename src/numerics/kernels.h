@@ -32,6 +32,7 @@ inline constexpr FloatFormat kTF32Field{8, 10, 127, true, true, 0x3FBFF, 0x3FE00
 inline constexpr FloatFormat kFP16{5, 10, 15, true, true, 0x7BFF, 0x7E00};
 inline constexpr FloatFormat kE4M3{4, 3, 7, false, true, 0x7E, 0x7F};
 inline constexpr FloatFormat kE5M2{5, 2, 15, true, true, 0x7B, 0x7E};
+inline constexpr FloatFormat kE4M3Ieee{4, 3, 7, true, true, 0x77, 0x7C};  // legacy, max 240
 inline constexpr FloatFormat kE3M2{3, 2, 3, false, false, 0x1F, 0};
 inline constexpr FloatFormat kE2M3{2, 3, 1, false, false, 0x1F, 0};
 inline constexpr FloatFormat kE2M1{2, 1, 1, false, false, 0x7, 0};

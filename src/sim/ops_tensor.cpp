@@ -175,6 +175,7 @@ int significant_bits(numerics::DType t) {
     case numerics::DType::kFloat16:
       return 11;
     case numerics::DType::kFloat8E4M3:
+    case numerics::DType::kFloat8E4M3Ieee:
       return 4;
     case numerics::DType::kFloat8E5M2:
       return 3;

@@ -104,6 +104,7 @@ TEST(DecodeTest, IntegersSignExtend) {
 TEST(DecodeTest, MaxFiniteValues) {
   const std::pair<DType, float> cases[] = {{DType::kFloat8E4M3, 448.0f},
                                            {DType::kFloat8E5M2, 57344.0f},
+                                           {DType::kFloat8E4M3Ieee, 240.0f},
                                            {DType::kFloat6E3M2, 28.0f},
                                            {DType::kFloat6E2M3, 7.5f},
                                            {DType::kFloat4E2M1, 6.0f},

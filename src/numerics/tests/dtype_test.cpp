@@ -38,12 +38,16 @@ TEST(DTypeTest, SizesOfTheTypesOtherLayersRelyOn) {
 TEST(DTypeTest, ParsesNkiNamesAndAliases) {
   for (const DTypeInfo& row : all_dtypes()) EXPECT_EQ(parse_dtype(row.name), row.dtype);
   EXPECT_EQ(parse_dtype("bf16"), DType::kBFloat16);
-  EXPECT_EQ(parse_dtype("fp8_e4m3"), DType::kFloat8E4M3);
+  // The legacy E4M3 and the OCP one: each short alias names what its NKI name does.
+  EXPECT_EQ(parse_dtype("float8_e4m3"), DType::kFloat8E4M3Ieee);
+  EXPECT_EQ(parse_dtype("fp8_e4m3"), DType::kFloat8E4M3Ieee);
+  EXPECT_EQ(parse_dtype("fp8_exp4"), DType::kFloat8E4M3Ieee);
   EXPECT_EQ(parse_dtype("float8_e4m3fn"), DType::kFloat8E4M3);
+  EXPECT_EQ(parse_dtype("fp8_e4m3fn"), DType::kFloat8E4M3);
+  EXPECT_EQ(parse_dtype("e4m3"), DType::kFloat8E4M3);
   EXPECT_EQ(parse_dtype("fp4_e2m1"), DType::kFloat4E2M1);
   EXPECT_EQ(parse_dtype("mxfp8"), DType::kFloat8E4M3x4);
   EXPECT_EQ(parse_dtype("e8m0"), DType::kFloat8E8M0);
-  EXPECT_FALSE(parse_dtype("float8_e4m3").has_value());  // NKI's legacy IEEE-like E4M3
   EXPECT_FALSE(parse_dtype("float64").has_value());
   EXPECT_FALSE(parse_dtype("").has_value());
 }

@@ -95,6 +95,26 @@ TEST(EncodeBoundaryTest, Float8E5M2) {
                 {1.375f, 0x3E, 0x3E, "tie up"}});
 }
 
+// NKI's legacy float8_e4m3 (Neuron's FP8_EXP4): E4M3's bias and subnormals, IEEE specials.
+TEST(EncodeBoundaryTest, Float8E4M3Legacy) {
+  expect_cases(DType::kFloat8E4M3Ieee,
+               {{240.0f, 0x77, 0x77, "max"},
+                {248.0f, 0x78, 0x77, "tie above max: rounds to the even Inf code"},
+                {next_down(248.0f), 0x77, 0x77, "just below the overflow threshold"},
+                {448.0f, 0x78, 0x77, "the OCP type's max overflows here"},
+                {kInf, 0x78, 0x77, "Inf"},
+                {-kInf, 0xF8, 0xF7, "-Inf"},
+                {kNaN, 0x7C, 0x7C, "NaN: quiet, payload kept"},
+                {-kNaN, 0xFC, 0xFC, "-NaN keeps its sign"},
+                {-0.0f, 0x80, 0x80, "-0"},
+                {std::ldexp(1.0f, -9), 0x01, 0x01, "min subnormal"},
+                {std::ldexp(1.0f, -10), 0x00, 0x00, "half min subnormal: tie to zero"},
+                {std::ldexp(1.0f, -6), 0x08, 0x08, "min normal"},
+                {1.0f, 0x38, 0x38, "one"},
+                {1.1875f, 0x3A, 0x3A, "1 + 3ulp/2: tie up to even"},
+                {-1.5f, 0xBC, 0xBC, "negative normal"}});
+}
+
 TEST(EncodeBoundaryTest, Float16) {
   expect_cases(DType::kFloat16,
                {{65504.0f, 0x7BFF, 0x7BFF, "max"},

@@ -1,6 +1,6 @@
 // Long tests (label "long"): every one of the 2^32 fp32 inputs converted to BF16, FP16,
-// FP8 E4M3 and FP8 E5M2, and 10^8 random inputs for every float format, both against the
-// independent oracle of reference.h. Work is split across std::thread.
+// FP8 E4M3 (OCP "fn" and legacy IEEE-style) and FP8 E5M2, and 10^8 random inputs for every float
+// format, both against the independent oracle of reference.h. Work is split across std::thread.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -137,7 +137,7 @@ TEST_P(ExhaustiveTest, AllFp32InputsMatchTheOracle) {
 
 INSTANTIATE_TEST_SUITE_P(Formats, ExhaustiveTest,
                          ::testing::Values(DType::kBFloat16, DType::kFloat16, DType::kFloat8E4M3,
-                                           DType::kFloat8E5M2),
+                                           DType::kFloat8E5M2, DType::kFloat8E4M3Ieee),
                          [](const auto& test_param) {
                            return std::string(name(test_param.param));
                          });

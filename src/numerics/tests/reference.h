@@ -39,6 +39,7 @@ inline const std::vector<RefFormat>& small_float_formats() {
       {DType::kFloat16, 5, 10, 15, Specials::kIeee},
       {DType::kFloat8E4M3, 4, 3, 7, Specials::kNanOnlyAllOnes},
       {DType::kFloat8E5M2, 5, 2, 15, Specials::kIeee},
+      {DType::kFloat8E4M3Ieee, 4, 3, 7, Specials::kIeee},
       {DType::kFloat6E3M2, 3, 2, 3, Specials::kNone},
       {DType::kFloat6E2M3, 2, 3, 1, Specials::kNone},
       {DType::kFloat4E2M1, 2, 1, 1, Specials::kNone},

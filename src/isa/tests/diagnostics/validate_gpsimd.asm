@@ -28,7 +28,7 @@
 [vector] tensor_scalar_cumulative dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, bf16, [[1,512]]], op0=multiply, imm0=2, op1=add
 [vector] tensor_scalar_cumulative dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, bf16, [[1,512]]], op0=add, imm0=0, op1=maximum, imm1=sbuf[p0:128, off=8192, fp32, [[1,1]]], reduce_cmd=load_reduce
 [vector] tensor_scalar_cumulative dst=sbuf[p0:128, off=0, int32, [[1,512]]], src=sbuf[p0:128, off=4096, bf16, [[1,512]]], op0=add, imm0=0, op1=divide, reduce_cmd=idle  # expected-error {{operand 'op1': operator divide is not allowed here (allowed: add, subtract, multiply, maximum, minimum)}}
-# expected-error@-1 {{operand 'dst': dtype int32 is not allowed here (allowed: bfloat16, float16, float32, float8_e4m3fn, float8_e5m2, uint8, uint16, int8, int16)}}
+# expected-error@-1 {{operand 'dst': dtype int32 is not allowed here (allowed: bfloat16, float16, float32, float8_e4m3fn, float8_e4m3, float8_e5m2, uint8, uint16, int8, int16)}}
 # expected-error@-2 {{operand 'reduce_cmd': idle does not accumulate; a cumulative scan needs reset_reduce, reduce or load_reduce}}
 [vector] tensor_scalar_cumulative dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, bf16, [[1,512]]], op0=add, imm0=0, op1=add, imm1=5  # expected-error {{operand 'imm1': imm1 is the accumulator's start value; it needs reduce_cmd=load_reduce}}
 # -----

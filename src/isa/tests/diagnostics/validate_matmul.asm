@@ -53,8 +53,8 @@
 # matmul input dtypes
 # chip: trn2
 [tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, bf16, [[1,128]]], moving=sbuf[p0:128, off=256, bf16, [[1,512]]]
-[tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, int8, [[1,128]]], moving=sbuf[p0:128, off=256, int8, [[1,512]]]  # expected-error {{operand 'stationary': dtype int8 is not allowed here (allowed: float32, tfloat32, bfloat16, float16, float8_e4m3fn, float8_e5m2)}}
-# expected-error@-1 {{operand 'moving': dtype int8 is not allowed here (allowed: float32, tfloat32, bfloat16, float16, float8_e4m3fn, float8_e5m2)}}
+[tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, int8, [[1,128]]], moving=sbuf[p0:128, off=256, int8, [[1,512]]]  # expected-error {{operand 'stationary': dtype int8 is not allowed here (allowed: float32, tfloat32, bfloat16, float16, float8_e4m3fn, float8_e4m3, float8_e5m2)}}
+# expected-error@-1 {{operand 'moving': dtype int8 is not allowed here (allowed: float32, tfloat32, bfloat16, float16, float8_e4m3fn, float8_e4m3, float8_e5m2)}}
 # -----
 # matmul fp32 needs fp32 partner
 # chip: trn2
@@ -128,3 +128,14 @@
 [tensor] nc_matmul_mx dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, float8_e4m3fn_x4, [[1,128]]], moving=sbuf[p0:128, off=512, float8_e5m2_x4, [[1,512]]], stationary_scale=sbuf[p0:128, off=2560, float8_e8m0fnu, [[1,128]]], moving_scale=sbuf[p0:128, off=3072, float8_e8m0fnu, [[1,512]]]
 [tensor] nc_matmul_mx dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, float8_e4m3fn_x4, [[1,128]]], moving=sbuf[p0:128, off=512, float8_e5m2_x4, [[1,512]]], stationary_scale=sbuf[p0:128, off=2560, fp32, [[1,128]]], moving_scale=sbuf[p0:128, off=3072, fp32, [[1,512]]]  # expected-error {{operand 'stationary_scale': dtype float32 is not allowed here (allowed: float8_e8m0fnu, uint8)}}
 # expected-error@-1 {{operand 'moving_scale': dtype float32 is not allowed here (allowed: float8_e8m0fnu, uint8)}}
+# -----
+# matmul fp8 e4m3 flavours: the OCP float8_e4m3fn is a matmul input from NeuronCore-v4 on
+# chip: trn2
+[tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, float8_e4m3, [[1,128]]], moving=sbuf[p0:128, off=256, float8_e5m2, [[1,512]]]
+[tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, float8_e4m3fn, [[1,128]]], moving=sbuf[p0:128, off=256, float8_e5m2, [[1,512]]]  # expected-error {{operand 'stationary': a float8_e4m3fn (OCP) matmul input needs NeuronCore-v4 or newer (this chip is NeuronCore-v3)}}
+# -----
+# matmul fp8 e4m3 flavours: legacy and OCP E4M3 do not mix in one matmul
+# chip: trn3
+[tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, float8_e4m3fn, [[1,128]]], moving=sbuf[p0:128, off=256, float8_e4m3fn, [[1,512]]]
+[tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, float8_e4m3, [[1,128]]], moving=sbuf[p0:128, off=256, float8_e5m2, [[1,512]]]
+[tensor] nc_matmul dst=psum[p0:128, off=0, fp32, [[1,512]]], stationary=sbuf[p0:128, off=0, float8_e4m3, [[1,128]]], moving=sbuf[p0:128, off=256, float8_e4m3fn, [[1,512]]]  # expected-error {{operand 'moving': float8_e4m3 stationary with float8_e4m3fn moving: the legacy float8_e4m3 and the OCP float8_e4m3fn cannot be mixed in one matmul}}
