@@ -3,6 +3,7 @@
 // and trnsim does not model yet raise NotImplementedError naming them (docs/python.md).
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <string>
 
 #include "bridge.h"
@@ -515,20 +516,31 @@ void bind_selection(py::module_& m) {
       py::arg("reduce_op") = py::none(), py::arg("reverse_pred") = false, name);
 }
 
+// nisa.oob_mode: what an indirect DMA does with an index outside the rows it may reach.
+isa::OobMode oob_mode_of(const py::object& o) {
+  if (o.is_none()) return isa::OobMode::kError;
+  const std::string m = member(o);
+  for (int i = 0; i < isa::kNumOobModes; ++i)
+    if (isa::oob_mode_name(static_cast<isa::OobMode>(i)) == m) return static_cast<isa::OobMode>(i);
+  throw py::value_error("oob_mode: expected nisa.oob_mode.error or .skip, got " +
+                        std::string(py::repr(o)));
+}
+
 void bind_data_movement(py::module_& m) {
   const auto name = py::arg("name") = py::none();
-  const auto dma_options = [](const py::object& n) {
+  const auto dma_options = [](const py::object& n, const py::object& oob = py::none()) {
     nisa::DmaOptions o;
     if (!n.is_none()) o.name = n.cast<std::string>();
+    o.oob = oob_mode_of(oob);
     return o;
   };
-  // priority, oob_mode, dge_mode and engine choose among DMA resources trnsim models as one
-  // pool of queues (docs/python.md): accepted, not modelled.
+  // priority, dge_mode and engine choose among DMA resources trnsim models as one pool of
+  // queues (docs/python.md): accepted, not modelled.
   m.def(
       "dma_copy",
-      [dma_options](const Tensor& dst, const Tensor& src, const py::object&, const py::object&,
+      [dma_options](const Tensor& dst, const Tensor& src, const py::object&, const py::object& oob,
                     const py::object&, const py::object&, const py::object& n) {
-        at_kernel_line([&] { nisa::dma_copy(dst, src, dma_options(n)); });
+        at_kernel_line([&] { nisa::dma_copy(dst, src, dma_options(n, oob)); });
       },
       py::arg("dst"), py::arg("src"), py::arg("priority") = py::none(),
       py::arg("oob_mode") = py::none(), py::arg("dge_mode") = py::none(),
@@ -536,10 +548,10 @@ void bind_data_movement(py::module_& m) {
   m.def(
       "dma_compute",
       [dma_options](const Tensor& dst, const std::vector<Tensor>& srcs, const py::object& reduce_op,
-                    const py::object& scales, bool unique_indices, const py::object&,
+                    const py::object& scales, bool unique_indices, const py::object& oob,
                     const py::object& n) {
-        // NKI 0.6: one scale per source, all 1.0. unique_indices matters only to the
-        // read-modify-write forms (vector offsets), which trnsim does not have.
+        // NKI 0.6: one scale per source, all 1.0; the read-modify-write forms (a vector
+        // offset) need unique_indices=True.
         if (!scales.is_none()) {
           if (py::len(scales) != srcs.size())
             throw kernel::KernelError(
@@ -552,9 +564,16 @@ void bind_data_movement(py::module_& m) {
                                         "(NKI 0.6), not " +
                                             std::string(py::repr(s)));
         }
-        (void)unique_indices;
+        const bool indirect =
+            dst.is_indirect() ||
+            std::any_of(srcs.begin(), srcs.end(), [](const Tensor& s) { return s.is_indirect(); });
+        if (indirect && !unique_indices)
+          not_implemented(
+              "dma_compute(unique_indices=False) (NKI 0.6 does not support "
+              "non-unique indices either)");
         at_kernel_line([&] {
-          nisa::dma_compute(dst, srcs, enum_of<isa::AluOp>(reduce_op, "reduce_op"), dma_options(n));
+          nisa::dma_compute(dst, srcs, enum_of<isa::AluOp>(reduce_op, "reduce_op"),
+                            dma_options(n, oob));
         });
       },
       py::arg("dst"), py::arg("srcs"), py::arg("reduce_op"), py::arg("scales") = py::none(),

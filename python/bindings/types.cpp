@@ -22,6 +22,43 @@ std::string tensor_repr(const Tensor& t) {
          std::string(kernel::buffer_name(t.buffer())) + ")";
 }
 
+// NKI's .ap(indirect_dim=d): a scalar or vector offset moves the start by the elements of one
+// step along d (the product of t's later dims, in t's dtype), counted in `view`'s elements.
+std::int64_t indirect_step(const Tensor& t, int indirect_dim, DType view) {
+  std::int64_t step = 1;
+  for (int d = indirect_dim + 1; d < t.ndim(); ++d) step *= t.dim(d);
+  const auto bytes = step * static_cast<std::int64_t>(numerics::storage_bytes(t.dtype()));
+  const auto unit = static_cast<std::int64_t>(numerics::storage_bytes(view));
+  if (bytes % unit != 0)
+    throw kernel::KernelError(kernel_line(),
+                              ".ap(): one step along indirect_dim is not a whole "
+                              "number of the view's elements");
+  return bytes / unit;
+}
+
+// .ap(pattern, vector_offset=index): the pattern's first pair is [step, rows], one row per
+// index element; row r starts index[r] steps along indirect_dim after the start.
+Tensor vector_offset_view(const Tensor& t, std::vector<std::array<std::int64_t, 2>> pattern,
+                          std::int64_t start, std::optional<DType> dtype, int indirect_dim,
+                          const Tensor& index) {
+  if (kernel::is_on_chip(t.buffer()))
+    throw kernel::KernelError(
+        kernel_line(),
+        ".ap(vector_offset=) indexes rows of an HBM tensor; '" + t.name() + "' is on chip");
+  if (pattern.size() < 2)
+    throw kernel::KernelError(kernel_line(),
+                              ".ap(vector_offset=): the pattern needs a row pair and "
+                              "at least one free pair");
+  if (pattern[0][1] != index.size())
+    throw kernel::KernelError(
+        kernel_line(), ".ap(vector_offset=): the pattern has " + std::to_string(pattern[0][1]) +
+                           " rows and the index " + std::to_string(index.size()) +
+                           " elements (one index per row)");
+  pattern[0][1] = 1;  // the rows are the index's: check the bounds of one row here
+  const Tensor row = t.pattern(pattern, start, dtype);
+  return row.rows_at(index, indirect_step(t, indirect_dim, row.dtype()));
+}
+
 // The NkiTensor methods that make views (views cost nothing at run time).
 void bind_tensor_views(py::class_<Tensor>& tensor) {
   tensor.def("__getitem__", &index, py::arg("key"))
@@ -78,11 +115,13 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
           [](const Tensor& t, const std::vector<std::array<std::int64_t, 2>>& pattern,
              const py::object& offset, const py::object& scalar_offset,
              const py::object& vector_offset, int indirect_dim, std::optional<DType> dtype) {
-            if (!vector_offset.is_none())
-              throw py::value_error(
-                  ".ap(vector_offset=): indirect offsets from a tensor are not implemented in "
-                  "trnsim yet (docs/python.md); scalar_offset= (a register) and offset= work");
             const bool moved = !scalar_offset.is_none();
+            const bool indexed = !vector_offset.is_none();
+            if (moved && indexed)
+              throw py::value_error(
+                  ".ap(): vector_offset and scalar_offset are mutually exclusive");
+            if (indexed && !py::isinstance<Tensor>(vector_offset))
+              throw py::type_error(".ap(vector_offset=) is an SBUF tensor of row indices");
             if (moved && !py::isinstance<kernel::Register>(scalar_offset))
               throw py::type_error(".ap(scalar_offset=) is a register (nisa.register_alloc)");
             if (indirect_dim < 0 || indirect_dim >= t.ndim())
@@ -94,20 +133,13 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
                   ".ap(scalar_offset=, indirect_dim=0) of an on-chip tensor: a register moves "
                   "inside the partitions, not across them (use indirect_dim >= 1)");
             return at_kernel_line([&] {
+              if (indexed)
+                return vector_offset_view(t, pattern, start, dtype, indirect_dim,
+                                          vector_offset.cast<Tensor>());
               const Tensor view = t.pattern(pattern, start, dtype);
               if (!moved) return view;
-              // NKI: the start moves by the register times the elements of one step along
-              // indirect_dim (the product of the tensor's later dims), in the tensor's dtype.
-              std::int64_t step = 1;
-              for (int d = indirect_dim + 1; d < t.ndim(); ++d) step *= t.dim(d);
-              const auto bytes =
-                  step * static_cast<std::int64_t>(numerics::storage_bytes(t.dtype()));
-              const auto unit = static_cast<std::int64_t>(numerics::storage_bytes(view.dtype()));
-              if (bytes % unit != 0)
-                throw kernel::KernelError(kernel_line(),
-                                          ".ap(scalar_offset=): one step along indirect_dim is "
-                                          "not a whole number of the view's elements");
-              return view.offset_by(scalar_offset.cast<kernel::Register>(), bytes / unit);
+              return view.offset_by(scalar_offset.cast<kernel::Register>(),
+                                    indirect_step(t, indirect_dim, view.dtype()));
             });
           },
           py::arg("pattern"), py::arg("offset") = py::none(), py::arg("scalar_offset") = py::none(),

@@ -50,10 +50,10 @@ DIFFERENCES = {
                                  "undefined)",
     "nki.isa.tensor_copy_predicated": "dst is read unless the predicate selects all of it, so "
                                       "an uninitialised dst is an error",
-    "nki.isa.dma_copy": "priority, oob_mode, dge_mode and engine are accepted, not modelled (one "
-                        "pool of DMA queues)",
-    "nki.isa.dma_transpose": "2-D (axes=(1, 0)); priority, dge_mode and oob_mode are accepted, "
-                             "not modelled",
+    "nki.isa.dma_copy": "priority, dge_mode and engine are accepted, not modelled (one pool of "
+                        "DMA queues)",
+    "nki.isa.dma_transpose": "2-D (axes=(1, 0)) without a vector offset; priority, dge_mode and "
+                             "oob_mode are accepted, not modelled",
     "nki.isa.local_gather": "num_valid_indices is not implemented",
     "nki.isa.rand2": "number bounds only",
     "nki.isa.nc_matmul_mx": "tiles rows only: tile_position's column is 0 and tile_size's "
@@ -65,8 +65,8 @@ DIFFERENCES = {
                     "simulator's order; hardware's order is unspecified); ties to the lower "
                     "snake position, NaN largest; the snake's other positions are not "
                     "written",
-    "nki.isa.dma_compute": "sums its sources; the read-modify-write forms need "
-                           ".ap(vector_offset=), which trnsim does not have yet",
+    "nki.isa.dma_compute": "a read-modify-write scatter with repeated indices is a run-time "
+                           "error (NKI requires unique indices; hardware would lose updates)",
     "nki.isa.nonzero_with_count": "rows other than 0, 16, ... of dst are not written, so "
                                   "storing them unwritten is an uninitialised read",
     "nki.isa.set_rng_seed": "the seed expands to every lane's generators as trnsim's --seed "
@@ -80,7 +80,6 @@ DIFFERENCES = {
                                     "(trnsim.typed / trnsim.bits for bf16, fp8, ...); writing "
                                     "it is an error",
     "nki.isa.dge_mode": "accepted, not modelled",
-    "nki.isa.oob_mode": "accepted; an out-of-bounds access is always an error",
     "nki.language.ndarray": "address= places a tile at partition 0 only",
     "nki.language.var": "over all free axes of a tile",
     "nki.language.softmax": "over the last axis",

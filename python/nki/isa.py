@@ -90,8 +90,8 @@ class dge_mode(enum.Enum):  # noqa: N801
 
 
 class oob_mode(enum.Enum):  # noqa: N801
-    """Out-of-bounds handling of indirect DMA (accepted; an out-of-bounds access is an
-    error in trnsim)."""
+    """Out-of-bounds handling of an indirect DMA (.ap(vector_offset=)): an index outside
+    the rows is an error, or its row is skipped."""
     error = 0
     skip = 1
 

@@ -46,6 +46,7 @@ inline constexpr std::tuple kEnumSpellings{
     EnumSpelling<MatmulPerfMode>{kNumPerfModes, "matmul perf mode", perf_mode_name},
     EnumSpelling<DmaAccumulate>{kNumDmaAccumulates, "DMA accumulate mode", dma_accumulate_name},
     EnumSpelling<IndirectMode>{kNumIndirectModes, "indirect mode", indirect_mode_name},
+    EnumSpelling<OobMode>{kNumOobModes, "out-of-bounds mode", oob_mode_name},
     EnumSpelling<ReduceCmd>{kNumReduceCmds, "reduce command", reduce_cmd_name},
     EnumSpelling<RoundingMode>{kNumRoundingModes, "rounding mode", rounding_mode_name},
     EnumSpelling<BranchCond>{kNumBranchConds, "branch condition", branch_cond_name},

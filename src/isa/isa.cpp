@@ -64,6 +64,7 @@ constexpr std::array<std::string_view, kNumRoundingModes> kRoundingNames = {"rne
 constexpr std::array<std::string_view, kNumPerfModes> kPerfModeNames = {"none", "double_row"};
 constexpr std::array<std::string_view, kNumDmaAccumulates> kDmaAccumulateNames = {"none", "add"};
 constexpr std::array<std::string_view, kNumIndirectModes> kIndirectNames = {"gather", "scatter"};
+constexpr std::array<std::string_view, kNumOobModes> kOobModeNames = {"error", "skip"};
 constexpr std::array<std::string_view, kNumReduceCmds> kReduceCmdNames = {
     "idle", "reset", "reduce", "reset_reduce", "load_reduce"};
 constexpr std::array<std::string_view, kNumBranchConds> kBranchCondNames = {"always", "lt", "ge",
@@ -149,6 +150,9 @@ std::string_view dma_accumulate_name(DmaAccumulate m) {
 }
 std::string_view indirect_mode_name(IndirectMode m) {
   return util::enum_name(kIndirectNames, m);
+}
+std::string_view oob_mode_name(OobMode m) {
+  return util::enum_name(kOobModeNames, m);
 }
 std::string_view reduce_cmd_name(ReduceCmd c) {
   return util::enum_name(kReduceCmdNames, c);

@@ -47,7 +47,10 @@ struct DmaTranspose {
 };
 
 // Gather: dst row r = src row index[r]; scatter: dst row index[r] = src row r. A "row" is one
-// partition of the SBUF side and `partition_step` elements of the HBM side. index: uint32/int32.
+// partition of the SBUF side and `partition_step` elements of the HBM side. index: uint32/int32
+// (NKI's .ap(vector_offset=)). accumulate=add is dma_compute's read-modify-write: the row is
+// added to (fp32 inside, one rounding into dst); a scatter's indices must then be unique.
+// oob=skip leaves out the rows whose index is outside the indexed side.
 struct DmaIndirect {
   static constexpr std::string_view kName = "dma_indirect";
   static constexpr OpClass kClass = OpClass::kDmaTransfer;
@@ -55,12 +58,16 @@ struct DmaIndirect {
   friend bool operator==(const DmaIndirect&, const DmaIndirect&) = default;
   AccessPattern dst, src, index;
   IndirectMode mode = IndirectMode::kGather;
+  DmaAccumulate accumulate = DmaAccumulate::kNone;
+  OobMode oob = OobMode::kError;
   template <class V>
   void fields(V&& v) {
     v("dst", dst, Role::kReadWrite);
     v("src", src, Role::kRead);
     v("index", index, Role::kRead);
     v("mode", mode, Role::kAttr);
+    v("accumulate", accumulate, Role::kAttr);
+    v("oob", oob, Role::kAttr);
   }
 };
 

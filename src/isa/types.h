@@ -220,6 +220,8 @@ enum class RoundingMode : std::uint8_t { kNearestEven, kStochastic };
 enum class MatmulPerfMode : std::uint8_t { kNone, kDoubleRow };
 enum class DmaAccumulate : std::uint8_t { kNone, kAdd };  // gen4 near-memory read-add-write
 enum class IndirectMode : std::uint8_t { kGather, kScatter };
+// NKI's nisa.oob_mode: an index outside the indexed rows is an error, or its row is skipped.
+enum class OobMode : std::uint8_t { kError, kSkip };
 // NKI's nisa.reduce_cmd: how an instruction treats its engine's accumulator registers.
 enum class ReduceCmd : std::uint8_t { kIdle, kReset, kReduce, kResetReduce, kLoadReduce };
 // State an operation keeps in its engine rather than in memory: the random generators, the
@@ -235,12 +237,13 @@ enum class BranchCond : std::uint8_t { kAlways, kLess, kGreaterEqual, kEqual, kN
 
 // Spellings of the attribute enums in assembly, indexed by enumerator value:
 // accumulate "overwrite"/"accumulate", rounding "rne"/"sr", perf_mode "none"/"double_row",
-// DMA accumulate "none"/"add", indirect mode "gather"/"scatter".
+// DMA accumulate "none"/"add", indirect mode "gather"/"scatter", oob mode "error"/"skip".
 std::string_view accumulate_mode_name(AccumulateMode m);
 std::string_view rounding_mode_name(RoundingMode m);
 std::string_view perf_mode_name(MatmulPerfMode m);
 std::string_view dma_accumulate_name(DmaAccumulate m);
 std::string_view indirect_mode_name(IndirectMode m);
+std::string_view oob_mode_name(OobMode m);
 std::string_view reduce_cmd_name(ReduceCmd c);    // "idle", "reset", "reduce", ... (NKI's)
 std::string_view branch_cond_name(BranchCond c);  // "always", "lt", "ge", "eq", "ne"
 inline constexpr int kNumAccumulateModes = 2;
@@ -248,6 +251,7 @@ inline constexpr int kNumRoundingModes = 2;
 inline constexpr int kNumPerfModes = 2;
 inline constexpr int kNumDmaAccumulates = 2;
 inline constexpr int kNumIndirectModes = 2;
+inline constexpr int kNumOobModes = 2;
 inline constexpr int kNumReduceCmds = 5;
 inline constexpr int kNumBranchConds = 5;
 

@@ -88,6 +88,12 @@ void check_op(Checker& c, const DmaIndirect& op) {
     c.add("src", fmt::format("row size {} differs from the dst's {}", op.src.free_elements(),
                              op.dst.free_elements()));
   }
+  if (op.accumulate == DmaAccumulate::kAdd) {
+    // ISA (dma_compute read-modify-write): the indexed rows in HBM, the other side in SBUF.
+    // (x4-packed operands are refused for every dma_indirect.)
+    c.require_memory(gather ? "src" : "dst", gather ? op.src : op.dst, {Memory::kHbm});
+    c.require_memory(gather ? "dst" : "src", gather ? op.dst : op.src, {Memory::kSbuf});
+  }
 }
 
 void check_op(Checker&, const SemaphoreOp&) {}  // only the generic wait/signal checks

@@ -27,6 +27,7 @@
 #include <functional>
 #include <initializer_list>
 #include <limits>
+#include <memory>
 #include <optional>
 #include <source_location>
 #include <span>
@@ -168,6 +169,20 @@ class Tensor {
   // partitions (a free dim), never across them.
   Tensor offset_by(const Register& r, std::int64_t elements, Loc loc = Loc::current()) const;
   bool is_dynamic() const { return dyn_reg_.present(); }
+  // NKI's .ap(vector_offset=index): dim 0 of this HBM view becomes one row per element of
+  // `index` (an SBUF tensor of uint32/int32, read when the operation runs), row r starting
+  // index[r] x `row_step` elements after the view's start; the view's own dim-0 size and
+  // step are replaced (a one-row view is the natural start).
+  // Only a DMA takes such a view (nisa::dma_copy gathers or scatters its rows,
+  // nisa::dma_compute adds into them) and it cannot be viewed further.
+  Tensor rows_at(const Tensor& index, std::int64_t row_step, Loc loc = Loc::current()) const;
+  bool is_indirect() const { return indirect_ != nullptr; }
+  // What a DMA gets for an indirect view: `rows`, every row of the storage the view can
+  // reach (row t at t x row_step; the HBM side of isa::DmaIndirect), and the index.
+  struct IndirectOperands {
+    isa::AccessPattern rows, index;
+  };
+  IndirectOperands indirect_operands(Loc loc = Loc::current()) const;
 
   // The (virtual) access pattern an operation on this view gets (ir.h explains the
   // addressing). Dims of size 1 are dropped and adjacent dims merged; more than 4 free dims
@@ -179,7 +194,9 @@ class Tensor {
 
  private:
   friend class Tracer;
+  struct Indirection;  // rows_at's index and row step
   isa::AccessPattern lower(bool merge, Loc loc) const;
+  void require_direct(std::string_view what, const Loc& loc) const;
   bool valid_ = false;
   std::uint64_t trace_ = 0;  // the trace that declared the storage (Tracer::serial)
   StorageId storage_ = 0;
@@ -188,9 +205,10 @@ class Tensor {
   std::int64_t offset_ = 0;
   std::uint32_t partition_offset_ = 0;
   Shape shape_;
-  std::vector<std::int64_t> strides_;  // on-chip: strides_[0] is 0 (partition dim)
-  isa::Reg dyn_reg_;                   // offset_by: the register, none for a static view
-  std::int64_t dyn_bytes_ = 0;         // ... and the bytes per unit of it
+  std::vector<std::int64_t> strides_;            // on-chip: strides_[0] is 0 (partition dim)
+  isa::Reg dyn_reg_;                             // offset_by: the register, none for a static view
+  std::int64_t dyn_bytes_ = 0;                   // ... and the bytes per unit of it
+  std::shared_ptr<const Indirection> indirect_;  // rows_at: set for an indirect view
 };
 
 // A scale/bias/operand that is an fp32 immediate or a [P, 1] tensor.
@@ -659,9 +677,11 @@ void custom_op(const std::string& op, const std::vector<Tensor>& outputs,
 struct DmaOptions {
   std::optional<std::uint8_t> queue;  // DMA queue; unset = the compiler's choice
   isa::DmaAccumulate accumulate = isa::DmaAccumulate::kNone;
+  isa::OobMode oob = isa::OobMode::kError;  // an indirect view's out-of-range indices
   isa::RoundingMode rounding = isa::RoundingMode::kNearestEven;
   std::string name;
 };
+// With an indirect view (Tensor::rows_at) as src or dst: a gather or scatter of its rows.
 void dma_copy(const Tensor& dst, const Tensor& src, const DmaOptions& options = {},
               Loc loc = Loc::current());
 void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& options = {},
@@ -669,7 +689,10 @@ void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& optio
 void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa::IndirectMode mode,
                   const DmaOptions& options = {}, Loc loc = Loc::current());
 // dst = srcs[0] + srcs[1] + ... on a DMA engine (fp32 inside, left to right; 1 to 16
-// sources of dst's element count; reduce_op add only, as NKI 0.6's dma_compute).
+// sources of dst's element count; reduce_op add only, as NKI 0.6's dma_compute). With an
+// indirect view (Tensor::rows_at) it is NKI's read-modify-write: two sources, one of them
+// dst itself; a scatter dst(HBM rows) = dst + src(SBUF) or a gather dst(SBUF) = dst +
+// src(HBM rows).
 void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduce_op = AluOp::kAdd,
                  const DmaOptions& options = {}, Loc loc = Loc::current());
 

@@ -417,6 +417,24 @@ void dma_copy(const Tensor& dst, const Tensor& src, const DmaOptions& o, Loc loc
     throw kernel::KernelError(kernel::origin_of(loc),
                               "dma_copy cannot access PSUM (copy the tile to SBUF with "
                               "nisa::tensor_copy first)");
+  if (src.is_indirect() || dst.is_indirect()) {
+    if (src.is_indirect() && dst.is_indirect())
+      throw kernel::KernelError(kernel::origin_of(loc),
+                                "dma_copy with a vector offset on both sides (one side gathers "
+                                "or scatters, the other is direct)");
+    if (o.accumulate != isa::DmaAccumulate::kNone)
+      throw kernel::KernelError(kernel::origin_of(loc),
+                                "dma_copy cannot accumulate through a vector offset (dma_compute "
+                                "adds into indexed rows)");
+    const bool gather = src.is_indirect();
+    const Tensor::IndirectOperands indexed = (gather ? src : dst).indirect_operands(loc);
+    isa::DmaIndirect t{gather ? dst.ap(loc) : indexed.rows, gather ? indexed.rows : src.ap(loc),
+                       indexed.index,
+                       gather ? isa::IndirectMode::kGather : isa::IndirectMode::kScatter};
+    t.oob = o.oob;
+    record_dma(t, o, loc);
+    return;
+  }
   isa::DmaCopy t;
   t.dst = dst.ap(loc);
   t.src = src.ap(loc);
@@ -433,6 +451,47 @@ void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa
   record_dma(isa::DmaIndirect{dst.ap(loc), src.ap(loc), index.ap(loc), mode}, o, loc);
 }
 
+namespace {
+
+// Two views that name the same elements (for an indirect one: the same rows and index).
+bool same_view(const Tensor& a, const Tensor& b, const Loc& loc) {
+  if (a.is_indirect() != b.is_indirect() || a.storage() != b.storage()) return false;
+  if (!a.is_indirect()) return a.ap(loc) == b.ap(loc);
+  const Tensor::IndirectOperands x = a.indirect_operands(loc), y = b.indirect_operands(loc);
+  return x.rows == y.rows && x.index == y.index;
+}
+
+// NKI's read-modify-write dma_compute: dst(HBM rows) += src(SBUF), a scatter, or dst(SBUF) +=
+// src(HBM rows), a gather; the two sources are dst itself and the other operand.
+void dma_compute_rmw(const Tensor& dst, const std::vector<Tensor>& srcs, const DmaOptions& o,
+                     const Loc& loc) {
+  const auto fail = [&](const std::string& why) {
+    throw kernel::KernelError(kernel::origin_of(loc), "dma_compute with a vector offset: " + why);
+  };
+  if (srcs.size() != 2)
+    fail(fmt::format("{} sources; a read-modify-write takes two, dst and the data", srcs.size()));
+  const bool scatter = dst.is_indirect();
+  const int dst_at = same_view(srcs[0], dst, loc) ? 0 : same_view(srcs[1], dst, loc) ? 1 : -1;
+  if (dst_at < 0)
+    fail(
+        "one of the two sources must be dst itself (the same view, and the same vector offset "
+        "for a scatter)");
+  const Tensor& data = srcs[static_cast<std::size_t>(1 - dst_at)];
+  if (scatter && data.is_indirect())
+    fail("a scatter adds direct data into dst's rows; the data source has a vector offset too");
+  if (!scatter && !data.is_indirect()) fail("no operand has a vector offset");
+  const Tensor& indexed_view = scatter ? dst : data;
+  const Tensor::IndirectOperands indexed = indexed_view.indirect_operands(loc);
+  isa::DmaIndirect t{scatter ? indexed.rows : dst.ap(loc), scatter ? data.ap(loc) : indexed.rows,
+                     indexed.index,
+                     scatter ? isa::IndirectMode::kScatter : isa::IndirectMode::kGather};
+  t.accumulate = isa::DmaAccumulate::kAdd;
+  t.oob = o.oob;
+  record_dma(t, o, loc);
+}
+
+}  // namespace
+
 void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduce_op,
                  const DmaOptions& o, Loc loc) {
   std::vector<const Tensor*> operands{&dst};
@@ -442,6 +501,15 @@ void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduc
       throw kernel::KernelError(kernel::origin_of(loc),
                                 "dma_compute cannot access PSUM (copy the tile to SBUF with "
                                 "tensor_copy first)");
+  if (std::any_of(operands.begin(), operands.end(),
+                  [](const Tensor* t) { return t->is_indirect(); })) {
+    if (reduce_op != AluOp::kAdd)
+      throw kernel::KernelError(
+          kernel::origin_of(loc),
+          fmt::format("dma_compute reduce_op {} (only add)", isa::alu_op_name(reduce_op)));
+    dma_compute_rmw(dst, srcs, o, loc);
+    return;
+  }
   isa::DmaCompute t;
   t.dst = dst.ap(loc);
   for (const Tensor& s : srcs) t.srcs.push_back(s.ap(loc));

@@ -3,6 +3,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "kernel/kernel.h"
@@ -63,6 +64,7 @@ Tensor Tensor::operator()(Index a, Index b, Index c, Index d, Index e) const {
 
 Tensor Tensor::index(std::span<const Index> indices, Loc loc) const {
   if (!valid_) fail(loc, "indexing an invalid (default-constructed) tensor");
+  require_direct("indexing", loc);
   if (indices.size() > shape_.size())
     fail(loc, fmt::format("{} indices for the {}-dim tensor '{}' {}", indices.size(), ndim(),
                           name(), shape_text(shape_)));
@@ -158,6 +160,7 @@ Tensor Tensor::slice(int dim, std::int64_t start, std::int64_t stop, std::int64_
 }
 
 Tensor Tensor::permute(std::vector<int> dims, Loc loc) const {
+  require_direct("permute", loc);
   if (dims.size() != shape_.size())
     fail(loc, fmt::format("permute needs {} dims, got {}", ndim(), dims.size()));
   std::vector<bool> seen(dims.size(), false);
@@ -176,6 +179,7 @@ Tensor Tensor::permute(std::vector<int> dims, Loc loc) const {
 }
 
 Tensor Tensor::broadcast(int dim, std::int64_t size, Loc loc) const {
+  require_direct("broadcast", loc);
   const int d = normalize_dim(dim, ndim(), loc, "broadcast");
   if (is_on_chip(buffer_) && d == 0) fail(loc, "broadcast cannot apply to the partition dim");
   if (shape_[static_cast<std::size_t>(d)] != 1)
@@ -189,6 +193,7 @@ Tensor Tensor::broadcast(int dim, std::int64_t size, Loc loc) const {
 }
 
 Tensor Tensor::expand_dim(int dim, Loc loc) const {
+  require_direct("expand_dim", loc);
   const int n = ndim() + 1;
   const int d = dim < 0 ? dim + n : dim;
   if (d < 0 || d >= n) fail(loc, fmt::format("expand_dim: dim {} out of range", dim));
@@ -200,6 +205,7 @@ Tensor Tensor::expand_dim(int dim, Loc loc) const {
 }
 
 Tensor Tensor::squeeze_dim(int dim, Loc loc) const {
+  require_direct("squeeze_dim", loc);
   const int d = normalize_dim(dim, ndim(), loc, "squeeze_dim");
   if (shape_[static_cast<std::size_t>(d)] != 1)
     fail(loc, fmt::format("squeeze_dim: dim {} has size {}, not 1", d,
@@ -224,6 +230,7 @@ bool Tensor::is_contiguous() const {
 }
 
 Tensor Tensor::reshape(Shape shape, Loc loc) const {
+  require_direct("reshape", loc);
   if (!is_contiguous()) fail(loc, fmt::format("reshape of a non-contiguous view of '{}'", name()));
   const std::int64_t n =
       std::accumulate(shape.begin(), shape.end(), std::int64_t{1}, std::multiplies<>());
@@ -246,6 +253,7 @@ Tensor Tensor::reshape(Shape shape, Loc loc) const {
 }
 
 Tensor Tensor::view(DType dtype, Loc loc) const {
+  require_direct("view(dtype)", loc);
   const std::int64_t from = static_cast<std::int64_t>(numerics::storage_bytes(dtype_));
   const std::int64_t to = static_cast<std::int64_t>(numerics::storage_bytes(dtype));
   if (shape_.empty() || strides_.back() != 1) fail(loc, "view(dtype) needs a unit-stride last dim");
@@ -270,6 +278,7 @@ Tensor Tensor::view(DType dtype, Loc loc) const {
 Tensor Tensor::pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, std::int64_t offset,
                        std::optional<DType> dtype, Loc loc) const {
   if (!valid_) fail(loc, ".ap() of an invalid (default-constructed) tensor");
+  require_direct(".ap()", loc);
   Tracer& tracer = Tracer::current(loc);
   const Storage& s = tracer.storage_of(*this, loc);
   const DType type = dtype.value_or(s.dtype);
@@ -329,6 +338,66 @@ Tensor Tensor::pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, 
   return out;
 }
 
+struct Tensor::Indirection {
+  Tensor index;
+  std::int64_t row_step = 0;
+};
+
+void Tensor::require_direct(std::string_view what, const Loc& loc) const {
+  if (indirect_)
+    fail(loc, fmt::format("{} of an indirect view of '{}': a view with a vector offset cannot "
+                          "be viewed further (take the view first, then .ap(vector_offset=))",
+                          what, name()));
+}
+
+Tensor Tensor::rows_at(const Tensor& index, std::int64_t row_step, Loc loc) const {
+  if (!valid_ || !index.valid_) fail(loc, "an indirect view of an invalid tensor or index");
+  require_direct("a vector offset", loc);
+  index.require_direct("an index", loc);
+  if (is_on_chip(buffer_))
+    fail(loc,
+         fmt::format("a vector offset indexes rows of an HBM tensor; '{}' is on chip", name()));
+  if (ndim() < 2)
+    fail(loc, fmt::format("a vector offset needs a row dim and a free dim; the view of '{}' has "
+                          "{} dim",
+                          name(), ndim()));
+  if (dyn_reg_.present()) fail(loc, "vector_offset and scalar_offset are mutually exclusive");
+  if (index.buffer_ != Buffer::kSbuf)
+    fail(loc, fmt::format("the vector offset '{}' must be an SBUF tensor", index.name()));
+  if (index.dtype_ != DType::kUInt32 && index.dtype_ != DType::kInt32)
+    fail(loc, fmt::format("the vector offset '{}' is {}; row indices are uint32 or int32",
+                          index.name(), numerics::name(index.dtype_)));
+  if (row_step < 1) fail(loc, fmt::format("a row step of {} elements (at least 1)", row_step));
+  Tensor out = *this;
+  out.shape_[0] = index.size();
+  out.strides_[0] = row_step;
+  out.indirect_ = std::make_shared<const Indirection>(Indirection{index, row_step});
+  return out;
+}
+
+Tensor::IndirectOperands Tensor::indirect_operands(Loc loc) const {
+  if (!indirect_) fail(loc, "indirect_operands() of a view without a vector offset");
+  const Storage& s = Tracer::current(loc).storage_of(*this, loc);
+  const auto extent =
+      static_cast<std::int64_t>(s.bytes / numerics::storage_bytes(dtype_));  // HBM: all elements
+  // The highest element one row reaches past its start; the rows that fit whole are the ones
+  // an index may name.
+  std::int64_t reach = 0;
+  for (std::size_t d = 1; d < shape_.size(); ++d)
+    reach += std::max<std::int64_t>(0, strides_[d] * (shape_[d] - 1));
+  const std::int64_t room = extent - 1 - offset_ - reach;
+  if (room < 0) fail(loc, fmt::format("no whole row of the indirect view fits in '{}'", name()));
+  const std::int64_t rows = room / indirect_->row_step + 1;
+  if (rows > std::numeric_limits<std::uint32_t>::max())
+    fail(loc, fmt::format("'{}' has {} rows of the indirect view; an index reaches at most 2^32",
+                          name(), rows));
+  Tensor table = *this;
+  table.indirect_.reset();
+  table.shape_[0] = rows;
+  table.strides_[0] = indirect_->row_step;
+  return {table.lower(true, loc), indirect_->index.ap(loc)};
+}
+
 isa::AccessPattern Tensor::ap(Loc loc) const {
   return lower(true, loc);
 }
@@ -338,6 +407,10 @@ isa::AccessPattern Tensor::ap_exact(Loc loc) const {
 
 isa::AccessPattern Tensor::lower(bool merge, Loc loc) const {
   if (!valid_) fail(loc, "an operand is an invalid (default-constructed) tensor");
+  if (indirect_)
+    fail(loc, fmt::format("an indirect view of '{}' (.ap(vector_offset=)) is an operand of "
+                          "dma_copy and dma_compute only",
+                          name()));
   (void)Tracer::current(loc).storage_of(*this, loc);
   isa::AccessPattern ap;
   ap.memory = memory_of(buffer_);

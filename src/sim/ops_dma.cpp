@@ -7,6 +7,7 @@
 // rounding into the destination type (the instruction's rounding mode).
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "numerics/numerics.h"
@@ -27,9 +28,7 @@ void copy_elements(const isa::AccessPattern& dst, const isa::AccessPattern& src,
     io.fail(fmt::format("dst has {} elements and src {}: counts must match", total_elements(dst),
                         total_elements(src)));
   if (accumulate == isa::DmaAccumulate::kAdd) {
-    if (dst.dtype != numerics::DType::kFloat32 && dst.dtype != numerics::DType::kBFloat16)
-      io.fail(fmt::format("near-memory accumulate needs a float32 or bfloat16 dst, not {}",
-                          numerics::name(dst.dtype)));
+    // The engine adds in fp32 and rounds once into dst's type.
     const Tile addend = io.load(src);
     Tile sum = io.load(dst);
     for (std::size_t i = 0; i < sum.values.size(); ++i) sum.values[i] += addend.values[i];
@@ -60,6 +59,10 @@ std::vector<std::int64_t> load_indices(const isa::AccessPattern& index, CoreOper
 }  // namespace
 
 void execute_op(const isa::DmaCopy& op, CoreOperandIO& io) {
+  if (op.accumulate == isa::DmaAccumulate::kAdd && op.dst.dtype != numerics::DType::kFloat32 &&
+      op.dst.dtype != numerics::DType::kBFloat16)
+    io.fail(fmt::format("near-memory accumulate needs a float32 or bfloat16 dst, not {}",
+                        numerics::name(op.dst.dtype)));
   copy_elements(op.dst, op.src, op.accumulate, io);
 }
 
@@ -91,17 +94,36 @@ void execute_op(const isa::DmaIndirect& op, CoreOperandIO& io) {
   if (direct.partitions != rows.size())
     io.fail(fmt::format("{} has {} rows but the index holds {} entries", gather ? "dst" : "src",
                         direct.partitions, rows.size()));
+  const auto in_range = [&](std::int64_t target) {
+    return target >= 0 && target < static_cast<std::int64_t>(indexed.partitions);
+  };
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    const std::int64_t target = rows[r];
-    if (target < 0 || target >= static_cast<std::int64_t>(indexed.partitions))
-      io.fail(fmt::format("index entry {} is {}, outside the {} rows [0, {}) of '{}'", r, target,
+    if (!in_range(rows[r]) && op.oob == isa::OobMode::kError)
+      io.fail(fmt::format("index entry {} is {}, outside the {} rows [0, {}) of '{}'", r, rows[r],
                           indexed.partitions, indexed.partitions, gather ? "src" : "dst"));
+  }
+  if (!gather && op.accumulate == isa::DmaAccumulate::kAdd) {
+    // The rows are read, added to and written back concurrently: NKI requires unique indices
+    // (unique_indices=True), and a repeated one would lose an update on the device.
+    std::vector<std::pair<std::int64_t, std::size_t>> sorted;
+    for (std::size_t r = 0; r < rows.size(); ++r)
+      if (in_range(rows[r])) sorted.emplace_back(rows[r], r);
+    std::sort(sorted.begin(), sorted.end());
+    for (std::size_t k = 1; k < sorted.size(); ++k)
+      if (sorted[k].first == sorted[k - 1].first)
+        io.fail(
+            fmt::format("index entries {} and {} both name row {}: a read-modify-write "
+                        "scatter needs unique indices",
+                        sorted[k - 1].second, sorted[k].second, sorted[k].first));
+  }
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    if (!in_range(rows[r])) continue;  // oob=skip
     const auto direct_row = row_of(direct, static_cast<std::uint32_t>(r));
-    const auto indexed_row = row_of(indexed, static_cast<std::uint32_t>(target));
+    const auto indexed_row = row_of(indexed, static_cast<std::uint32_t>(rows[r]));
     if (gather)
-      copy_elements(direct_row, indexed_row, isa::DmaAccumulate::kNone, io);
+      copy_elements(direct_row, indexed_row, op.accumulate, io);
     else
-      copy_elements(indexed_row, direct_row, isa::DmaAccumulate::kNone, io);
+      copy_elements(indexed_row, direct_row, op.accumulate, io);
   }
 }
 

@@ -459,6 +459,14 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
     plan.total_bytes = bytes;
     descriptors_total *= n;
     hbm_sides = static_cast<double>(in_hbm) / static_cast<double>(n);
+  } else if (const auto* g = std::get_if<isa::DmaIndirect>(&inst.op);
+             g != nullptr && g->accumulate == isa::DmaAccumulate::kAdd) {
+    // A read-modify-write streams as a two-source dma_compute whose second source is dst.
+    const std::uint64_t in_hbm = 2 * (dst->memory == Memory::kHbm) + (src->memory == Memory::kHbm);
+    bytes *= 2;
+    plan.total_bytes = bytes;
+    descriptors_total *= 2;
+    hbm_sides = static_cast<double>(in_hbm) / 2.0;
   }
   plan.descriptors = descriptors_total;
   plan.hbm_sides = hbm_sides;

@@ -171,6 +171,55 @@ TEST(DmaIndirect, IndexOutOfRangeNamesTheRow) {
   EXPECT_NE(e->why().find("index entry 2 is 10"), std::string::npos) << e->what();
 }
 
+TEST(DmaIndirect, ScatterAddAddsIntoTheRowsAndSkipsOutOfRangeOnes) {
+  IndirectFixture fx;
+  const std::vector<std::int32_t> rows = {9, 2, 40, 1};  // row 40 does not exist: skipped
+  fx.set_index(rows);
+  std::vector<float> tile(fx.kPicked * fx.kWidth);
+  for (std::size_t i = 0; i < tile.size(); ++i) tile[i] = 0.25f + static_cast<float>(i);
+  fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, to_bytes(tile));
+  isa::DmaIndirect op = fx.indirect(isa::IndirectMode::kScatter);
+  op.accumulate = isa::DmaAccumulate::kAdd;
+  op.oob = isa::OobMode::kSkip;
+  run(fx.device, one(dma_q(0), op));
+  auto expected = fx.host;
+  for (std::uint32_t r = 0; r < fx.kPicked; ++r) {
+    if (rows[r] >= static_cast<std::int32_t>(fx.kTableRows)) continue;
+    for (std::uint32_t j = 0; j < fx.kWidth; ++j)
+      expected[static_cast<std::size_t>(rows[r]) * fx.kWidth + j] += tile[r * fx.kWidth + j];
+  }
+  EXPECT_EQ(from_bytes<float>(fx.device.read(fx.table, fx.host.size() * 4)), expected);
+}
+
+TEST(DmaIndirect, GatherAddAddsTheRowsToTheTile) {
+  IndirectFixture fx;
+  const std::vector<std::int32_t> rows = {7, 0, 7, 3};  // a repeated row is fine to read
+  fx.set_index(rows);
+  const std::vector<float> tile(fx.kPicked * fx.kWidth, 0.5f);
+  fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, to_bytes(tile));
+  isa::DmaIndirect op = fx.indirect(isa::IndirectMode::kGather);
+  op.accumulate = isa::DmaAccumulate::kAdd;
+  run(fx.device, one(dma_q(0), op));
+  const auto out = from_bytes<float>(
+      read_rows(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0, fx.kWidth * 4));
+  for (std::uint32_t r = 0; r < fx.kPicked; ++r)
+    for (std::uint32_t j = 0; j < fx.kWidth; ++j)
+      ASSERT_EQ(out[r * fx.kWidth + j],
+                0.5f + fx.host[static_cast<std::size_t>(rows[r]) * fx.kWidth + j]);
+}
+
+TEST(DmaIndirect, AScatterAddWithARepeatedIndexIsAnError) {
+  IndirectFixture fx;
+  fx.set_index({4, 6, 4, 0});
+  fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kPicked, 0,
+              to_bytes(std::vector<float>(fx.kPicked * fx.kWidth, 1.0f)));
+  isa::DmaIndirect op = fx.indirect(isa::IndirectMode::kScatter);
+  op.accumulate = isa::DmaAccumulate::kAdd;
+  const std::optional<SimError> e = sim_error_of([&] { run(fx.device, one(dma_q(0), op)); });
+  ASSERT_TRUE(e);
+  EXPECT_NE(e->why().find("index entries 0 and 2 both name row 4"), std::string::npos) << e->what();
+}
+
 TEST(HbmStorage, ATimingOnlyRunNeedsNoHostMemoryForItsAllocations) {
   // 64 GiB of HBM allocated: a timing-only run touches no data, so no host storage is made;
   // the bytes read as never written. The first functional access creates it.

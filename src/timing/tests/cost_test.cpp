@@ -223,6 +223,23 @@ TEST_F(Trn3Cost, GatheredRowsAreSeparateDescriptors) {
   EXPECT_DOUBLE_EQ(plan.min_contiguous_bytes, 256.0 * 4);
 }
 
+TEST_F(Trn3Cost, AScatterAddStreamsTheRowsTwiceAndTouchesHbmOnBothPasses) {
+  // dma_compute's read-modify-write: costed as a two-source dma_compute whose second source
+  // is dst (the HBM rows are read and written; the SBUF data is read once).
+  isa::DmaIndirect scatter;
+  scatter.dst = tile(Memory::kHbm, DType::kFloat32, 1024, 256);
+  scatter.src = tile(Memory::kSbuf, DType::kFloat32, 128, 256);
+  scatter.index = tile(Memory::kSbuf, DType::kUInt32, 128, 1, 4096);
+  scatter.mode = isa::IndirectMode::kScatter;
+  const DmaPlan plain = model.plan_dma(on(Engine::kDma, scatter));
+  scatter.accumulate = isa::DmaAccumulate::kAdd;
+  const DmaPlan rmw = model.plan_dma(on(Engine::kDma, scatter));
+  EXPECT_EQ(rmw.total_bytes, 2 * plain.total_bytes);
+  EXPECT_EQ(rmw.descriptors, 2 * plain.descriptors);
+  EXPECT_DOUBLE_EQ(plain.hbm_sides, 1.0);
+  EXPECT_DOUBLE_EQ(rmw.hbm_sides, 1.0);  // 2 HBM passes over 2 streams
+}
+
 // Effective engine rate for one engine moving 8 partitions of `bytes_per_partition` each.
 double engine_efficiency(const CostModel& model, std::uint32_t bytes_per_partition) {
   isa::DmaCopy copy;

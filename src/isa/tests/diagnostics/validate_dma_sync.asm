@@ -47,6 +47,12 @@
 [dma.0] dma_indirect dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:4096x512, addr=0, fp32, [[1,512]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]]
 [dma.0] dma_indirect dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:4096x512, addr=0, fp32, [[1,512]]], index=sbuf[p0:128, off=8192, uint32, [[1,2]]]  # expected-error {{operand 'index': 256 indices for 128 rows of 'dst' (one index per row)}}
 # -----
+# dma indirect read-modify-write (dma_compute with a vector offset): indexed rows in HBM, the other side in SBUF
+# chip: trn2
+[dma.0] dma_indirect dst=hbm[p0:4096x512, addr=0, bf16, [[1,512]]], src=sbuf[p0:128, off=0, fp32, [[1,512]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], mode=scatter, accumulate=add, oob=skip
+[dma.0] dma_indirect dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=hbm[p0:4096x512, addr=0, fp32, [[1,512]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], accumulate=add
+[dma.0] dma_indirect dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, fp32, [[1,512]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], mode=scatter, accumulate=add  # expected-error {{operand 'dst': must be in hbm, not sbuf}}
+# -----
 # core barrier cores
 # chip: trn2
 [sync] core_barrier num_cores=2
