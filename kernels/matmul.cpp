@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "kernels/kernels.h"
 #include "kernels/registry.h"
@@ -74,6 +75,11 @@ namespace {
 
 Problem make_matmul(const std::vector<std::int64_t>& shape, DType dtype,
                     const arch::ChipConfig& chip, const OptionValues& options) {
+  if (dtype == DType::kFloat8E4M3 && chip.generation < arch::Generation::kGen4)
+    throw std::invalid_argument(fmt::format(
+        "matmul: float8_e4m3fn (OCP) is a matmul input from NeuronCore-v4 on; {} takes the "
+        "legacy float8_e4m3 (--dtype fp8_e4m3)",
+        chip.name));
   const DType out = dtype == DType::kFloat32 ? DType::kFloat32 : DType::kBFloat16;
   const MatmulOptions o{.out_dtype = out,
                         .block_m = static_cast<int>(options.integer("block_m")),
@@ -116,9 +122,9 @@ Problem matmul_problem(const std::string& name, const std::vector<std::int64_t>&
   p.flops = 2.0 * double(m) * double(n) * double(k);
   p.hbm_bytes = double(numerics::storage_bytes(dtype)) * double(m * k + k * n) +
                 double(numerics::storage_bytes(out)) * double(m * n);
-  p.peak_mode = dtype == DType::kFloat32                                       ? "fp32"
-                : (dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E5M2) ? "fp8"
-                                                                               : "bf16";
+  const bool fp8 =
+      dtype == DType::kFloat8E4M3 || dtype == DType::kFloat8E4M3Ieee || dtype == DType::kFloat8E5M2;
+  p.peak_mode = dtype == DType::kFloat32 ? "fp32" : fp8 ? "fp8" : "bf16";
   return p;
 }
 
@@ -130,7 +136,8 @@ const bool matmul_registered = register_kernel(
      "MxNxK",
      {1024, 1024, 1024},
      DType::kBFloat16,
-     {DType::kBFloat16, DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3, DType::kFloat8E5M2},
+     {DType::kBFloat16, DType::kFloat16, DType::kFloat32, DType::kFloat8E4M3,
+      DType::kFloat8E4M3Ieee, DType::kFloat8E5M2},
      make_matmul,
      {KernelOption::integer(
           "block_m", MatmulOptions{}.block_m, 1, 8,

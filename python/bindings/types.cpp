@@ -22,18 +22,33 @@ std::string tensor_repr(const Tensor& t) {
          std::string(kernel::buffer_name(t.buffer())) + ")";
 }
 
-// NKI's .ap(indirect_dim=d): a scalar or vector offset moves the start by the elements of one
-// step along d (the product of t's later dims, in t's dtype), counted in `view`'s elements.
-std::int64_t indirect_step(const Tensor& t, int indirect_dim, DType view) {
-  std::int64_t step = 1;
-  for (int d = indirect_dim + 1; d < t.ndim(); ++d) step *= t.dim(d);
-  const auto bytes = step * static_cast<std::int64_t>(numerics::storage_bytes(t.dtype()));
+// t's elements as a whole number of `view` elements (what .ap(dtype=) counts in).
+std::int64_t in_view_elements(std::int64_t elements, DType from, DType view, const char* what) {
+  const auto bytes = elements * static_cast<std::int64_t>(numerics::storage_bytes(from));
   const auto unit = static_cast<std::int64_t>(numerics::storage_bytes(view));
   if (bytes % unit != 0)
-    throw kernel::KernelError(kernel_line(),
-                              ".ap(): one step along indirect_dim is not a whole "
-                              "number of the view's elements");
+    throw kernel::KernelError(kernel_line(), std::string(".ap(): ") + what +
+                                                 " is not a whole number of the view's elements");
   return bytes / unit;
+}
+
+// NKI's .ap(indirect_dim=d): a scalar or vector offset moves the start by the stride of t's
+// dim d (for a whole tensor, the product of its later dims), counted in `view`'s elements.
+std::int64_t indirect_step(const Tensor& t, int indirect_dim, DType view) {
+  const std::int64_t stride = t.strides()[static_cast<std::size_t>(indirect_dim)];
+  if (stride <= 0)
+    throw kernel::KernelError(kernel_line(), ".ap(): indirect_dim " + std::to_string(indirect_dim) +
+                                                 " has stride " + std::to_string(stride) +
+                                                 "; a dynamic offset moves along a dim with a "
+                                                 "positive stride");
+  return in_view_elements(stride, t.dtype(), view, "one step along indirect_dim");
+}
+
+// NKI's .ap(offset=): elements after the view's own start (None: the view's start).
+std::int64_t ap_start(const Tensor& t, const py::object& offset, std::optional<DType> dtype) {
+  const std::int64_t base = in_view_elements(t.storage_offset(), t.dtype(),
+                                             dtype.value_or(t.dtype()), "the view's start");
+  return base + (offset.is_none() ? 0 : offset.cast<std::int64_t>());
 }
 
 // .ap(pattern, vector_offset=index): the pattern's first pair is [step, rows], one row per
@@ -56,7 +71,8 @@ Tensor vector_offset_view(const Tensor& t, std::vector<std::array<std::int64_t, 
                            " elements (one index per row)");
   pattern[0][1] = 1;  // the rows are the index's: check the bounds of one row here
   const Tensor row = t.pattern(pattern, start, dtype);
-  return row.rows_at(index, indirect_step(t, indirect_dim, row.dtype()));
+  // An index past the indexed dim is out of range (NKI: "exceed the dimensions").
+  return row.rows_at(index, indirect_step(t, indirect_dim, row.dtype()), t.dim(indirect_dim));
 }
 
 // The NkiTensor methods that make views (views cost nothing at run time).
@@ -104,6 +120,9 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
             return at_kernel_line([&] { return t.view(dtype); });
           },
           py::arg("dtype"))
+      .def("is_indirect",
+           // NKI: a view with a scalar or vector offset (a register or an index tensor).
+           [](const Tensor& t) { return t.is_indirect() || t.is_dynamic(); })
       .def(
           "reinterpret_cast",
           [](const Tensor& t, DType dtype) {
@@ -127,12 +146,12 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
             if (indirect_dim < 0 || indirect_dim >= t.ndim())
               throw py::value_error(".ap(indirect_dim=" + std::to_string(indirect_dim) +
                                     "): the tensor has " + std::to_string(t.ndim()) + " dims");
-            const std::int64_t start = offset.is_none() ? 0 : offset.cast<std::int64_t>();
             if (moved && kernel::is_on_chip(t.buffer()) && indirect_dim == 0)
               throw py::value_error(
                   ".ap(scalar_offset=, indirect_dim=0) of an on-chip tensor: a register moves "
                   "inside the partitions, not across them (use indirect_dim >= 1)");
             return at_kernel_line([&] {
+              const std::int64_t start = ap_start(t, offset, dtype);
               if (indexed)
                 return vector_offset_view(t, pattern, start, dtype, indirect_dim,
                                           vector_offset.cast<Tensor>());

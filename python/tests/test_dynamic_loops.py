@@ -71,6 +71,54 @@ def test_dynamic_range_of_a_register_and_a_while_loop():
     np.testing.assert_array_equal(nki.simulate(kernel)(x), x * np.float32(5 / 8))
 
 
+def test_nested_loops_run_the_inner_body_on_every_outer_trip():
+    """out[i] = sum of x[0..i] row by row: the inner loop's bound is the outer variable plus
+    one, kept in SBUF and loaded into a register on each outer trip."""
+    def kernel(x):
+        out = nl.ndarray((ROWS, COLS), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((1, COLS), dtype=nl.float32, buffer=nl.sbuf)
+        bound = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+
+        def outer(i):
+            nisa.memset(dst=acc, value=0.0)
+            nisa.register_store(bound, i)
+            nisa.tensor_scalar(dst=bound, data=bound, op0=nl.add, operand0=1)
+            upper = nisa.register_alloc()
+            nisa.register_load(upper, bound)
+
+            def inner(j):
+                row = nl.ndarray((1, COLS), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=row, src=x.ap([[COLS, 1], [1, COLS]], scalar_offset=j))
+                nisa.tensor_tensor(dst=acc, data1=acc, data2=row, op=nl.add)
+
+            nl.fori_loop(0, upper, inner)
+            nisa.dma_copy(dst=out.ap([[COLS, 1], [1, COLS]], scalar_offset=i), src=acc)
+
+        nl.fori_loop(0, ROWS, outer)
+        return out
+
+    x = np.random.default_rng(5).uniform(-1, 1, (ROWS, COLS)).astype(np.float32)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x), np.cumsum(x, axis=0, dtype=np.float32))
+
+
+def test_a_scalar_offset_moves_by_the_stride_of_indirect_dim():
+    """On a slice of columns 16..47, row i of the loop starts i x COLS (the dim's stride)
+    after the slice's start, not i x 32 (the slice's width)."""
+    def kernel(x):
+        out = nl.ndarray((ROWS, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+
+        def body(i):
+            row = nl.ndarray((1, 32), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=row, src=x[:, 16:48].ap([[COLS, 1], [1, 32]], scalar_offset=i))
+            nisa.dma_copy(dst=out.ap([[32, 1], [1, 32]], scalar_offset=i), src=row)
+
+        nl.fori_loop(0, ROWS, body)
+        return out
+
+    x = np.arange(ROWS * COLS, dtype=np.float32).reshape(ROWS, COLS)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x), x[:, 16:48])
+
+
 def _line_of(fragment, fn):
     lines, first = inspect.getsourcelines(fn)
     return first + next(k for k, text in enumerate(lines) if fragment in text)

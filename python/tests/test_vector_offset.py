@@ -37,21 +37,41 @@ def test_dma_copy_gathers_the_indexed_rows():
     np.testing.assert_array_equal(got, data[indices[:, 0]])
 
 
-def test_a_row_step_counts_the_dims_after_indirect_dim():
-    data = uniform((4, 16, 8), seed=3)  # 64 rows of 8 when indexed along dim 1
+def test_indirect_dim_gives_the_row_step_and_the_bound():
+    data = uniform((4, 16, 8), seed=3)  # rows of 8 along dim 1, 16 per batch
 
     def kernel(table, indices):
         out = nl.ndarray((32, 8), dtype=nl.float32, buffer=nl.shared_hbm)
         rows = nl.ndarray((32, 8), dtype=nl.float32, buffer=nl.sbuf)
-        view = table.ap(pattern=[[8, 32], [1, 8]], offset=0,
+        view = table.ap(pattern=[[8, 32], [1, 8]], offset=2 * 16 * 8,  # batch 2
                         vector_offset=load_indices(indices), indirect_dim=1)
+        nisa.dma_copy(dst=rows, src=view)  # gather
+        nisa.dma_copy(dst=out, src=rows)
+        return out
+
+    indices = np.random.default_rng(4).integers(0, 16, (32, 1)).astype(np.uint32)
+    got = nki.simulate(kernel)(data, indices)
+    np.testing.assert_array_equal(got, data[2][indices[:, 0]])
+    indices[5] = 16  # past dim 1, although batch 3 follows in memory
+    expect_error_at(kernel, line_of(kernel, "# gather"), r"index entry 5 is 16, outside the 16 rows",
+                    data, indices)
+
+
+def test_a_view_keeps_its_start_and_strides():
+    """.ap() on a slice addresses the storage from the slice's start; a row moves by the
+    stride of indirect_dim (the table's row, not the slice's width)."""
+    data = uniform((64, 32), seed=15)
+
+    def kernel(table, indices):
+        out = nl.ndarray((4, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+        rows = nl.ndarray((4, 16), dtype=nl.float32, buffer=nl.sbuf)
+        view = table[:, 8:24].ap(pattern=[[32, 4], [1, 16]], vector_offset=load_indices(indices))
         nisa.dma_copy(dst=rows, src=view)
         nisa.dma_copy(dst=out, src=rows)
         return out
 
-    indices = np.random.default_rng(4).integers(0, 64, (32, 1)).astype(np.uint32)
-    got = nki.simulate(kernel)(data, indices)
-    np.testing.assert_array_equal(got, data.reshape(64, 8)[indices[:, 0]])
+    indices = np.array([[3], [5], [7], [9]], np.uint32)
+    np.testing.assert_array_equal(nki.simulate(kernel)(data, indices), data[[3, 5, 7, 9], 8:24])
 
 
 def test_an_out_of_range_index_is_an_error_or_skipped():
@@ -169,6 +189,20 @@ def test_misuse_is_an_error_at_the_kernel_line(body, pattern):
     with pytest.raises(trnsim.Error, match=pattern) as caught:
         nki.simulate(scope["kernel"])(uniform((64, 32)), np.zeros((16, 1), np.uint32))
     assert ":misuse:8:" in str(caught.value), str(caught.value)
+
+
+def test_is_indirect_tells_views_with_a_dynamic_offset():
+    seen = []
+
+    def kernel(table, indices):
+        reg = nisa.register_alloc(0)
+        seen.append(table.is_indirect())
+        seen.append(table.ap(pattern=[[32, 16], [1, 32]], scalar_offset=reg).is_indirect())
+        seen.append(table.ap(pattern=[[32, 16], [1, 32]],
+                             vector_offset=load_indices(indices)).is_indirect())
+
+    nki.simulate(kernel)(uniform((64, 32)), np.zeros((16, 1), np.uint32))
+    assert seen == [False, True, True]
 
 
 def test_vector_and_scalar_offsets_are_mutually_exclusive():

@@ -28,14 +28,21 @@ bool has_control_flow(const KernelIr& ir) {
 }
 
 void extend_lifetimes_over_loops(const KernelIr& ir, std::vector<Lifetime>& life) {
+  // Loop `inner` (index + 1; 0: none) is loop `outer` or lies in its body.
+  const auto within = [&](std::uint32_t inner, std::size_t outer) {
+    for (std::uint32_t l = inner; l != 0; l = ir.loops[l - 1].parent)
+      if (l - 1 == outer) return true;
+    return false;
+  };
   for (std::size_t k = 0; k < ir.loops.size(); ++k) {
     const kernel::Loop& loop = ir.loops[k];
     if (loop.begin == loop.end) continue;
     for (const Storage& s : ir.storages) {
       Lifetime& l = life[s.id];
-      // A tile declared in the body is one per trip; one declared outside and used in it is
-      // read again by the next trip, so it lives through the whole loop.
-      if (l.first == kNone || s.loop == k + 1 || l.last < loop.begin || l.first >= loop.end)
+      // A tile declared in the body (or in a loop inside it) is one per trip; one declared
+      // outside and used in it is read again by the next trip, so it lives through the
+      // whole loop.
+      if (l.first == kNone || within(s.loop, k) || l.last < loop.begin || l.first >= loop.end)
         continue;
       l.first = std::min(l.first, loop.begin);
       l.last = std::max(l.last, loop.end - 1);
@@ -56,24 +63,28 @@ std::vector<Piece> pieces_of(const KernelIr& ir) {
   const std::size_t n = ir.instructions.size();
   std::vector<Piece> out;
   std::size_t run = 0, next_loop = 0;
-  std::size_t open = kNone;  // the loop whose body is being walked
+  std::vector<std::size_t> open;  // the loops whose bodies are being walked, outermost first
   const auto flush = [&](std::size_t i) {
     if (run < i) out.push_back({PieceKind::kStraight, run, i, 0});
     run = i;
   };
   for (std::size_t i = 0; i <= n; ++i) {
-    if (open != kNone && ir.loops[open].end == i) {
-      flush(i);
-      out.push_back({PieceKind::kTail, 0, 0, open});
-      open = kNone;
-    }
-    while (next_loop < ir.loops.size() && ir.loops[next_loop].begin == i) {
-      flush(i);
-      out.push_back({PieceKind::kHead, 0, 0, next_loop});
-      open = next_loop++;
-      if (ir.loops[open].end == i) {  // an empty body
-        out.push_back({PieceKind::kTail, 0, 0, open});
-        open = kNone;
+    // Heads and tails at i: a loop that begins here inside the innermost open one opens
+    // first (even when both bodies end here); otherwise the innermost loop ending here closes.
+    for (;;) {
+      const std::uint32_t innermost =
+          open.empty() ? 0 : static_cast<std::uint32_t>(open.back() + 1);
+      if (next_loop < ir.loops.size() && ir.loops[next_loop].begin == i &&
+          ir.loops[next_loop].parent == innermost) {
+        flush(i);
+        out.push_back({PieceKind::kHead, 0, 0, next_loop});
+        open.push_back(next_loop++);
+      } else if (!open.empty() && ir.loops[open.back()].end == i) {
+        flush(i);
+        out.push_back({PieceKind::kTail, 0, 0, open.back()});
+        open.pop_back();
+      } else {
+        break;
       }
     }
     if (i == n) break;
@@ -156,9 +167,7 @@ class Emitter {
         queues_(std::move(queues)),
         labels_(static_cast<std::size_t>(num_queues)),
         counts_(static_cast<std::size_t>(num_queues), 0),
-        lag_(static_cast<std::size_t>(num_queues) * static_cast<std::size_t>(num_queues), 0),
-        head_branch_(static_cast<std::size_t>(num_queues), 0),
-        body_start_(static_cast<std::size_t>(num_queues), 0) {}
+        lag_(static_cast<std::size_t>(num_queues) * static_cast<std::size_t>(num_queues), 0) {}
 
   std::vector<isa::Instruction>& program() { return out_; }
 
@@ -214,7 +223,10 @@ class Emitter {
   // trips, has no fence of its own).
   void head(const kernel::Loop& loop, bool fence) {
     // Each trip must start with the lag it had on entry: the tail adds the trip's signals.
-    lag_at_head_ = lag_;
+    OpenLoop& open = open_.emplace_back();
+    open.lag_at_head = lag_;
+    open.head_branch.assign(labels_.size(), 0);
+    open.body_start.assign(labels_.size(), 0);
     for (const int q : queues_) {
       if (!loop.is_while) {
         if (const auto* lower = std::get_if<std::int32_t>(&loop.lower)) {
@@ -223,32 +235,35 @@ class Emitter {
           emit(make(isa::RegAdd{loop.var, std::get<isa::Reg>(loop.lower), 0}, loop), q);
         }
       }
-      head_branch_[static_cast<std::size_t>(q)] = out_.size();
+      open.head_branch[static_cast<std::size_t>(q)] = out_.size();
       isa::Instruction leave = make(leave_or_stay(loop, true), loop);
       if (fence) leave.waits = this->fence(q);
       emit(std::move(leave), q);
-      request_label(q, &body_start_[static_cast<std::size_t>(q)]);
+      request_label(q, &open.body_start[static_cast<std::size_t>(q)]);
     }
   }
 
+  // Closes the innermost open loop (loops nest: a tail closes the last head).
   void tail(const kernel::Loop& loop) {
+    OpenLoop& open = open_.back();
     for (const int q : queues_) {
       const auto at = static_cast<std::size_t>(q);
-      catch_up(q, lag_at_head_);  // the next trip, and the exit, lag as the loop's entry
+      catch_up(q, open.lag_at_head);  // the next trip, and the exit, lag as the loop's entry
       if (!loop.is_while) emit(make(isa::RegAdd{loop.var, loop.var, loop.step}, loop), q);
       // A body with nothing on this queue: the back edge is the branch itself.
       auto& pending = labels_[at];
-      if (std::find(pending.begin(), pending.end(), &body_start_[at]) != pending.end()) {
+      if (std::find(pending.begin(), pending.end(), &open.body_start[at]) != pending.end()) {
         pending.clear();
-        body_start_[at] = out_.size();
+        open.body_start[at] = out_.size();
       }
       isa::Branch back = leave_or_stay(loop, false);
-      back.target = static_cast<std::uint32_t>(body_start_[at]);
+      back.target = static_cast<std::uint32_t>(open.body_start[at]);
       emit(make(back, loop), q);
       // The head leaves to the queue's next instruction after the loop.
-      exits_.push_back({head_branch_[at], 0});
+      exits_.push_back({open.head_branch[at], 0});
       request_label(q, &exits_.back().target);
     }
+    open_.pop_back();
   }
 
   // Every queue ends on a `sem`, so that a loop at the end of the program has somewhere to
@@ -345,16 +360,20 @@ class Emitter {
   struct Exit {
     std::size_t branch = 0, target = 0;
   };
+  // A loop whose head is emitted and tail is not: per queue, its head's branch and its
+  // body's start, and every queue's lag when it was entered.
+  struct OpenLoop {
+    std::vector<std::int32_t> lag_at_head;
+    std::vector<std::size_t> head_branch, body_start;
+  };
   const KernelIr& ir_;
   std::vector<int> queues_;
   std::vector<std::vector<std::size_t*>> labels_;  // per queue: slots its next instruction fills
   std::vector<std::uint32_t> counts_;              // signals per queue in the current piece
   std::vector<std::int32_t> lag_;                  // [queue][semaphore]: see lag()
-  std::vector<std::int32_t> lag_at_head_;          // lag_ when the open loop was entered
   std::vector<isa::Instruction> out_;
-  // The open loop (loops do not nest), per queue: its head's branch and its body's start.
-  std::vector<std::size_t> head_branch_, body_start_;
-  std::deque<Exit> exits_;  // a deque: labels point into it
+  std::deque<OpenLoop> open_;  // innermost last; a deque: labels point into its body_start
+  std::deque<Exit> exits_;     // a deque: labels point into it
 };
 
 // Schedules and synchronises one straight piece on its own.

@@ -94,6 +94,9 @@ struct Storage {
 // (KernelIr::registers): isa::Reg indices 0..registers - 1.
 struct Loop {
   std::size_t begin = 0, end = 0;  // the body: IR instructions [begin, end)
+  // The loop whose body holds this one (index + 1 into KernelIr::loops; 0: none). Loops are
+  // in the order they began, so an enclosing loop comes first.
+  std::uint32_t parent = 0;
   bool is_while = false;
   // fori_loop: the loop variable, lower <= var < upper by step; while_loop: the condition
   // register (the body leaves the next condition in it; the loop ends when it is 0).

@@ -131,6 +131,9 @@ class Tensor {
   const Shape& shape() const { return shape_; }
   const std::vector<std::int64_t>& strides() const { return strides_; }
   std::int64_t offset() const { return offset_; }  // elements (on-chip: inside a partition)
+  // Elements from the storage's start to the view's start, as Tensor::pattern counts them
+  // (on-chip: partition_offset() x the elements of one partition, plus offset()).
+  std::int64_t storage_offset(Loc loc = Loc::current()) const;
   std::uint32_t partition_offset() const { return partition_offset_; }  // on-chip only
   int ndim() const { return static_cast<int>(shape_.size()); }
   std::int64_t dim(int d) const;                     // negative d counts from the end
@@ -172,10 +175,13 @@ class Tensor {
   // NKI's .ap(vector_offset=index): dim 0 of this HBM view becomes one row per element of
   // `index` (an SBUF tensor of uint32/int32, read when the operation runs), row r starting
   // index[r] x `row_step` elements after the view's start; the view's own dim-0 size and
-  // step are replaced (a one-row view is the natural start).
-  // Only a DMA takes such a view (nisa::dma_copy gathers or scatters its rows,
-  // nisa::dma_compute adds into them) and it cannot be viewed further.
-  Tensor rows_at(const Tensor& index, std::int64_t row_step, Loc loc = Loc::current()) const;
+  // step are replaced (a one-row view is the natural start). An index of `max_rows` or more
+  // is out of range (NKI: past the indexed dim's size); 0 bounds it by the whole rows the
+  // storage holds after the view's start. Only a DMA takes such a view (nisa::dma_copy
+  // gathers or scatters its rows, nisa::dma_compute adds into them) and it cannot be
+  // viewed further.
+  Tensor rows_at(const Tensor& index, std::int64_t row_step, std::int64_t max_rows = 0,
+                 Loc loc = Loc::current()) const;
   bool is_indirect() const { return indirect_ != nullptr; }
   // What a DMA gets for an indirect view: `rows`, every row of the storage the view can
   // reach (row t at t x row_step; the HBM side of isa::DmaIndirect), and the index.
@@ -332,8 +338,8 @@ inline Range static_range(std::int64_t n) {
 // fori_loop runs body(i) for i in range(lower, upper, step), lower and upper ints or
 // registers, step a positive int, i a read-only register; while_loop runs
 // `r = init; while r != 0: r = body(r)`. State crosses trips through SBUF/HBM only; tiles
-// declared in a body are one per trip and not visible after it; loops do not nest (yet)
-// and may not sit inside no_reorder.
+// declared in a body are one per trip and not visible after it; loops nest (an inner loop
+// runs all its trips on each outer trip) and may not sit inside no_reorder.
 using LoopBound = std::variant<std::int32_t, kernel::Register>;
 void fori_loop(const LoopBound& lower, const LoopBound& upper,
                const std::function<void(const kernel::Register&)>& body, std::int32_t step = 1,

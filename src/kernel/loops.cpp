@@ -3,6 +3,8 @@
 // the compiler makes it a loop of the instruction stream (docs/dynamic-loops.md).
 #include <fmt/core.h>
 
+#include <algorithm>
+
 #include "kernel/tracer.h"
 
 namespace trnsim::kernel {
@@ -41,25 +43,22 @@ void Tracer::check_register(const Register& r, const Loc& loc) const {
 
 void Tracer::begin_loop(Loop loop, const Loc& loc) {
   const isa::Origin where = origin_of(loc);
-  if (open_loop_ != 0)
-    throw KernelError(where,
-                      "a dynamic loop inside another is not supported yet (trnsim compiles one "
-                      "level of fori_loop/while_loop: docs/dynamic-loops.md)",
-                      {{ir_.loops[open_loop_ - 1].origin, "the enclosing loop"}});
   if (order_block_ != 0)
     throw KernelError(where, "a dynamic loop may not sit inside a no_reorder block (NKI 0.6)");
   loop.begin = ir_.instructions.size();
   loop.end = loop.begin;
+  loop.parent = innermost_loop();
   loop.origin = where;
   ir_.loops.push_back(std::move(loop));
-  open_loop_ = static_cast<std::uint32_t>(ir_.loops.size());
+  open_loops_.push_back(static_cast<std::uint32_t>(ir_.loops.size()));
 }
 
-bool Tracer::end_loop() {
-  if (open_loop_ == 0) return false;
-  ir_.loops[open_loop_ - 1].end = ir_.instructions.size();
-  open_loop_ = 0;
-  return true;
+std::optional<std::size_t> Tracer::end_loop() {
+  if (open_loops_.empty()) return std::nullopt;
+  const std::size_t closed = open_loops_.back() - 1;
+  ir_.loops[closed].end = ir_.instructions.size();
+  open_loops_.pop_back();
+  return closed;
 }
 
 void Tracer::add_dependency(std::size_t first, std::size_t end, std::size_t p_first,
@@ -73,14 +72,17 @@ void Tracer::add_dependency(std::size_t first, std::size_t end, std::size_t p_fi
     throw KernelError(where,
                       "depends_on: the producer was recorded after the instruction that "
                       "depends on it (a dependency points back in program order)");
-  // The loop (index + 1, 0: none) an instruction was recorded in; the open loop's body
-  // runs to the end of the trace so far.
+  // The innermost loop (index + 1, 0: none) an instruction was recorded in; an open loop's
+  // body runs to the end of the trace so far. Loops are in the order they began, so the
+  // last one that holds the instruction is the innermost.
   const auto loop_of = [&](std::size_t i) -> std::size_t {
+    std::size_t innermost = 0;
     for (std::size_t l = 0; l < ir_.loops.size(); ++l) {
-      const bool open = l + 1 == open_loop_;
-      if (i >= ir_.loops[l].begin && (open || i < ir_.loops[l].end)) return l + 1;
+      const bool open =
+          std::find(open_loops_.begin(), open_loops_.end(), l + 1) != open_loops_.end();
+      if (i >= ir_.loops[l].begin && (open || i < ir_.loops[l].end)) innermost = l + 1;
     }
-    return 0;
+    return innermost;
   };
   if (loop_of(first) != loop_of(end - 1) || loop_of(p_first) != loop_of(p_end - 1))
     throw KernelError(where,
@@ -98,16 +100,18 @@ void Tracer::add_dependency(std::size_t first, std::size_t end, std::size_t p_fi
 }
 
 bool Tracer::read_only_register(isa::Reg r) const {
-  if (open_loop_ == 0) return false;
-  const Loop& loop = ir_.loops[open_loop_ - 1];
-  if (loop.is_while) return false;
   const auto is = [&](const std::variant<std::int32_t, isa::Reg>& b) {
     return std::holds_alternative<isa::Reg>(b) && std::get<isa::Reg>(b) == r;
   };
-  return loop.var == r || is(loop.lower) || is(loop.upper);
+  // Every enclosing fori_loop reads its variable and bounds on each of its trips.
+  return std::any_of(open_loops_.begin(), open_loops_.end(), [&](std::uint32_t l) {
+    const Loop& loop = ir_.loops[l - 1];
+    return !loop.is_while && (loop.var == r || is(loop.lower) || is(loop.upper));
+  });
 }
 
 Tensor Tensor::offset_by(const Register& r, std::int64_t elements, Loc loc) const {
+  require_direct("a register offset", loc);
   Tracer& tracer = Tracer::current(loc);
   (void)tracer.storage_of(*this, loc);
   tracer.check_register(r, loc);
@@ -280,8 +284,9 @@ Register begin_fori_loop(const LoopBound& lower, const LoopBound& upper, std::in
 
 void end_dynamic_loop(Loc loc) {
   Tracer& t = Tracer::current(loc);
-  if (!t.end_loop()) throw KernelError(origin_of(loc), "end_dynamic_loop: no dynamic loop is open");
-  const Loop& traced = t.ir().loops.back();
+  const std::optional<std::size_t> closed = t.end_loop();
+  if (!closed) throw KernelError(origin_of(loc), "end_dynamic_loop: no dynamic loop is open");
+  const Loop& traced = t.ir().loops[*closed];
   const auto* lo = std::get_if<std::int32_t>(&traced.lower);
   const auto* hi = std::get_if<std::int32_t>(&traced.upper);
   if (!traced.is_while && lo != nullptr && hi != nullptr && *lo < *hi) {

@@ -448,7 +448,10 @@ void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& o, Lo
 
 void dma_indirect(const Tensor& dst, const Tensor& src, const Tensor& index, isa::IndirectMode mode,
                   const DmaOptions& o, Loc loc) {
-  record_dma(isa::DmaIndirect{dst.ap(loc), src.ap(loc), index.ap(loc), mode}, o, loc);
+  isa::DmaIndirect t{dst.ap(loc), src.ap(loc), index.ap(loc), mode};
+  t.accumulate = o.accumulate;  // dma_compute's read-modify-write (validation has its rules)
+  t.oob = o.oob;
+  record_dma(t, o, loc);
 }
 
 namespace {
@@ -480,6 +483,12 @@ void dma_compute_rmw(const Tensor& dst, const std::vector<Tensor>& srcs, const D
   if (scatter && data.is_indirect())
     fail("a scatter adds direct data into dst's rows; the data source has a vector offset too");
   if (!scatter && !data.is_indirect()) fail("no operand has a vector offset");
+  // NKI: a scatter adds SBUF data into HBM rows, a gather adds HBM rows into an SBUF dst.
+  const Tensor& direct = scatter ? data : dst;
+  if (direct.buffer() != kernel::Buffer::kSbuf)
+    fail(fmt::format(
+        "a {} {} SBUF; '{}' is in {}", scatter ? "scatter-add's data" : "gather-add's dst",
+        scatter ? "comes from" : "is in", direct.name(loc), kernel::buffer_name(direct.buffer())));
   const Tensor& indexed_view = scatter ? dst : data;
   const Tensor::IndirectOperands indexed = indexed_view.indirect_operands(loc);
   isa::DmaIndirect t{scatter ? indexed.rows : dst.ap(loc), scatter ? data.ap(loc) : indexed.rows,

@@ -341,7 +341,15 @@ Tensor Tensor::pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, 
 struct Tensor::Indirection {
   Tensor index;
   std::int64_t row_step = 0;
+  std::int64_t max_rows = 0;  // 0: no bound but the storage's
 };
+
+std::int64_t Tensor::storage_offset(Loc loc) const {
+  const Storage& s = Tracer::current(loc).storage_of(*this, loc);
+  if (!is_on_chip(buffer_)) return offset_;
+  const auto per_partition = static_cast<std::int64_t>(s.bytes / numerics::storage_bytes(dtype_));
+  return std::int64_t{partition_offset_} * per_partition + offset_;
+}
 
 void Tensor::require_direct(std::string_view what, const Loc& loc) const {
   if (indirect_)
@@ -350,7 +358,8 @@ void Tensor::require_direct(std::string_view what, const Loc& loc) const {
                           what, name()));
 }
 
-Tensor Tensor::rows_at(const Tensor& index, std::int64_t row_step, Loc loc) const {
+Tensor Tensor::rows_at(const Tensor& index, std::int64_t row_step, std::int64_t max_rows,
+                       Loc loc) const {
   if (!valid_ || !index.valid_) fail(loc, "an indirect view of an invalid tensor or index");
   require_direct("a vector offset", loc);
   index.require_direct("an index", loc);
@@ -368,10 +377,11 @@ Tensor Tensor::rows_at(const Tensor& index, std::int64_t row_step, Loc loc) cons
     fail(loc, fmt::format("the vector offset '{}' is {}; row indices are uint32 or int32",
                           index.name(), numerics::name(index.dtype_)));
   if (row_step < 1) fail(loc, fmt::format("a row step of {} elements (at least 1)", row_step));
+  if (max_rows < 0) fail(loc, fmt::format("a bound of {} rows", max_rows));
   Tensor out = *this;
   out.shape_[0] = index.size();
   out.strides_[0] = row_step;
-  out.indirect_ = std::make_shared<const Indirection>(Indirection{index, row_step});
+  out.indirect_ = std::make_shared<const Indirection>(Indirection{index, row_step, max_rows});
   return out;
 }
 
@@ -387,7 +397,8 @@ Tensor::IndirectOperands Tensor::indirect_operands(Loc loc) const {
     reach += std::max<std::int64_t>(0, strides_[d] * (shape_[d] - 1));
   const std::int64_t room = extent - 1 - offset_ - reach;
   if (room < 0) fail(loc, fmt::format("no whole row of the indirect view fits in '{}'", name()));
-  const std::int64_t rows = room / indirect_->row_step + 1;
+  std::int64_t rows = room / indirect_->row_step + 1;
+  if (indirect_->max_rows > 0) rows = std::min(rows, indirect_->max_rows);
   if (rows > std::numeric_limits<std::uint32_t>::max())
     fail(loc, fmt::format("'{}' has {} rows of the indirect view; an index reaches at most 2^32",
                           name(), rows));

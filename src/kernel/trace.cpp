@@ -104,8 +104,8 @@ NoReorder::~NoReorder() {
 
 bool Tracer::begin_order_block() {
   if (order_block_ != 0) return false;
-  if (open_loop_ != 0)
-    throw KernelError(ir_.loops[open_loop_ - 1].origin,
+  if (in_loop())
+    throw KernelError(ir_.loops[innermost_loop() - 1].origin,
                       "no_reorder inside a dynamic loop's body is not supported (NKI 0.6 keeps "
                       "loops out of no_reorder blocks; trnsim keeps the blocks out of loops too)");
   order_block_ = ++order_blocks_;
@@ -129,7 +129,7 @@ const Storage& Tracer::storage_of(const Tensor& t, const Loc& loc) const {
                                   "must declare its own tensors)",
                                   ir_.name));
   const Storage& s = ir_.storages[t.storage_];
-  if (s.loop != 0 && s.loop != open_loop_)
+  if (s.loop != 0 && std::find(open_loops_.begin(), open_loops_.end(), s.loop) == open_loops_.end())
     throw KernelError(origin_of(loc),
                       fmt::format("'{}' was declared in the body of a dynamic loop: it is one "
                                   "per trip and not visible after the loop (NKI 0.6)",
@@ -186,7 +186,7 @@ Tensor Tracer::declare(Shape shape, DType dtype, Buffer buffer, std::string name
             .origin = where,
             .role = role,
             .fixed_offset = fixed_offset,
-            .loop = open_loop_};
+            .loop = innermost_loop()};
   const std::uint64_t elem = numerics::storage_bytes(dtype);
   const std::optional<std::uint64_t> bytes = bytes_of(shape, is_on_chip(buffer) ? 1 : 0, elem);
   if (!bytes)

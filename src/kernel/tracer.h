@@ -56,11 +56,14 @@ class Tracer {
   // invalid one is a KernelError at `loc`.
   Register new_register(const Loc& loc);
   void check_register(const Register& r, const Loc& loc) const;
-  // Opens `loop` (its body starts at the next instruction; KernelError when a loop is open
-  // or a no_reorder block is) and closes it.
+  // Opens `loop` inside the innermost open one (its body starts at the next instruction;
+  // KernelError inside a no_reorder block) and closes the innermost open loop, returning its
+  // index in KernelIr::loops (nullopt when no loop is open).
   void begin_loop(Loop loop, const Loc& loc);
-  bool in_loop() const { return open_loop_ != 0; }
-  bool end_loop();  // false when no loop is open
+  bool in_loop() const { return !open_loops_.empty(); }
+  std::optional<std::size_t> end_loop();
+  // The innermost open loop (index + 1 into KernelIr::loops; 0: none).
+  std::uint32_t innermost_loop() const { return open_loops_.empty() ? 0 : open_loops_.back(); }
   // Whether the body being traced may not write `r`: a fori_loop's variable and bounds
   // (the loop reads them on every trip, so a write would change its trip count).
   bool read_only_register(isa::Reg r) const;
@@ -92,7 +95,7 @@ class Tracer {
   KernelIr ir_;
   std::uint32_t barriers_ = 0;
   std::uint32_t order_block_ = 0, order_blocks_ = 0;
-  std::uint32_t open_loop_ = 0;  // index + 1 into ir_.loops of the loop being traced
+  std::vector<std::uint32_t> open_loops_;  // outermost first: index + 1 into ir_.loops
   // Per PSUM storage, one flag per byte: 1 where a matmul of this trace wrote.
   std::unordered_map<StorageId, std::vector<std::uint8_t>> matmul_written_;
 };

@@ -191,6 +191,47 @@ TEST(DynamicLoop, TripCountsFromRegistersAndAWhileLoop) {
   EXPECT_EQ(got, (std::vector<float>{0, 1, 2, 3}));
 }
 
+// Loops nest: the inner loop runs all its trips on every trip of the outer one, and its
+// bounds may be the outer loop's variable. Outer i in [0, 4), inner j in [0, i): acc += x[j],
+// then y[i] = acc, so y[i] holds the running sum over 0 + 1 + ... + i inner trips.
+TEST(DynamicLoop, AnInnerLoopRunsAllItsTripsOnEveryOuterTrip) {
+  static constexpr std::int32_t kOuter = 4;
+  const arch::ChipConfig chip = arch::testing::trn3();
+  const HostTensor x = random_tensor("x", DType::kFloat32, {kTiles * kRows, kCols}, 11);
+  const kernel::KernelFn fn = [](std::span<const Tensor> in) {
+    const Tensor y = nl::ndarray({kOuter * kRows, kCols}, DType::kFloat32, nl::shared_hbm, "y");
+    const Tensor acc = nl::zeros({kRows, kCols}, DType::kFloat32);
+    nl::fori_loop(0, kOuter, [&](const Register& i) {
+      nl::fori_loop(0, i, [&](const Register& j) {
+        const Tensor tile = nl::load(in[0](nl::ds(0, kRows), nl::all).offset_by(j, kRows * kCols));
+        nisa::tensor_tensor(acc, acc, tile, isa::AluOp::kAdd);
+      });
+      nl::store(y(nl::ds(0, kRows), nl::all).offset_by(i, kRows * kCols), acc);
+    });
+    return std::vector<Tensor>{y};
+  };
+  const std::vector<kernel::TensorSpec> specs = {x.spec()};
+  const BuiltKernel k = build(fn, specs, chip, {.name = "nested"});
+  ASSERT_EQ(k.ir[0].loops.size(), 2u);
+  EXPECT_EQ(k.ir[0].loops[1].parent, 1u);  // the inner loop sits in the outer one
+  const LaunchResult r = launch(k, chip, std::span<const HostTensor>(&x, 1));
+  EXPECT_TRUE(r.runs[0].hazards.empty());
+  const std::vector<float> v = x.to_floats();
+  std::vector<float> sum(static_cast<std::size_t>(kRows * kCols), 0.0f), want;
+  for (std::int64_t i = 0; i < kOuter; ++i) {
+    for (std::int64_t j = 0; j < i; ++j)
+      for (std::size_t e = 0; e < sum.size(); ++e)
+        sum[e] += v[static_cast<std::size_t>(j * kRows * kCols) + e];
+    want.insert(want.end(), sum.begin(), sum.end());
+  }
+  EXPECT_EQ(r.outputs[0].to_floats(), want);
+  std::size_t adds = 0;
+  for (const sim::Execution& e : r.runs[0].executions)
+    if (std::holds_alternative<isa::TensorTensor>(k.compiled.programs[0].instructions[e.index].op))
+      ++adds;
+  EXPECT_EQ(adds, 0u + 1u + 2u + 3u);
+}
+
 // The shapes of programs the compiler's pieces must get right: loops first and last,
 // back to back, empty, of zero trips, a register operation between them, registers without
 // a loop, and two programs of a logical core.
@@ -252,6 +293,48 @@ TEST(DynamicLoop, EdgeShapesOfPiecesCompileAndRun) {
   EXPECT_EQ(launch(plain, chip, {}).outputs[0].to_floats(), (std::vector<float>{41}));
 }
 
+// Nesting shapes: an inner loop that is its outer loop's whole body (both start and end
+// together), an empty inner loop last in a body, three levels, and a while loop inside a
+// fori_loop. out[k] counts the trips of the innermost body k.
+TEST(DynamicLoop, NestedShapesCompileAndRun) {
+  const arch::ChipConfig chip = arch::testing::trn3();
+  const auto bump = [](const Tensor& counts, std::int64_t k) {
+    nisa::tensor_scalar(counts(0, nl::ds(k, 1)), counts(0, nl::ds(k, 1)), isa::AluOp::kAdd, 1.0f);
+  };
+  const kernel::KernelFn fn = [&](std::span<const Tensor>) {
+    const Tensor counts = nl::zeros({1, 3}, DType::kFloat32);
+    nl::fori_loop(0, 3, [&](const Register&) {  // the inner loop is the whole body
+      nl::fori_loop(0, 2, [&](const Register&) { bump(counts, 0); });
+    });
+    nl::fori_loop(0, 2, [&](const Register&) {  // three levels, an empty loop last
+      nl::fori_loop(0, 2, [&](const Register&) {
+        nl::fori_loop(0, 3, [&](const Register&) { bump(counts, 1); });
+      });
+      nl::fori_loop(0, 5, [](const Register&) {});
+    });
+    nl::fori_loop(0, 2, [&](const Register&) {  // a while loop counting down from 3 inside
+      const Register n = nisa::register_alloc();
+      nisa::register_move(n, 3);
+      nl::while_loop(n, [&](const Register& count) {
+        bump(counts, 2);
+        const Tensor t = nl::ndarray({1, 1}, DType::kInt32);
+        nisa::register_store(t, count);
+        nisa::tensor_scalar(t, t, isa::AluOp::kSubtract, 1.0f);
+        const Register next = nisa::register_alloc();
+        nisa::register_load(next, t);
+        return next;
+      });
+    });
+    const Tensor out = nl::ndarray({1, 3}, DType::kFloat32, nl::shared_hbm, "out");
+    nl::store(out, counts);
+    return std::vector<Tensor>{out};
+  };
+  const BuiltKernel k = build(fn, {}, chip, {.name = "nested_shapes"});
+  const LaunchResult r = launch(k, chip, {});
+  EXPECT_TRUE(r.runs[0].hazards.empty());
+  EXPECT_EQ(r.outputs[0].to_floats(), (std::vector<float>{6, 12, 6}));
+}
+
 std::string trace_error(const kernel::KernelFn& fn) {
   try {
     (void)kernel::trace(fn, {}, arch::testing::trn3(), {.name = "bad"});
@@ -293,12 +376,25 @@ TEST(DynamicLoop, TheTracersRulesAreErrorsAtTheKernelsLine) {
     return std::vector<Tensor>{};
   });
   EXPECT_NE(what.find("not visible after the loop"), std::string::npos) << what;
-  // Loops do not nest (yet), and the step is positive.
+  // In a nested loop the outer loop's variable stays read-only, and a tile of the inner body
+  // is not visible after the inner loop; the step is positive.
   what = trace_error([](std::span<const Tensor>) {
-    nl::fori_loop(0, 2, [](const Register&) { nl::fori_loop(0, 2, [](const Register&) {}); });
+    nl::fori_loop(0, 2, [](const Register& i) {
+      nl::fori_loop(0, 2, [&](const Register&) { nisa::register_move(i, 1); });
+    });
     return std::vector<Tensor>{};
   });
-  EXPECT_NE(what.find("inside another is not supported yet"), std::string::npos) << what;
+  EXPECT_NE(what.find("loop variable and the bounds of fori_loop are read-only"), std::string::npos)
+      << what;
+  what = trace_error([](std::span<const Tensor>) {
+    nl::fori_loop(0, 2, [](const Register&) {
+      Tensor kept;
+      nl::fori_loop(0, 2, [&](const Register&) { kept = nl::zeros({128, 8}, DType::kFloat32); });
+      nisa::memset(kept, 1.0f);
+    });
+    return std::vector<Tensor>{};
+  });
+  EXPECT_NE(what.find("not visible after the loop"), std::string::npos) << what;
   what = trace_error([](std::span<const Tensor>) {
     nl::fori_loop(
         0, 2, [](const Register&) {}, 0);
