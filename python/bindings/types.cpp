@@ -51,6 +51,42 @@ std::int64_t ap_start(const Tensor& t, const py::object& offset, std::optional<D
   return base + (offset.is_none() ? 0 : offset.cast<std::int64_t>());
 }
 
+// A dynamic scalar offset as NKI takes it: a register, or a (1, 1) SBUF tensor whose integer
+// the device reads into a fresh register (register_load) when the kernel gets there.
+kernel::Register scalar_offset_register(const py::object& offset, const char* what) {
+  if (py::isinstance<kernel::Register>(offset)) return offset.cast<kernel::Register>();
+  if (!py::isinstance<Tensor>(offset))
+    throw py::type_error(std::string(what) +
+                         " is a register (nisa.register_alloc) or a (1, 1) SBUF tensor, not " +
+                         std::string(py::repr(offset)));
+  const kernel::Register r = nisa::register_alloc();
+  nisa::register_load(r, offset.cast<Tensor>());
+  return r;
+}
+
+// NKI's select(dim, index): index an int statically, or a (1, 1) SBUF tensor at run time
+// (the view at 0, moved by the value times dim's stride); the dim goes away either way.
+Tensor select(const Tensor& t, int dim, const py::object& index_value) {
+  const int d = dim < 0 ? dim + t.ndim() : dim;
+  if (d < 0 || d >= t.ndim())
+    throw py::index_error("select: dim " + std::to_string(dim) + " of a " +
+                          std::to_string(t.ndim()) + "-dim tensor");
+  const bool dynamic = !py::isinstance<py::int_>(index_value);
+  py::list key;
+  for (int k = 0; k < d; ++k) key.append(py::slice(py::none(), py::none(), py::none()));
+  key.append(dynamic ? py::int_(0) : index_value);
+  const Tensor picked = index(t, py::tuple(key));
+  if (!dynamic) return picked;
+  if (kernel::is_on_chip(t.buffer()) && d == 0)
+    throw kernel::KernelError(kernel_line(),
+                              "select: a dynamic index of an on-chip tensor "
+                              "cannot pick a partition (dim 0)");
+  return at_kernel_line([&] {
+    const kernel::Register r = scalar_offset_register(index_value, "select(index=)");
+    return picked.offset_by(r, t.strides()[static_cast<std::size_t>(d)]);
+  });
+}
+
 // .ap(pattern, vector_offset=index): the pattern's first pair is [step, rows], one row per
 // index element; row r starts index[r] steps along indirect_dim after the start.
 Tensor vector_offset_view(const Tensor& t, std::vector<std::array<std::int64_t, 2>> pattern,
@@ -120,6 +156,40 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
             return at_kernel_line([&] { return t.view(dtype); });
           },
           py::arg("dtype"))
+      .def(
+          "reshape_dim",
+          [](const Tensor& t, int dim, const std::vector<std::int64_t>& shape) {
+            return at_kernel_line([&] { return t.reshape_dim(dim, shape); });
+          },
+          py::arg("dim"), py::arg("shape"))
+      .def(
+          "flatten_dims",
+          [](const Tensor& t, int start_dim, int end_dim) {
+            return at_kernel_line([&] { return t.flatten_dims(start_dim, end_dim); });
+          },
+          py::arg("start_dim"), py::arg("end_dim"))
+      .def("get_pattern",
+           [](const Tensor& t) {
+             const auto pairs = at_kernel_line([&] { return t.pattern_pairs(); });
+             py::list out;
+             for (const auto& [stride, count] : pairs) {
+               py::list pair;
+               pair.append(stride);
+               pair.append(count);
+               out.append(pair);
+             }
+             return out;
+           })
+      .def("select", &select, py::arg("dim"), py::arg("index"))
+      .def(
+          "vector_select",
+          // NKI: dim 0 of an HBM tensor, one row per index element, each index[r] rows in.
+          [](const Tensor& t, int dim, const Tensor& vector_offset) {
+            if (dim != 0) throw py::value_error("vector_select: dim must be 0 (NKI 0.6)");
+            return at_kernel_line(
+                [&] { return t.rows_at(vector_offset, t.strides()[0], t.dim(0)); });
+          },
+          py::arg("dim"), py::arg("vector_offset"))
       .def("is_indirect",
            // NKI: a view with a scalar or vector offset (a register or an index tensor).
            [](const Tensor& t) { return t.is_indirect() || t.is_dynamic(); })
@@ -141,8 +211,6 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
                   ".ap(): vector_offset and scalar_offset are mutually exclusive");
             if (indexed && !py::isinstance<Tensor>(vector_offset))
               throw py::type_error(".ap(vector_offset=) is an SBUF tensor of row indices");
-            if (moved && !py::isinstance<kernel::Register>(scalar_offset))
-              throw py::type_error(".ap(scalar_offset=) is a register (nisa.register_alloc)");
             if (indirect_dim < 0 || indirect_dim >= t.ndim())
               throw py::value_error(".ap(indirect_dim=" + std::to_string(indirect_dim) +
                                     "): the tensor has " + std::to_string(t.ndim()) + " dims");
@@ -157,7 +225,7 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
                                           vector_offset.cast<Tensor>());
               const Tensor view = t.pattern(pattern, start, dtype);
               if (!moved) return view;
-              return view.offset_by(scalar_offset.cast<kernel::Register>(),
+              return view.offset_by(scalar_offset_register(scalar_offset, ".ap(scalar_offset=)"),
                                     indirect_step(t, indirect_dim, view.dtype()));
             });
           },

@@ -467,6 +467,50 @@ def no_reorder():
 NkiTensor = _core.Tensor  # the type of tensors and tiles (shape, dtype, views, ...)
 
 
+def _rearrange(self, src_pattern, dst_pattern, fixed_sizes=None):
+    """NkiTensor.rearrange (einops-style): split the grouped dims of src_pattern, permute
+    the names into dst_pattern's order, merge its groups; views only (reshape_dim, permute,
+    flatten_dims)."""
+    fixed = dict(fixed_sizes or {})
+    src, dst = tuple(src_pattern), tuple(dst_pattern)
+    if len(src) != self.ndim:
+        raise ValueError(f"rearrange: {len(src)} source dims for a {self.ndim}-dim tensor")
+
+    def names(entry):
+        return tuple(entry) if isinstance(entry, (tuple, list)) else (entry,)
+
+    view = self
+    for dim in reversed(range(len(src))):  # right to left: earlier dims keep their index
+        group = names(src[dim])
+        if len(group) > 1:
+            view = view.reshape_dim(dim, tuple(fixed.get(n, -1) for n in group))
+    atoms = [n for entry in src for n in names(entry)]
+    wanted = [n for entry in dst for n in names(entry)]
+    if sorted(map(str, atoms)) != sorted(map(str, wanted)) or len(set(atoms)) != len(atoms):
+        raise ValueError(f"rearrange: {dst} does not name each dim of {src} exactly once")
+    view = view.permute(tuple(atoms.index(n) for n in wanted))
+    starts, at = [], 0
+    for entry in dst:
+        starts.append((at, at + len(names(entry)) - 1))
+        at += len(names(entry))
+    for first, last in reversed(starts):
+        if last > first:
+            view = view.flatten_dims(first, last)
+    return view
+
+
+def _missing_method(self, name):
+    error = _names.missing("nki.language.NkiTensor", name, dir(NkiTensor))
+    if isinstance(error, AttributeError) and error.args:  # not NKI's: Python's own wording
+        error = AttributeError(error.args[0].replace("module 'nki.language.NkiTensor'",
+                                                     "'NkiTensor' object"))
+    raise error
+
+
+NkiTensor.rearrange = _rearrange
+NkiTensor.__getattr__ = _missing_method  # an NKI 0.6 method trnsim lacks: NotImplementedError
+
+
 class NKIObject:
     """A base for plain objects passed into kernels (NKI's dataclass-like configuration
     objects): its keyword arguments become attributes."""

@@ -17,7 +17,8 @@ END = "<!-- coverage end -->\n"
 
 def table():
     modules = {"nki": nki, "nki.language": nki.language, "nki.isa": nki.isa,
-               "nki.typing": nki.typing, "nki.collectives": nki.collectives}
+               "nki.typing": nki.typing, "nki.collectives": nki.collectives,
+               "nki.language.NkiTensor": nki.language.NkiTensor}
     return _names.coverage_markdown(modules)
 
 

@@ -157,6 +157,15 @@ class Tensor {
   Tensor expand_dim(int dim, Loc loc = Loc::current()) const;
   Tensor squeeze_dim(int dim, Loc loc = Loc::current()) const;
   Tensor reshape(Shape shape, Loc loc = Loc::current()) const;  // contiguous views only
+  // NKI's reshape_dim: dim becomes the dims `sizes` (one may be -1, inferred), row-major
+  // inside the old dim's stride; on chip, not the partition dim.
+  Tensor reshape_dim(int dim, Shape sizes, Loc loc = Loc::current()) const;
+  // NKI's flatten_dims: dims first..last (inclusive) become one; they must walk on from
+  // each other in memory. On chip, first > 0.
+  Tensor flatten_dims(int first, int last, Loc loc = Loc::current()) const;
+  // NKI's get_pattern: one [stride, size] pair per dim; on chip the partition dim's stride
+  // is the elements of one partition, as Tensor::pattern takes it.
+  std::vector<std::array<std::int64_t, 2>> pattern_pairs(Loc loc = Loc::current()) const;
   // Same bytes as another dtype; the last dim is rescaled by the size ratio.
   Tensor view(DType dtype, Loc loc = Loc::current()) const;
   bool is_contiguous() const;

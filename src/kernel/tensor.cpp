@@ -252,6 +252,88 @@ Tensor Tensor::reshape(Shape shape, Loc loc) const {
   return out;
 }
 
+Tensor Tensor::reshape_dim(int dim, Shape sizes, Loc loc) const {
+  require_direct("reshape_dim", loc);
+  const int d = normalize_dim(dim, ndim(), loc, "reshape_dim");
+  const auto at = static_cast<std::size_t>(d);
+  if (sizes.empty()) fail(loc, "reshape_dim: no sizes");
+  std::int64_t known = 1;
+  int inferred = -1;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    if (sizes[k] == -1 && inferred < 0) {
+      inferred = static_cast<int>(k);
+    } else if (sizes[k] < 1) {
+      fail(loc, fmt::format("reshape_dim: size {} in {} (one -1 at most, others >= 1)", sizes[k],
+                            shape_text(sizes)));
+    } else {
+      known *= sizes[k];
+    }
+  }
+  if (inferred >= 0) {
+    if (shape_[at] % known != 0)
+      fail(loc,
+           fmt::format("reshape_dim: {} does not divide dim {} of size {}", known, d, shape_[at]));
+    sizes[static_cast<std::size_t>(inferred)] = shape_[at] / known;
+    known = shape_[at];
+  }
+  if (known != shape_[at])
+    fail(loc, fmt::format("reshape_dim: {} has {} elements; dim {} has {}", shape_text(sizes),
+                          known, d, shape_[at]));
+  if (is_on_chip(buffer_) && d == 0 && sizes.size() != 1)
+    fail(loc, "reshape_dim cannot split the partition dim of an on-chip tile");
+  Tensor out = *this;
+  out.shape_.erase(out.shape_.begin() + d);
+  out.strides_.erase(out.strides_.begin() + d);
+  std::int64_t stride = strides_[at];
+  for (std::size_t k = sizes.size(); k-- > 0;) {
+    out.shape_.insert(out.shape_.begin() + d, sizes[k]);
+    out.strides_.insert(out.strides_.begin() + d, stride);
+    stride *= sizes[k];
+  }
+  return out;
+}
+
+Tensor Tensor::flatten_dims(int first, int last, Loc loc) const {
+  require_direct("flatten_dims", loc);
+  const int a = normalize_dim(first, ndim(), loc, "flatten_dims");
+  const int b = normalize_dim(last, ndim(), loc, "flatten_dims");
+  if (a > b)
+    fail(loc, fmt::format("flatten_dims({}, {}): the first dim comes after the last", a, b));
+  if (is_on_chip(buffer_) && a == 0 && b > 0)
+    fail(loc, "flatten_dims cannot merge the partition dim of an on-chip tile");
+  // Innermost first: each dim of size > 1 must step over all the dims inside it.
+  std::int64_t size = 1, stride = 0, span = 0;
+  for (int k = b; k >= a; --k) {
+    const auto at = static_cast<std::size_t>(k);
+    size *= shape_[at];
+    if (shape_[at] == 1) continue;
+    if (span == 0) {
+      stride = strides_[at];
+    } else if (strides_[at] != stride * span) {
+      fail(loc, fmt::format("flatten_dims({}, {}): dim {} (stride {}) does not step over the dims "
+                            "inside it ({} elements of stride {}): not contiguous in memory",
+                            a, b, k, strides_[at], span, stride));
+    }
+    span = span == 0 ? shape_[at] : span * shape_[at];
+  }
+  Tensor out = *this;
+  const auto lo = static_cast<std::size_t>(a);
+  out.shape_[lo] = size;
+  out.strides_[lo] = span == 0 ? 1 : stride;
+  out.shape_.erase(out.shape_.begin() + a + 1, out.shape_.begin() + b + 1);
+  out.strides_.erase(out.strides_.begin() + a + 1, out.strides_.begin() + b + 1);
+  return out;
+}
+
+std::vector<std::array<std::int64_t, 2>> Tensor::pattern_pairs(Loc loc) const {
+  const Storage& s = Tracer::current(loc).storage_of(*this, loc);
+  std::vector<std::array<std::int64_t, 2>> pairs;
+  for (std::size_t d = 0; d < shape_.size(); ++d) pairs.push_back({strides_[d], shape_[d]});
+  if (is_on_chip(buffer_) && !pairs.empty())
+    pairs[0][0] = static_cast<std::int64_t>(s.bytes / numerics::storage_bytes(dtype_));
+  return pairs;
+}
+
 Tensor Tensor::view(DType dtype, Loc loc) const {
   require_direct("view(dtype)", loc);
   const std::int64_t from = static_cast<std::int64_t>(numerics::storage_bytes(dtype_));

@@ -1,0 +1,126 @@
+"""NkiTensor's view methods (NKI 0.6): reshape_dim, flatten_dims, rearrange, get_pattern,
+select (static and dynamic), vector_select and a tensor as .ap's scalar_offset, each moving
+real data against NumPy, and their errors at the kernel's own line."""
+
+import numpy as np
+import pytest
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+from helpers import expect_error_at, line_of, uniform
+
+F32 = np.float32
+
+
+def copy_out(view, shape):
+    """Copies an SBUF view into a new shared HBM tensor of `shape` (same element order)."""
+    out = nl.ndarray(shape, dtype=view.dtype, buffer=nl.shared_hbm)
+    tile = nl.ndarray(view.shape, dtype=view.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=tile, src=view)
+    nisa.dma_copy(dst=out, src=tile)
+    return out
+
+
+def test_rearrange_splits_permutes_and_merges():
+    def kernel(x):
+        t = nl.load(x)  # (128, 24)
+        view = t.rearrange(("b", ("h", "w")), ("b", "w", "h"), {"h": 4})  # (128, 6, 4)
+        return copy_out(view, (128, 6, 4))
+
+    x = uniform((128, 24), seed=1)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x),
+                                  x.reshape(128, 4, 6).transpose(0, 2, 1))
+
+
+def test_reshape_dim_and_flatten_dims_are_inverse_views():
+    shapes = []
+
+    def kernel(x):
+        t = nl.load(x)  # (128, 2, 3, 4)
+        merged = t.flatten_dims(1, 2)
+        split = merged.reshape_dim(1, (3, -1))
+        shapes.extend([tuple(merged.shape), tuple(split.shape)])
+        return copy_out(split, (128, 3, 2, 4))
+
+    x = uniform((128, 2, 3, 4), seed=2)
+    got = nki.simulate(kernel)(x)
+    assert shapes == [(128, 6, 4), (128, 3, 2, 4)]
+    np.testing.assert_array_equal(got, x.reshape(128, 3, 2, 4))
+
+
+def test_flatten_dims_refuses_dims_that_do_not_walk_on():
+    def kernel(x):
+        t = nl.load(x)
+        t.permute((0, 2, 1)).flatten_dims(1, 2)  # flatten
+
+    expect_error_at(kernel, line_of(kernel, "# flatten"), r"not contiguous in memory",
+                    uniform((128, 4, 8)))
+
+
+def test_get_pattern_gives_back_the_view_through_ap():
+    patterns = []
+
+    def kernel(x):
+        t = nl.load(x)
+        part = t[:, 8:40:2]  # a strided view inside the tile
+        patterns.append(part.get_pattern())
+        return copy_out(part.ap(part.get_pattern()), (128, 16))
+
+    x = uniform((128, 64), seed=3)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x), x[:, 8:40:2])
+    assert patterns == [[[64, 128], [2, 16]]]  # on chip: [elements per partition, partitions]
+
+
+def test_select_picks_statically_or_at_run_time():
+    def kernel(x, index):
+        idx = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=idx, src=index)
+        static = nl.load(x.select(0, 1))
+        dynamic = nl.load(x.select(0, idx))
+        out = nl.ndarray((2, 16, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out[0], value=static)
+        nl.store(out[1], value=dynamic)
+        return out
+
+    x = uniform((4, 16, 32), seed=4)
+    got = nki.simulate(kernel)(x, np.array([[3]], np.int32))
+    np.testing.assert_array_equal(got[0], x[1])
+    np.testing.assert_array_equal(got[1], x[3])
+
+
+def test_a_tensor_is_a_scalar_offset_too():
+    def kernel(x, index):
+        idx = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=idx, src=index)
+        return copy_out(nl.load(x.ap([[32, 16], [1, 32]], scalar_offset=idx, indirect_dim=0)),
+                        (16, 32))
+
+    x = uniform((64, 32), seed=5)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x, np.array([[7]], np.int32)), x[7:23])
+
+
+def test_vector_select_gathers_rows_per_partition():
+    def kernel(x, indices):
+        idx = nl.ndarray((8, 1), dtype=nl.uint32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=idx, src=indices)
+        rows = nl.load(x.vector_select(0, idx))  # (8, 16, 4)
+        out = nl.ndarray((8, 16, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+        nl.store(out, value=rows)
+        return out
+
+    x = uniform((10, 16, 4), seed=6)
+    indices = np.array([[9], [0], [3], [3], [7], [1], [2], [8]], np.uint32)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x, indices), x[indices[:, 0]])
+
+
+def test_a_method_nki_has_and_trnsim_lacks_says_so():
+    def kernel(x):
+        t = nl.load(x)
+        with pytest.raises(NotImplementedError, match=r"NkiTensor.indirect \(NKI 0.6\) is not "
+                                                      r"implemented in trnsim yet"):
+            t.indirect(t)
+        with pytest.raises(AttributeError, match="no attribute 'no_such_method'"):
+            t.no_such_method()  # noqa: B018
+
+    nki.simulate(kernel)(uniform((128, 4)))
