@@ -99,6 +99,30 @@ TEST(KernelViews, IntegerIndexKeepsTwoDimsOnChipAndDropsInHbm) {
       {{"x", DType::kFloat32, {256, 64}}});
 }
 
+TEST(KernelViews, ReshapeDimAndFlattenDimsSplitAndMergeStrides) {
+  trace_one([](std::span<const Tensor>) {
+    Tensor t = nl::ndarray({128, 2, 3, 4}, DType::kFloat32, nl::sbuf);
+    const Tensor merged = t.flatten_dims(1, 2);
+    EXPECT_EQ(merged.shape(), (Shape{128, 6, 4}));
+    EXPECT_EQ(merged.strides(), (std::vector<std::int64_t>{0, 4, 1}));
+    const Tensor split = merged.reshape_dim(1, {-1, 2});
+    EXPECT_EQ(split.shape(), (Shape{128, 3, 2, 4}));
+    EXPECT_EQ(split.strides(), (std::vector<std::int64_t>{0, 8, 4, 1}));
+    // A strided dim splits into strided dims; size-1 dims do not stop a merge.
+    const Tensor every_other = t.flatten_dims(1, 3).slice(1, 0, 24, 2);
+    EXPECT_EQ(every_other.reshape_dim(1, {3, 4}).strides(), (std::vector<std::int64_t>{0, 8, 2}));
+    EXPECT_EQ(t.expand_dim(2).flatten_dims(1, 3).shape(), (Shape{128, 6, 4}));
+    // get_pattern: on chip, dim 0 pairs with the elements of a partition.
+    EXPECT_EQ(t.pattern_pairs(),
+              (std::vector<std::array<std::int64_t, 2>>{{24, 128}, {12, 2}, {4, 3}, {1, 4}}));
+    EXPECT_THROW((void)t.permute({0, 2, 1, 3}).flatten_dims(1, 2), KernelError);
+    EXPECT_THROW((void)t.flatten_dims(0, 1), KernelError);
+    EXPECT_THROW((void)t.reshape_dim(3, {3, -1}), KernelError);
+    EXPECT_THROW((void)t.reshape_dim(0, {2, 64}), KernelError);
+    return std::vector<Tensor>{};
+  });
+}
+
 TEST(KernelErrors, OutOfRangeSliceNamesTheKernelLine) {
   try {
     trace_one([](std::span<const Tensor>) {
