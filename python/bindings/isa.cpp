@@ -581,11 +581,11 @@ void bind_data_movement(py::module_& m) {
   m.def(
       "dma_transpose",
       [dma_options](const Tensor& dst, const Tensor& src, const py::object& axes, const py::object&,
-                    const py::object&, const py::object&, const py::object& n) {
+                    const py::object&, const py::object& oob, const py::object& n) {
         if (!axes.is_none() && axes.cast<std::vector<int>>() != std::vector<int>{1, 0})
           not_implemented("dma_transpose(axes=" + std::string(py::repr(axes)) +
                           ") (a 2-D transpose, axes=(1, 0), is)");
-        at_kernel_line([&] { nisa::dma_transpose(dst, src, dma_options(n)); });
+        at_kernel_line([&] { nisa::dma_transpose(dst, src, dma_options(n, oob)); });
       },
       py::arg("dst"), py::arg("src"), py::arg("axes") = py::none(),
       py::arg("priority") = py::none(), py::arg("dge_mode") = py::none(),

@@ -57,8 +57,8 @@ DIFFERENCES = {
                                       "an uninitialised dst is an error",
     "nki.isa.dma_copy": "priority, dge_mode and engine are accepted, not modelled (one pool of "
                         "DMA queues)",
-    "nki.isa.dma_transpose": "2-D (axes=(1, 0)) without a vector offset; priority, dge_mode and "
-                             "oob_mode are accepted, not modelled",
+    "nki.isa.dma_transpose": "2-D (axes=(1, 0)), also of a vector-offset view (a gathering "
+                             "transpose); priority and dge_mode are accepted, not modelled",
     "nki.isa.local_gather": "num_valid_indices is not implemented",
     "nki.isa.rand2": "number bounds only",
     "nki.isa.nc_matmul_mx": "tiles rows only: tile_position's column is 0 and tile_size's "

@@ -213,3 +213,36 @@ def test_vector_and_scalar_offsets_are_mutually_exclusive():
 
     with pytest.raises(ValueError, match="mutually exclusive"):
         nki.simulate(kernel)(uniform((64, 32)), np.zeros((16, 1), np.uint32))
+
+
+@pytest.mark.parametrize("columns", [1, 2])
+def test_dma_transpose_of_a_vector_offset_view_gathers_then_transposes(columns):
+    """NKI's gathering transpose: rows indices.T.flatten() of src, transposed into SBUF."""
+    f = 128 * columns
+
+    def kernel(src, indices):
+        out = nl.ndarray((64, f), dtype=src.dtype, buffer=nl.shared_hbm)
+        idx = nl.load(indices)
+        dst = nl.ndarray((64, f), dtype=src.dtype, buffer=nl.sbuf)
+        view = src.ap(pattern=[[64, f], [1, 64]], vector_offset=idx, indirect_dim=0)
+        nisa.dma_transpose(dst=dst, src=view, axes=(1, 0))
+        nisa.dma_copy(dst=out, src=dst)
+        return out
+
+    src = uniform((300, 64), seed=20)
+    indices = np.random.default_rng(21).integers(0, 300, (128, columns)).astype(np.uint32)
+    got = nki.simulate(kernel)(src, indices)
+    np.testing.assert_array_equal(got, src[indices.T.flatten()].T)
+
+
+def test_a_gathering_transpose_checks_its_index_shape():
+    def kernel(src, indices):
+        idx = nl.load(indices)
+        dst = nl.ndarray((64, 96), dtype=src.dtype, buffer=nl.sbuf)
+        view = src.ap(pattern=[[64, 96], [1, 64]], vector_offset=idx)
+        nisa.dma_transpose(dst=dst, src=view)  # transpose
+
+    expect_error_at(kernel, line_of(kernel, "# transpose"),
+                    r"48 partitions of indices with 2 per partition; a gathering transpose takes "
+                    r"16 to 128 in multiples of 16, exactly 128",
+                    uniform((300, 64)), np.zeros((48, 2), np.uint32))

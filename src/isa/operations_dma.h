@@ -50,7 +50,9 @@ struct DmaTranspose {
 // partition of the SBUF side and `partition_step` elements of the HBM side. index: uint32/int32
 // (NKI's .ap(vector_offset=)). accumulate=add is dma_compute's read-modify-write: the row is
 // added to (fp32 inside, one rounding into dst); a scatter's indices must then be unique.
-// oob=skip leaves out the rows whose index is outside the indexed side.
+// oob=skip leaves out the rows whose index is outside the indexed side. transpose=true is
+// dma_transpose of a gathered view: dst[F, R] = (src rows idx[0..R))^T, the index read in
+// column-major order (NKI: indices.T.flatten()).
 struct DmaIndirect {
   static constexpr std::string_view kName = "dma_indirect";
   static constexpr OpClass kClass = OpClass::kDmaTransfer;
@@ -60,6 +62,7 @@ struct DmaIndirect {
   IndirectMode mode = IndirectMode::kGather;
   DmaAccumulate accumulate = DmaAccumulate::kNone;
   OobMode oob = OobMode::kError;
+  bool transpose = false;
   template <class V>
   void fields(V&& v) {
     v("dst", dst, Role::kReadWrite);
@@ -68,6 +71,7 @@ struct DmaIndirect {
     v("mode", mode, Role::kAttr);
     v("accumulate", accumulate, Role::kAttr);
     v("oob", oob, Role::kAttr);
+    v("transpose", transpose, Role::kAttr);
   }
 };
 

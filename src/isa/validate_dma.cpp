@@ -74,9 +74,49 @@ void check_op(Checker& c, const DmaTranspose& op) {
   }
 }
 
+namespace {
+
+// ISA (dma_transpose with an indirect source): a gather then a 2-D transpose into SBUF.
+// Indices: uint32, 16..128 partitions in multiples of 16, exactly 128 when they have more
+// than one column; gathered rows a multiple of 16; the transpose's dtype and shape rules.
+void check_gather_transpose(Checker& c, const DmaIndirect& op) {
+  c.require_generation(Generation::kGen3, "dma_transpose");
+  if (op.mode != IndirectMode::kGather || op.accumulate != DmaAccumulate::kNone) {
+    c.add("transpose", "a transposing dma_indirect is a plain gather (mode=gather, no accumulate)");
+    return;
+  }
+  c.require_memory("dst", op.dst, {Memory::kSbuf});
+  c.require_dtype("index", op.index, {DType::kUInt32});
+  c.require_same_dtype("dst", op.dst, "src", op.src, "dma_transpose does not cast");
+  const std::size_t bytes = numerics::storage_bytes(op.src.dtype);
+  if (bytes != 2 && bytes != 4)
+    c.add("src", fmt::format("dtype {} is not a 2- or 4-byte type", numerics::name(op.src.dtype)));
+  const std::uint32_t p = op.index.partitions;
+  if (p < 16 || p > 128 || p % 16 != 0 || (op.index.free_elements() > 1 && p != 128)) {
+    c.add("index", fmt::format("{} partitions of indices with {} per partition; a gathering "
+                               "transpose takes 16 to 128 in multiples of 16, exactly 128 with "
+                               "more than one per partition",
+                               p, op.index.free_elements()));
+  }
+  const std::uint64_t rows = op.index.total_elements();
+  if (rows % 16 != 0)
+    c.add("index",
+          fmt::format("{} gathered rows; a gathering transpose takes a multiple of 16", rows));
+  if (op.dst.partitions != op.src.free_elements() || op.dst.free_elements() != rows) {
+    c.add("dst", fmt::format("shape {} is not the transpose of {} gathered rows of {} elements",
+                             shape_of(op.dst), rows, op.src.free_elements()));
+  }
+}
+
+}  // namespace
+
 void check_op(Checker& c, const DmaIndirect& op) {
   c.require_memory("index", op.index, {Memory::kSbuf});
   c.require_dtype("index", op.index, {DType::kUInt32, DType::kInt32});
+  if (op.transpose) {
+    check_gather_transpose(c, op);
+    return;
+  }
   const bool gather = op.mode == IndirectMode::kGather;
   const AccessPattern& indexed_side = gather ? op.dst : op.src;
   if (op.index.total_elements() != indexed_side.partitions) {

@@ -443,6 +443,15 @@ void dma_copy(const Tensor& dst, const Tensor& src, const DmaOptions& o, Loc loc
 }
 
 void dma_transpose(const Tensor& dst, const Tensor& src, const DmaOptions& o, Loc loc) {
+  if (src.is_indirect()) {
+    // NKI's gathering transpose: dst[F, R] = (the R rows the vector offset picks)^T.
+    const Tensor::IndirectOperands indexed = src.indirect_operands(loc);
+    isa::DmaIndirect t{dst.ap(loc), indexed.rows, indexed.index, isa::IndirectMode::kGather};
+    t.transpose = true;
+    t.oob = o.oob;
+    record_dma(t, o, loc);
+    return;
+  }
   record_dma(isa::DmaTranspose{dst.ap(loc), src.ap(loc)}, o, loc);
 }
 

@@ -85,7 +85,45 @@ void execute_op(const isa::DmaTranspose& op, CoreOperandIO& io) {
   io.store_bytes(op.dst, out);
 }
 
+// dma_transpose of gathered rows: row j of the gather is src row flat[j], the index read in
+// column-major order (NKI: indices.T.flatten()); dst[f, j] = that row's element f.
+void gather_transpose(const isa::DmaIndirect& op, CoreOperandIO& io) {
+  const std::vector<std::int64_t> words = load_indices(op.index, io);
+  const std::uint64_t per_partition = free_element_count(op.index);
+  const std::uint32_t partitions = op.index.partitions;
+  const std::uint64_t row_elements = free_element_count(op.src);
+  const std::size_t esize = element_bytes(op.src);
+  const std::size_t rows = words.size();
+  if (op.dst.partitions != row_elements || free_element_count(op.dst) != rows)
+    io.fail(fmt::format("a transpose of {} gathered rows of {} needs a [{}, {}] dst, got [{}, {}]",
+                        rows, row_elements, row_elements, rows, op.dst.partitions,
+                        free_element_count(op.dst)));
+  std::vector<std::uint8_t> out(rows * row_elements * esize);
+  const bool skip = op.oob == isa::OobMode::kSkip;
+  if (skip) out = io.load_bytes(op.dst);  // skipped columns keep what dst held
+  for (std::size_t j = 0; j < rows; ++j) {
+    const std::size_t p = j % partitions, k = j / partitions;
+    const std::int64_t target = words[p * per_partition + k];
+    if (target < 0 || target >= static_cast<std::int64_t>(op.src.partitions)) {
+      if (skip) continue;
+      io.fail(
+          fmt::format("index [{}, {}] (gathered row {}) is {}, outside the {} rows [0, {}) "
+                      "of 'src'",
+                      p, k, j, target, op.src.partitions, op.src.partitions));
+    }
+    const std::vector<std::uint8_t> row =
+        io.load_bytes(row_of(op.src, static_cast<std::uint32_t>(target)));
+    for (std::uint64_t f = 0; f < row_elements; ++f)
+      std::memcpy(out.data() + (f * rows + j) * esize, row.data() + f * esize, esize);
+  }
+  io.store_bytes(op.dst, out);
+}
+
 void execute_op(const isa::DmaIndirect& op, CoreOperandIO& io) {
+  if (op.transpose) {
+    gather_transpose(op, io);
+    return;
+  }
   const std::vector<std::int64_t> rows = load_indices(op.index, io);
   const bool gather = op.mode == isa::IndirectMode::kGather;
   // Gather: dst row r <- src row rows[r]. Scatter: dst row rows[r] <- src row r.

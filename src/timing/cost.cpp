@@ -406,7 +406,9 @@ void CostModel::plan_dma(const isa::Instruction& inst, DmaPlan& plan, bool share
   if (!sides) return;
   const AccessPattern* dst = sides->dst;
   const AccessPattern* src = sides->src;
-  if (std::holds_alternative<isa::DmaTranspose>(inst.op)) {
+  const auto* indirect_op = std::get_if<isa::DmaIndirect>(&inst.op);
+  if (std::holds_alternative<isa::DmaTranspose>(inst.op) ||
+      (indirect_op != nullptr && indirect_op->transpose)) {
     // DMA transpose reaches up to 90% of copy throughput from HBM, 50% SBUF->SBUF (ARCH-v3).
     plan.engine_bytes_per_ns *= src->memory == Memory::kHbm ? 0.9 : 0.5;
   }

@@ -220,6 +220,35 @@ TEST(DmaIndirect, AScatterAddWithARepeatedIndexIsAnError) {
   EXPECT_NE(e->why().find("index entries 0 and 2 both name row 4"), std::string::npos) << e->what();
 }
 
+TEST(DmaIndirect, AGatheringTransposeReadsTheIndexByColumnsAndSkipsOutOfRangeRows) {
+  // Index [128 partitions, 2 per partition]: gathered row j = k * 128 + p is table row
+  // index[p, k] (the columns one after another); indices 10 and 11 are past the table's 10
+  // rows and skipped, so their dst columns keep -1.
+  IndirectFixture fx;
+  constexpr std::uint32_t kParts = 128, kCols = 2, kRows = kParts * kCols;
+  std::vector<std::uint32_t> index(kRows);
+  for (std::uint32_t p = 0; p < kParts; ++p)
+    for (std::uint32_t k = 0; k < kCols; ++k) index[p * kCols + k] = (p * 3 + k * 5) % 12;
+  fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, kParts, 4096, to_bytes(index));
+  fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kWidth, 0,
+              to_bytes(std::vector<float>(std::size_t{fx.kWidth} * kRows, -1.0f)));
+  isa::DmaIndirect op;
+  op.src = fx.table_ap();
+  op.dst = sbuf(DType::kFloat32, 0, fx.kWidth, 0, {{1, kRows}});
+  op.index = sbuf(DType::kUInt32, 0, kParts, 4096, {{1, kCols}});
+  op.transpose = true;
+  op.oob = isa::OobMode::kSkip;
+  run(fx.device, one(dma_q(0), op));
+  const auto out = from_bytes<float>(
+      read_rows(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kWidth, 0, kRows * 4));
+  for (std::uint32_t f = 0; f < fx.kWidth; ++f)
+    for (std::uint32_t j = 0; j < kRows; ++j) {
+      const std::uint32_t row = index[(j % kParts) * kCols + j / kParts];
+      const float want = row >= fx.kTableRows ? -1.0f : fx.host[row * fx.kWidth + f];
+      ASSERT_EQ(out[f * kRows + j], want) << "f " << f << " j " << j;
+    }
+}
+
 TEST(HbmStorage, ATimingOnlyRunNeedsNoHostMemoryForItsAllocations) {
   // 64 GiB of HBM allocated: a timing-only run touches no data, so no host storage is made;
   // the bytes read as never written. The first functional access creates it.

@@ -63,3 +63,15 @@
 [dma.0] dma_compute dst=sbuf[p0:128, off=0, fp32, [[1,512]]], srcs=[sbuf[p0:128, off=4096, bf16, [[1,512]]], hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]]]
 [dma.0] dma_compute dst=sbuf[p0:128, off=0, fp32, [[1,512]]], srcs=[sbuf[p0:128, off=4096, bf16, [[1,256]]]], reduce_op=multiply  # expected-error {{operand 'reduce_op': operator multiply is not allowed here (allowed: add)}}
 # expected-error@-1 {{operand 'srcs[0]': 32768 elements; dst has 65536 (counts must match)}}
+# -----
+# dma indirect transpose (dma_transpose of a vector-offset view): a plain gather into SBUF, uint32 indices on 16..128 partitions (128 with more than one column), the transpose's shape
+# chip: trn2
+[dma.0] dma_indirect dst=sbuf[p0:64, off=0, bf16, [[1,256]]], src=hbm[p0:300x64, addr=0, bf16, [[1,64]]], index=sbuf[p0:128, off=8192, uint32, [[1,2]]], transpose=true
+[dma.0] dma_indirect dst=sbuf[p0:64, off=0, bf16, [[1,96]]], src=hbm[p0:300x64, addr=0, bf16, [[1,64]]], index=sbuf[p0:48, off=8192, uint32, [[1,2]]], transpose=true  # expected-error {{operand 'index': 48 partitions of indices with 2 per partition; a gathering transpose takes 16 to 128 in multiples of 16, exactly 128 with more than one per partition}}
+[dma.0] dma_indirect dst=sbuf[p0:64, off=0, bf16, [[1,128]]], src=hbm[p0:300x64, addr=0, fp32, [[1,64]]], index=sbuf[p0:128, off=8192, int32, [[1,1]]], transpose=true  # expected-error {{operand 'index': dtype int32 is not allowed here (allowed: uint32)}}
+# expected-error@-1 {{operand 'dst': dtype bfloat16 differs from the src's float32 (dma_transpose does not cast)}}
+[dma.0] dma_indirect dst=sbuf[p0:64, off=0, fp32, [[1,128]]], src=hbm[p0:300x64, addr=0, fp32, [[1,64]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], mode=scatter, transpose=true  # expected-error {{operand 'transpose': a transposing dma_indirect is a plain gather (mode=gather, no accumulate)}}
+# -----
+# dma indirect transpose: NeuronCore-v3 or newer
+# chip: trn1
+[dma.0] dma_indirect dst=sbuf[p0:64, off=0, fp32, [[1,128]]], src=hbm[p0:300x64, addr=0, fp32, [[1,64]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], transpose=true  # expected-error {{dma_transpose needs NeuronCore-v3 or newer (this chip is NeuronCore-v2)}}
