@@ -106,7 +106,7 @@ Tensor vector_offset_view(const Tensor& t, std::vector<std::array<std::int64_t, 
                            " rows and the index " + std::to_string(index.size()) +
                            " elements (one index per row)");
   pattern[0][1] = 1;  // the rows are the index's: check the bounds of one row here
-  const Tensor row = t.pattern(pattern, start, dtype);
+  const Tensor row = t.pattern(pattern, start, dtype.value_or(t.dtype()));
   // An index past the indexed dim is out of range (NKI: "exceed the dimensions").
   return row.rows_at(index, indirect_step(t, indirect_dim, row.dtype()), t.dim(indirect_dim));
 }
@@ -223,7 +223,7 @@ void bind_tensor_views(py::class_<Tensor>& tensor) {
               if (indexed)
                 return vector_offset_view(t, pattern, start, dtype, indirect_dim,
                                           vector_offset.cast<Tensor>());
-              const Tensor view = t.pattern(pattern, start, dtype);
+              const Tensor view = t.pattern(pattern, start, dtype.value_or(t.dtype()));
               if (!moved) return view;
               return view.offset_by(scalar_offset_register(scalar_offset, ".ap(scalar_offset=)"),
                                     indirect_step(t, indirect_dim, view.dtype()));
@@ -272,7 +272,10 @@ void bind_types(py::module_& m) {
                              [](const Tensor& t) { return py::tuple(py::cast(t.shape())); })
       .def_property_readonly("strides",
                              [](const Tensor& t) { return py::tuple(py::cast(t.strides())); })
-      .def_property_readonly("offset", &Tensor::offset)
+      // NKI: elements from the storage's start (on chip, partitions before it count whole).
+      .def_property_readonly(
+          "offset",
+          [](const Tensor& t) { return at_kernel_line([&] { return t.storage_offset(); }); })
       .def_property_readonly("dtype", &Tensor::dtype)
       .def_property_readonly("buffer", &Tensor::buffer)
       .def_property_readonly("ndim", &Tensor::ndim)

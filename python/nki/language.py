@@ -485,6 +485,9 @@ def _rearrange(self, src_pattern, dst_pattern, fixed_sizes=None):
         if len(group) > 1:
             view = view.reshape_dim(dim, tuple(fixed.get(n, -1) for n in group))
     atoms = [n for entry in src for n in names(entry)]
+    for k, entry in enumerate(src):  # a fixed size of an ungrouped name must be its dim's
+        if len(names(entry)) == 1 and entry in fixed and fixed[entry] != self.shape[k]:
+            raise ValueError(f"rearrange: {entry!r} is {self.shape[k]}, not {fixed[entry]}")
     wanted = [n for entry in dst for n in names(entry)]
     if sorted(map(str, atoms)) != sorted(map(str, wanted)) or len(set(atoms)) != len(atoms):
         raise ValueError(f"rearrange: {dst} does not name each dim of {src} exactly once")

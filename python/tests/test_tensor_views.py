@@ -124,3 +124,42 @@ def test_a_method_nki_has_and_trnsim_lacks_says_so():
             t.no_such_method()  # noqa: B018
 
     nki.simulate(kernel)(uniform((128, 4)))
+
+
+def test_ap_counts_in_the_views_dtype_and_from_its_start():
+    """NKI: .ap() reads in the tensor's dtype unless dtype= says otherwise, from the view's
+    start; .offset counts from the storage's start (whole partitions on chip)."""
+    seen = []
+
+    def kernel(x):
+        halves = x.view(nl.int16)[1:2, :]  # row 1 of x as 32 int16 halves
+        out = nl.ndarray((1, 32), dtype=nl.int16, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=halves.ap([[32, 1], [1, 32]]))
+        t = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.sbuf)
+        u = t[32:64, 2:6]
+        seen.append((u.offset, t.ap(pattern=u.get_pattern(), offset=u.offset).offset))
+        return out
+
+    x = np.arange(4 * 16, dtype=np.int32).reshape(4, 16)
+    np.testing.assert_array_equal(nki.simulate(kernel)(x), x.view(np.int16)[1:2])
+    assert seen == [(32 * 16 + 2, 32 * 16 + 2)]
+
+
+def test_ap_of_a_view_with_a_register_offset_is_refused():
+    def kernel(x, index):
+        idx = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=idx, src=index)
+        picked = x.select(0, idx)
+        picked.ap(picked.get_pattern())  # re-pattern
+
+    expect_error_at(kernel, line_of(kernel, "# re-pattern"), r"the pattern would drop the offset",
+                    uniform((4, 16, 32)), np.array([[3]], np.int32))
+
+
+def test_rearrange_checks_a_fixed_size_of_a_plain_dim():
+    def kernel(x):
+        t = nl.load(x)  # (128, 4, 6)
+        with pytest.raises(ValueError, match="'a' is 4, not 5"):
+            t.rearrange(("p", "a", "b"), ("p", "b", "a"), {"a": 5})
+
+    nki.simulate(kernel)(uniform((128, 4, 6)))

@@ -229,10 +229,12 @@ def test_dma_transpose_of_a_vector_offset_view_gathers_then_transposes(columns):
         nisa.dma_copy(dst=out, src=dst)
         return out
 
-    src = uniform((300, 64), seed=20)
+    # bf16 words (a gathering transpose moves 2-byte elements) and the values they hold.
+    words = (uniform((300, 64), seed=20).view(np.uint32) >> 16).astype(np.uint16)
+    values = (words.astype(np.uint32) << 16).view(F32)
     indices = np.random.default_rng(21).integers(0, 300, (128, columns)).astype(np.uint32)
-    got = nki.simulate(kernel)(src, indices)
-    np.testing.assert_array_equal(got, src[indices.T.flatten()].T)
+    got = nki.simulate(kernel)(trnsim.bits(words, nl.bfloat16), indices)
+    np.testing.assert_array_equal(got, values[indices.T.flatten()].T)
 
 
 def test_a_gathering_transpose_checks_its_index_shape():
@@ -245,4 +247,4 @@ def test_a_gathering_transpose_checks_its_index_shape():
     expect_error_at(kernel, line_of(kernel, "# transpose"),
                     r"48 partitions of indices with 2 per partition; a gathering transpose takes "
                     r"16 to 128 in multiples of 16, exactly 128",
-                    uniform((300, 64)), np.zeros((48, 2), np.uint32))
+                    trnsim.typed(uniform((300, 64)), nl.bfloat16), np.zeros((48, 2), np.uint32))

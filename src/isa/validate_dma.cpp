@@ -76,9 +76,10 @@ void check_op(Checker& c, const DmaTranspose& op) {
 
 namespace {
 
-// ISA (dma_transpose with an indirect source): a gather then a 2-D transpose into SBUF.
-// Indices: uint32, 16..128 partitions in multiples of 16, exactly 128 when they have more
-// than one column; gathered rows a multiple of 16; the transpose's dtype and shape rules.
+// ISA (dma_transpose with an indirect source, "DMA Indirect Transpose Constraints"): a
+// gather from HBM then a 2-D transpose into SBUF; a 2-byte dtype; rows of at most 128
+// elements. Indices: uint32, 16..128 partitions in multiples of 16, exactly 128 when they
+// have more than one column; gathered rows a multiple of 16; the transpose's shape.
 void check_gather_transpose(Checker& c, const DmaIndirect& op) {
   c.require_generation(Generation::kGen3, "dma_transpose");
   if (op.mode != IndirectMode::kGather || op.accumulate != DmaAccumulate::kNone) {
@@ -86,11 +87,16 @@ void check_gather_transpose(Checker& c, const DmaIndirect& op) {
     return;
   }
   c.require_memory("dst", op.dst, {Memory::kSbuf});
+  c.require_memory("src", op.src, {Memory::kHbm});
   c.require_dtype("index", op.index, {DType::kUInt32});
   c.require_same_dtype("dst", op.dst, "src", op.src, "dma_transpose does not cast");
-  const std::size_t bytes = numerics::storage_bytes(op.src.dtype);
-  if (bytes != 2 && bytes != 4)
-    c.add("src", fmt::format("dtype {} is not a 2- or 4-byte type", numerics::name(op.src.dtype)));
+  if (numerics::storage_bytes(op.src.dtype) != 2)
+    c.add("src", fmt::format("dtype {} is not a 2-byte type (a gathering transpose moves 2-byte "
+                             "elements)",
+                             numerics::name(op.src.dtype)));
+  if (op.src.free_elements() > 128)
+    c.add("src", fmt::format("rows of {} elements; a gathering transpose takes at most 128",
+                             op.src.free_elements()));
   const std::uint32_t p = op.index.partitions;
   if (p < 16 || p > 128 || p % 16 != 0 || (op.index.free_elements() > 1 && p != 128)) {
     c.add("index", fmt::format("{} partitions of indices with {} per partition; a gathering "

@@ -361,6 +361,10 @@ Tensor Tensor::pattern(const std::vector<std::array<std::int64_t, 2>>& pattern, 
                        std::optional<DType> dtype, Loc loc) const {
   if (!valid_) fail(loc, ".ap() of an invalid (default-constructed) tensor");
   require_direct(".ap()", loc);
+  if (dyn_reg_.present())
+    fail(loc, fmt::format(".ap() of a view of '{}' with a register offset: the pattern would drop "
+                          "the offset (give the pattern first, then the offset)",
+                          name()));
   Tracer& tracer = Tracer::current(loc);
   const Storage& s = tracer.storage_of(*this, loc);
   const DType type = dtype.value_or(s.dtype);

@@ -221,30 +221,34 @@ TEST(DmaIndirect, AScatterAddWithARepeatedIndexIsAnError) {
 }
 
 TEST(DmaIndirect, AGatheringTransposeReadsTheIndexByColumnsAndSkipsOutOfRangeRows) {
-  // Index [128 partitions, 2 per partition]: gathered row j = k * 128 + p is table row
-  // index[p, k] (the columns one after another); indices 10 and 11 are past the table's 10
-  // rows and skipped, so their dst columns keep -1.
-  IndirectFixture fx;
-  constexpr std::uint32_t kParts = 128, kCols = 2, kRows = kParts * kCols;
+  // A bf16 table of 10 rows of 6 words; index [128 partitions, 2 per partition]: gathered row
+  // j = k * 128 + p is table row index[p, k] (the columns one after another); indices 10 and
+  // 11 are past the table and skipped, so their dst columns keep what dst held.
+  Device device(trn3());
+  constexpr std::uint32_t kTable = 10, kWidth = 6, kParts = 128, kCols = 2, kRows = kParts * kCols;
+  std::vector<std::uint16_t> table(kTable * kWidth);
+  for (std::size_t i = 0; i < table.size(); ++i) table[i] = static_cast<std::uint16_t>(0x3F80 + i);
+  const std::uint64_t at = device.allocate(table.size() * 2);
+  device.write(at, to_bytes(table));
   std::vector<std::uint32_t> index(kRows);
   for (std::uint32_t p = 0; p < kParts; ++p)
     for (std::uint32_t k = 0; k < kCols; ++k) index[p * kCols + k] = (p * 3 + k * 5) % 12;
-  fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, kParts, 4096, to_bytes(index));
-  fill_onchip(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kWidth, 0,
-              to_bytes(std::vector<float>(std::size_t{fx.kWidth} * kRows, -1.0f)));
+  fill_onchip(device.core(0), isa::Memory::kSbuf, 0, kParts, 4096, to_bytes(index));
+  fill_onchip(device.core(0), isa::Memory::kSbuf, 0, kWidth, 0,
+              to_bytes(std::vector<std::uint16_t>(std::size_t{kWidth} * kRows, 0xBF80)));
   isa::DmaIndirect op;
-  op.src = fx.table_ap();
-  op.dst = sbuf(DType::kFloat32, 0, fx.kWidth, 0, {{1, kRows}});
+  op.src = hbm(DType::kBFloat16, at, kTable, kWidth, {{1, kWidth}});
+  op.dst = sbuf(DType::kBFloat16, 0, kWidth, 0, {{1, kRows}});
   op.index = sbuf(DType::kUInt32, 0, kParts, 4096, {{1, kCols}});
   op.transpose = true;
   op.oob = isa::OobMode::kSkip;
-  run(fx.device, one(dma_q(0), op));
-  const auto out = from_bytes<float>(
-      read_rows(fx.device.core(0), isa::Memory::kSbuf, 0, fx.kWidth, 0, kRows * 4));
-  for (std::uint32_t f = 0; f < fx.kWidth; ++f)
+  run(device, one(dma_q(0), op));
+  const auto out = from_bytes<std::uint16_t>(
+      read_rows(device.core(0), isa::Memory::kSbuf, 0, kWidth, 0, kRows * 2));
+  for (std::uint32_t f = 0; f < kWidth; ++f)
     for (std::uint32_t j = 0; j < kRows; ++j) {
       const std::uint32_t row = index[(j % kParts) * kCols + j / kParts];
-      const float want = row >= fx.kTableRows ? -1.0f : fx.host[row * fx.kWidth + f];
+      const std::uint16_t want = row >= kTable ? std::uint16_t{0xBF80} : table[row * kWidth + f];
       ASSERT_EQ(out[f * kRows + j], want) << "f " << f << " j " << j;
     }
 }

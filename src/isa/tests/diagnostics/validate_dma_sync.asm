@@ -70,8 +70,12 @@
 [dma.0] dma_indirect dst=sbuf[p0:64, off=0, bf16, [[1,96]]], src=hbm[p0:300x64, addr=0, bf16, [[1,64]]], index=sbuf[p0:48, off=8192, uint32, [[1,2]]], transpose=true  # expected-error {{operand 'index': 48 partitions of indices with 2 per partition; a gathering transpose takes 16 to 128 in multiples of 16, exactly 128 with more than one per partition}}
 [dma.0] dma_indirect dst=sbuf[p0:64, off=0, bf16, [[1,128]]], src=hbm[p0:300x64, addr=0, fp32, [[1,64]]], index=sbuf[p0:128, off=8192, int32, [[1,1]]], transpose=true  # expected-error {{operand 'index': dtype int32 is not allowed here (allowed: uint32)}}
 # expected-error@-1 {{operand 'dst': dtype bfloat16 differs from the src's float32 (dma_transpose does not cast)}}
-[dma.0] dma_indirect dst=sbuf[p0:64, off=0, fp32, [[1,128]]], src=hbm[p0:300x64, addr=0, fp32, [[1,64]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], mode=scatter, transpose=true  # expected-error {{operand 'transpose': a transposing dma_indirect is a plain gather (mode=gather, no accumulate)}}
+# expected-error@-2 {{operand 'src': dtype float32 is not a 2-byte type (a gathering transpose moves 2-byte elements)}}
+[dma.0] dma_indirect dst=sbuf[p0:128, off=0, bf16, [[1,256]]], src=sbuf[p0:128, off=2048, bf16, [[1,200]]], index=sbuf[p0:128, off=8192, uint32, [[1,2]]], transpose=true  # expected-error {{operand 'src': must be in hbm, not sbuf}}
+# expected-error@-1 {{operand 'src': rows of 200 elements; a gathering transpose takes at most 128}}
+# expected-error@-2 {{operand 'dst': shape [128, 256] is not the transpose of 256 gathered rows of 200 elements}}
+[dma.0] dma_indirect dst=sbuf[p0:64, off=0, bf16, [[1,128]]], src=hbm[p0:300x64, addr=0, bf16, [[1,64]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], mode=scatter, transpose=true  # expected-error {{operand 'transpose': a transposing dma_indirect is a plain gather (mode=gather, no accumulate)}}
 # -----
 # dma indirect transpose: NeuronCore-v3 or newer
 # chip: trn1
-[dma.0] dma_indirect dst=sbuf[p0:64, off=0, fp32, [[1,128]]], src=hbm[p0:300x64, addr=0, fp32, [[1,64]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], transpose=true  # expected-error {{dma_transpose needs NeuronCore-v3 or newer (this chip is NeuronCore-v2)}}
+[dma.0] dma_indirect dst=sbuf[p0:64, off=0, bf16, [[1,128]]], src=hbm[p0:300x64, addr=0, bf16, [[1,64]]], index=sbuf[p0:128, off=8192, uint32, [[1,1]]], transpose=true  # expected-error {{dma_transpose needs NeuronCore-v3 or newer (this chip is NeuronCore-v2)}}
