@@ -265,8 +265,9 @@ Tensor Tensor::reshape_dim(int dim, Shape sizes, Loc loc) const {
     } else if (sizes[k] < 1) {
       fail(loc, fmt::format("reshape_dim: size {} in {} (one -1 at most, others >= 1)", sizes[k],
                             shape_text(sizes)));
-    } else {
-      known *= sizes[k];
+    } else if (__builtin_mul_overflow(known, sizes[k], &known) || known > shape_[at]) {
+      fail(loc, fmt::format("reshape_dim: {} has more elements than dim {} ({})", shape_text(sizes),
+                            d, shape_[at]));
     }
   }
   if (inferred >= 0) {

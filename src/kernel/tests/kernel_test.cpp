@@ -119,6 +119,8 @@ TEST(KernelViews, ReshapeDimAndFlattenDimsSplitAndMergeStrides) {
     EXPECT_THROW((void)t.flatten_dims(0, 1), KernelError);
     EXPECT_THROW((void)t.reshape_dim(3, {3, -1}), KernelError);
     EXPECT_THROW((void)t.reshape_dim(0, {2, 64}), KernelError);
+    EXPECT_THROW((void)t.reshape_dim(3, {std::int64_t{1} << 40, std::int64_t{1} << 40}),
+                 KernelError);  // no overflow into a wrong size
     return std::vector<Tensor>{};
   });
 }
