@@ -98,6 +98,11 @@ std::string closest(std::string_view name, const std::vector<std::string>& candi
   return util::closest(name, candidates, /*prefixes_are_close=*/true);
 }
 
+std::string did_you_mean(std::string_view name, const std::vector<std::string>& candidates) {
+  const std::string near = closest(name, candidates);
+  return near.empty() ? std::string() : "; did you mean \"" + near + "\"?";
+}
+
 std::string join(const std::vector<std::string>& items, std::string_view separator) {
   std::string out;
   for (const auto& item : items) {

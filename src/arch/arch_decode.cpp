@@ -170,13 +170,6 @@ namespace {
 
 // ---- decoding ---------------------------------------------------------------------------
 
-// A field written either as a plain value or as {"value": v, "source": ..., "estimate": ...}.
-struct Unwrapped {
-  const json* value = nullptr;
-  Provenance provenance;
-  const json* wrapper = nullptr;  // the object form, for the figure-only keys
-};
-
 class Decoder {
  public:
   // `default_source` is given to values without provenance; when `require_provenance` is
@@ -286,50 +279,10 @@ class Decoder {
     return *v;
   }
 
-  static ConfigError type_error(const std::string& path, const std::string& expected,
-                                const json& got) {
-    return ConfigError(path, fmt::format("expected {}, got {}", expected, describe_value(got)));
-  }
-
   Unwrapped unwrap(const std::string& path, const json& v, bool is_figure) const {
-    Unwrapped u;
-    if (!v.is_object()) {
-      u.value = &v;
-      u.provenance.source = default_source_;
-    } else {
-      std::vector<std::string> allowed = {"value", "source", "estimate"};
-      if (is_figure) {
-        allowed.emplace_back("tolerance");
-        allowed.emplace_back("discrepancy");
-      }
-      for (const auto& [key, item] : v.items()) {
-        if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
-          const auto near = closest(key, allowed);
-          throw ConfigError(path + "." + shorten(key),
-                            fmt::format("unknown key; a parameter object has {}{}", join(allowed),
-                                        near.empty() ? "" : "; did you mean \"" + near + "\"?"));
-        }
-      }
-      const auto value = v.find("value");
-      if (value == v.end()) throw ConfigError(path + ".value", "missing");
-      u.value = &*value;
-      u.wrapper = &v;
-      if (const auto it = v.find("source"); it != v.end()) {
-        if (!it->is_string()) throw type_error(path + ".source", "a string", *it);
-        u.provenance.source = it->get<std::string>();
-      }
-      if (const auto it = v.find("estimate"); it != v.end()) {
-        if (!it->is_boolean()) throw type_error(path + ".estimate", "true or false", *it);
-        u.provenance.estimate = it->get<bool>();
-      }
-      if (u.provenance.source.empty() && !u.provenance.estimate) {
-        u.provenance.source = default_source_;
-      }
-    }
-    if (require_provenance_ && u.provenance.source.empty() && !u.provenance.estimate) {
-      throw ConfigError(path, "a preset value needs a \"source\" or \"estimate\": true");
-    }
-    return u;
+    static const std::vector<std::string> kFigureKeys = {"tolerance", "discrepancy"};
+    return unwrap_field(path, v, is_figure ? kFigureKeys : std::vector<std::string>{},
+                        default_source_, require_provenance_);
   }
 
   Unwrapped decode_param(const std::string& path, const json& v, Param& out, bool is_figure) {
@@ -368,6 +321,60 @@ class Decoder {
 }  // namespace
 
 namespace config_detail {
+
+ConfigError type_error(const std::string& path, const std::string& expected, const json& got) {
+  return ConfigError(path, fmt::format("expected {}, got {}", expected, describe_value(got)));
+}
+
+Unwrapped unwrap_field(const std::string& path, const json& v,
+                       const std::vector<std::string>& extra_keys,
+                       const std::string& default_source, bool require_provenance) {
+  Unwrapped u;
+  if (!v.is_object()) {
+    u.value = &v;
+    u.provenance.source = default_source;
+  } else {
+    std::vector<std::string> allowed = {"value", "source", "estimate"};
+    allowed.insert(allowed.end(), extra_keys.begin(), extra_keys.end());
+    for (const auto& [key, item] : v.items()) {
+      if (std::find(allowed.begin(), allowed.end(), key) == allowed.end()) {
+        throw ConfigError(path + "." + shorten(key),
+                          fmt::format("unknown key; a parameter object has {}{}", join(allowed),
+                                      did_you_mean(key, allowed)));
+      }
+    }
+    const auto value = v.find("value");
+    if (value == v.end()) throw ConfigError(path + ".value", "missing");
+    u.value = &*value;
+    u.wrapper = &v;
+    if (const auto it = v.find("source"); it != v.end()) {
+      if (!it->is_string()) throw type_error(path + ".source", "a string", *it);
+      u.provenance.source = it->get<std::string>();
+    }
+    if (const auto it = v.find("estimate"); it != v.end()) {
+      if (!it->is_boolean()) throw type_error(path + ".estimate", "true or false", *it);
+      u.provenance.estimate = it->get<bool>();
+    }
+    if (u.provenance.source.empty() && !u.provenance.estimate) {
+      u.provenance.source = default_source;
+    }
+  }
+  if (require_provenance && u.provenance.source.empty() && !u.provenance.estimate) {
+    throw ConfigError(path, "a preset value needs a \"source\" or \"estimate\": true");
+  }
+  return u;
+}
+
+Param read_param(const std::string& path, const json& v, const detail::Range& range,
+                 const char* unit, const std::string& default_source, bool require_provenance) {
+  const Unwrapped u = unwrap_field(path, v, {}, default_source, require_provenance);
+  if (!u.value->is_number()) {
+    throw type_error(path, "a number or {\"value\": number, \"source\": ...}", *u.value);
+  }
+  Param out{u.value->get<double>(), u.provenance.source, u.provenance.estimate};
+  detail::check_range(path, out.value, range, unit);
+  return out;
+}
 
 ChipConfig decode(const json& root, const std::string& default_source, bool require_provenance) {
   if (!root.is_object()) {

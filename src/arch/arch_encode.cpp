@@ -25,6 +25,10 @@ json& make_path(json& root, const std::string& path) {
 
 // ---- encoding ---------------------------------------------------------------------------
 
+}  // namespace
+
+namespace config_detail {
+
 json param_json(const Param& p, bool integral) {
   json out = json::object();
   const bool exact_integer = std::isfinite(p.value) && std::floor(p.value) == p.value &&
@@ -38,6 +42,10 @@ json param_json(const Param& p, bool integral) {
   if (p.estimate) out["estimate"] = true;
   return out;
 }
+
+}  // namespace config_detail
+
+namespace {
 
 class Encoder {
  public:

@@ -93,10 +93,14 @@ Nesting measure_nesting(const std::string& text) {
 
 std::string too_deep(std::size_t depth) {
   return fmt::format(
-      "nested {} levels deep; a chip config nests at most {} (its deepest field, "
-      "a published figure, is at level 4)",
+      "nested {} levels deep; a trnsim config nests at most {} (the deepest "
+      "field of a chip config, a published figure, is at level 4)",
       depth, kMaxNesting);
 }
+
+}  // namespace
+
+namespace config_detail {
 
 // The same bound on a value built in memory (load_json), measured without recursion: copying
 // or printing a deeper value would recurse once per level. The error names the top-level field
@@ -186,6 +190,19 @@ json parse_json_text(const std::string& text) {
   }
 }
 
+std::string read_config_file(const std::string& path, const char* what) {
+  try {
+    return util::read_file(path, kMaxFileBytes, what);
+  } catch (const util::Error& e) {
+    util::Diagnostic d = e.diagnostics().front();
+    throw ConfigError("", d.message, std::move(d.where));
+  }
+}
+
+}  // namespace config_detail
+
+namespace {
+
 struct PresetStore {
   std::vector<std::string> names;
   std::map<std::string, std::string> texts;
@@ -208,25 +225,6 @@ const PresetStore& presets() {
   throw ConfigError(field, fmt::format("unknown preset \"{}\"; the presets are {}{}", shorten(name),
                                        join(presets().names),
                                        near.empty() ? "" : "; did you mean \"" + near + "\"?"));
-}
-
-// RFC 7386 merge patch, except that a parameter object ({"value": ...}) is replaced as a
-// whole: a new value must not inherit the old value's source.
-void merge_patch(json& target, const json& patch) {
-  for (const auto& [key, value] : patch.items()) {
-    if (value.is_null()) {
-      target.erase(key);
-      continue;
-    }
-    const auto it = target.find(key);
-    const bool merge_into =
-        it != target.end() && it->is_object() && !it->contains("value") && value.is_object();
-    if (merge_into) {
-      merge_patch(*it, value);
-    } else {
-      target[key] = value;
-    }
-  }
 }
 
 // The fields a patch sets or deletes, as JSON paths; a parameter object or a figure counts as
@@ -265,6 +263,27 @@ std::string overridden_description(const std::string& base_description,
 }
 
 }  // namespace
+
+namespace config_detail {
+
+void merge_patch(json& target, const json& patch) {
+  for (const auto& [key, value] : patch.items()) {
+    if (value.is_null()) {
+      target.erase(key);
+      continue;
+    }
+    const auto it = target.find(key);
+    const bool merge_into =
+        it != target.end() && it->is_object() && !it->contains("value") && value.is_object();
+    if (merge_into) {
+      merge_patch(*it, value);
+    } else {
+      target[key] = value;
+    }
+  }
+}
+
+}  // namespace config_detail
 
 std::vector<std::string> preset_names() {
   return presets().names;
@@ -329,14 +348,7 @@ ChipConfig load_json_text(const std::string& text, const std::string& origin) {
 }
 
 ChipConfig load_file(const std::string& path) {
-  std::string text;
-  try {
-    text = util::read_file(path, kMaxFileBytes, "chip config");
-  } catch (const util::Error& e) {
-    util::Diagnostic d = e.diagnostics().front();
-    throw ConfigError("", d.message, std::move(d.where));
-  }
-  return load_json_text(text, path);
+  return load_json_text(read_config_file(path, "chip config"), path);
 }
 
 ChipConfig load(const std::string& preset_or_path) {

@@ -8,30 +8,9 @@
 #include <string>
 
 #include "arch/arch.h"
+#include "arch/config_json.h"
 
 namespace trnsim::arch::detail {
-
-// The values a numeric field accepts: whole numbers or reals in [min, max], and 0 too when
-// `or_zero` (0 = feature absent). A bound with min == max is the one value the model supports;
-// `why` then says why. Every range is physically generous and keeps every figure the model
-// derives from it finite; docs/arch-config.md lists them all (a test keeps it in step).
-struct Range {
-  bool integral = false;
-  double min = 0;
-  double max = 0;
-  bool or_zero = false;
-  const char* why = nullptr;
-};
-
-constexpr Range integers(double min, double max) {
-  return {true, min, max, false, nullptr};
-}
-constexpr Range reals(double min, double max) {
-  return {false, min, max, false, nullptr};
-}
-constexpr Range reals_or_zero(double min, double max) {
-  return {false, min, max, true, nullptr};
-}
 
 // Ranges shared by several fields.
 constexpr double kKiB = 1024;
@@ -52,15 +31,6 @@ constexpr Range kIsaPartitions = {true, 128, 128, false,
                                   "32-partition quadrants) assume 128"};
 // Published peaks (TFLOPS) and their tolerance.
 constexpr Range kPublishedTflops = reals(1e-3, 1e9);
-
-// "integer" or "number".
-const char* kind_description(const Range& range);
-// "1..1024", "0 or 0.001..64", "128".
-std::string range_description(const Range& range);
-// Throws ConfigError on `path` unless `value` is finite, whole when the range is integral, and
-// in the range; the message names the value, the range and its `unit`. Every conversion of a
-// field to an integer type comes after this check.
-void check_range(const std::string& path, double value, const Range& range, const char* unit);
 
 // Visitor interface (duck-typed; Config may be const):
 //   text(path, std::string&, meaning)

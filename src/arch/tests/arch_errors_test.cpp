@@ -60,7 +60,8 @@ TEST(BadJson, DeepNestingIsRefusedWhereItPassesTheLimit) {
       const std::size_t levels = open + kLevels;
       SCOPED_TRACE(text.substr(0, prefix.size() + 12));
       EXPECT_TRUE(fails_with(
-          text, "", fmt::format("nested {} levels deep; a chip config nests at most 64", levels)));
+          text, "",
+          fmt::format("nested {} levels deep; a trnsim config nests at most 64", levels)));
       try {
         load_json_text(text, "deep.json");
       } catch (const ConfigError& e) {
@@ -101,7 +102,7 @@ TEST(BadJson, DeepNestingInMemoryIsRefused) {
       ADD_FAILURE() << "loaded";
     } catch (const ConfigError& e) {
       EXPECT_EQ(e.field(), "name");
-      EXPECT_NE(e.why().find("nested 100001 levels deep; a chip config nests at most 64"),
+      EXPECT_NE(e.why().find("nested 100001 levels deep; a trnsim config nests at most 64"),
                 std::string::npos)
           << e.what();
     }

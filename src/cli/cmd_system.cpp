@@ -1,0 +1,257 @@
+// `trnsim system`: list, show, validate system presets and files; routes between chips.
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "arch/arch.h"
+#include "cli/commands.h"
+#include "system/system.h"
+#include "util/diagnostic.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+using system::SystemConfig;
+using system::Topology;
+
+// Above this many chips `show` measures routes from chip 0 only (all pairs cost chips^2).
+constexpr int kAllPairsChips = 1024;
+
+void report_system_errors(const std::function<void()>& body) {
+  try {
+    body();
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "{}\n", util::format_exception(e, "trnsim system"));
+    throw CLI::RuntimeError(1);
+  }
+}
+
+// "256 GB/s" or "256 GB/s (estimate)".
+std::string figure(const arch::Param& p, const char* unit) {
+  return fmt::format("{:g} {}{}", p.value, unit, p.estimate ? " (estimate)" : "");
+}
+
+std::string shape_text(const SystemConfig& c) {
+  std::string out;
+  for (const auto& d : c.shape)
+    out += fmt::format("{}{} {}", out.empty() ? "" : " x ", d.name, d.size);
+  return out;
+}
+
+// Paths of the figures marked as estimates, from the exported form.
+std::vector<std::string> estimated_system_fields(const SystemConfig& c) {
+  std::vector<std::string> paths;
+  std::function<void(const nlohmann::json&, const std::string&)> walk =
+      [&](const nlohmann::json& node, const std::string& path) {
+        if (!node.is_object()) return;
+        if (node.contains("value") || node.contains("along") || node.contains("block")) {
+          if (node.value("estimate", false)) paths.push_back(path);
+          if (node.contains("value")) return;
+        }
+        for (const auto& [key, child] : node.items()) {
+          walk(child, path.empty() ? key : path + "." + key);
+        }
+      };
+  walk(system::to_json(c), "");
+  return paths;
+}
+
+void print_links(const SystemConfig& c, const Topology& t) {
+  std::vector<int> counts(t.kind_names().size(), 0);
+  std::vector<int> switch_counts(t.kind_names().size(), 0);
+  for (std::size_t i = 0; i < t.channels().size(); i += 2)
+    ++counts[static_cast<std::size_t>(t.channels()[i].kind)];
+  for (int n = 0; n < t.nodes(); ++n) {
+    if (t.node(n).kind == system::NodeKind::kSwitch)
+      ++switch_counts[static_cast<std::size_t>(t.node(n).group)];
+  }
+  const auto kind_of = [&](const std::string& name) {
+    const auto& names = t.kind_names();
+    return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+  };
+  for (const auto& [name, rule] : c.links) {
+    const std::size_t kind = kind_of(name);
+    fmt::print("  link         {}: {} along {}, {} links; {} per direction, {}\n", name,
+               system::link_pattern_name(rule.pattern), rule.along, counts[kind],
+               figure(rule.bandwidth_gbps, "GB/s"), figure(rule.latency_ns, "ns"));
+  }
+  for (const auto& [name, tier] : c.switches) {
+    const std::size_t kind = kind_of(name);
+    std::string block;
+    for (const auto& [dim, extent] : tier.block)
+      block += fmt::format("{}{} {}", block.empty() ? "" : ", ", dim, extent);
+    fmt::print(
+        "  switch       {} (level {}): {} switches, each joining a block of {} chips ({}); {} "
+        "per port per direction, {} to the switch, {} across it\n",
+        name, tier.level, switch_counts[kind], counts[kind] / std::max(1, switch_counts[kind]),
+        block, figure(tier.port_gbps, "GB/s"), figure(tier.link_latency_ns, "ns"),
+        figure(tier.switch_latency_ns, "ns"));
+  }
+}
+
+void print_routes(const Topology& t) {
+  const int sources = t.chips() <= kAllPairsChips ? t.chips() : 1;
+  int diameter = 0;
+  double worst_ns = 0;
+  double total_hops = 0;
+  double pairs = 0;
+  for (int from = 0; from < sources; ++from) {
+    for (const auto& r : t.routes_from(from)) {
+      if (r.hops() == 0) continue;
+      diameter = std::max(diameter, r.hops());
+      worst_ns = std::max(worst_ns, r.latency_ns);
+      total_hops += r.hops();
+      pairs += 1;
+    }
+  }
+  if (pairs == 0) {
+    fmt::print("  routes       one chip: nothing to route\n");
+    return;
+  }
+  fmt::print(
+      "  routes       {}: at most {} hops ({:g} ns of link and switch latency), {:.2f} on "
+      "average\n",
+      sources == 1 ? "from chip 0" : "between any two chips", diameter, worst_ns,
+      total_hops / pairs);
+}
+
+void print_summary(const SystemConfig& c, const Topology& t) {
+  const auto& chip = c.chip_config;
+  fmt::print("{}: {}\n", c.name, c.description);
+  fmt::print("  chip         {} ({}, {} cores, {} GiB HBM at {:g} GB/s)\n", c.chip,
+             arch::core_name(chip.generation), chip.cores_per_chip, chip.hbm.capacity_gib.value,
+             chip.hbm.bandwidth_gbps.value);
+  fmt::print("  chips        {} = {} per instance x {} instance{}\n", t.chips(), shape_text(c),
+             c.instances, c.instances == 1 ? "" : "s");
+  print_links(c, t);
+  std::string published;
+  if (const auto it = c.published.find("neuronlink_gbps_per_chip"); it != c.published.end()) {
+    published = fmt::format(" (published {:g})", it->second.value);
+  }
+  fmt::print("  NeuronLink   {:g} GB/s per chip per direction over its links and ports{}\n",
+             t.neuronlink_bytes_per_ns(0), published);
+  for (const auto& [key, figure] : c.published) {
+    if (!figure.discrepancy.empty()) fmt::print("    note: {}\n", figure.discrepancy);
+  }
+  fmt::print("  EFA          {} per chip, {} HBM to HBM ({})\n",
+             figure(c.efa.gbit_per_chip, "Gbit/s"), figure(c.efa.latency_ns, "ns"),
+             c.instances > 1 ? "joins the instances" : "unused with one instance");
+  print_routes(t);
+  const double bf16 = arch::chip_peak_tflops(chip, "bf16") * static_cast<double>(t.chips());
+  const double mx = arch::chip_peak_tflops(chip, "mx") * static_cast<double>(t.chips());
+  fmt::print("  peak         {:.1f} PFLOPS bf16{}, {:.1f} TB/s of HBM\n", bf16 / 1000,
+             mx > 0 ? fmt::format(", {:.1f} PFLOPS mx", mx / 1000) : "",
+             chip.hbm.bandwidth_gbps.value * static_cast<double>(t.chips()) / 1000);
+  const auto estimates = estimated_system_fields(c);
+  fmt::print("  estimates    {} figures or rules have no public source:\n", estimates.size());
+  for (const auto& path : estimates) fmt::print("                 {}\n", path);
+  fmt::print("\n{}", system::draw(c, t));
+}
+
+void write_text(const std::string& text, const std::string& output) {
+  std::ofstream out(output, std::ios::binary);
+  out << text;
+  out.close();
+  if (!out) throw std::runtime_error(fmt::format("cannot write \"{}\"", output));
+  fmt::print(stderr, "wrote {}\n", output);
+}
+
+void print_route(const std::string& what, int from, int to) {
+  const SystemConfig c = system::load(what);
+  const Topology t(c);
+  for (const int chip : {from, to}) {
+    if (chip < 0 || chip >= t.chips()) {
+      throw std::runtime_error(
+          fmt::format("{} has chips 0..{}; there is no chip {}", c.name, t.chips() - 1, chip));
+    }
+  }
+  const auto r = t.route(from, to);
+  fmt::print("{} -> {}: {} hops, {:g} ns, narrowest channel {:g} GB/s\n", t.describe(from),
+             t.describe(to), r.hops(), r.latency_ns, r.bytes_per_ns);
+  for (const int ch : r.channels) {
+    const auto& c2 = t.channels()[static_cast<std::size_t>(ch)];
+    fmt::print("  {} -> {} over {} ({:g} GB/s, {:g} ns)\n", t.describe(c2.from), t.describe(c2.to),
+               t.kind_names()[static_cast<std::size_t>(c2.kind)], c2.bytes_per_ns, c2.latency_ns);
+  }
+}
+
+}  // namespace
+
+void register_system_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "system",
+      "Systems of many chips (instances, UltraServers): list the presets, show one with a "
+      "drawing of its topology, validate files, print routes. A system file is JSON; "
+      "{\"base\": \"trn2.48xlarge\", ...} overrides fields of a preset (docs/system-config.md)");
+  cmd->require_subcommand(1);
+
+  cmd->add_subcommand("list", "List the built-in system presets")->callback([] {
+    report_system_errors([] {
+      for (const auto& name : system::preset_names()) {
+        const SystemConfig c = system::load_preset(name);
+        fmt::print("{:<22} {:>4} x {:<5} {}\n", name, c.chips(), c.chip, c.description);
+      }
+    });
+  });
+
+  auto* show = cmd->add_subcommand(
+      "show", "Summarise a system (chips, links, switches, EFA, routes, estimates) and draw it");
+  auto target = std::make_shared<std::string>();
+  auto as_json = std::make_shared<bool>(false);
+  auto dot = std::make_shared<std::string>();
+  show->add_option("system", *target, "System preset name or path to a JSON file")->required();
+  show->add_flag("--json", *as_json, "Print the complete configuration as JSON instead");
+  show->add_option("--dot", *dot, "Also write the topology as a Graphviz DOT file");
+  show->callback([target, as_json, dot] {
+    report_system_errors([&] {
+      const SystemConfig c = system::load(*target);
+      if (*as_json) {
+        fmt::print("{}\n", system::to_json(c).dump(2));
+        return;
+      }
+      const Topology t(c);
+      print_summary(c, t);
+      if (!dot->empty()) write_text(system::to_dot(c, t), *dot);
+    });
+  });
+
+  auto* validate = cmd->add_subcommand(
+      "validate",
+      "Check system files: JSON, field names, types, ranges, the chip, dimensions, published "
+      "figures and that every chip is reachable. Exit code 1 if any file is bad");
+  auto files = std::make_shared<std::vector<std::string>>();
+  validate->add_option("files", *files, "JSON system files (or preset names)")->required();
+  validate->callback([files] {
+    bool all_ok = true;
+    for (const auto& file : *files) {
+      try {
+        const SystemConfig c = system::load(file);
+        fmt::print("{}: ok ({} chips of {})\n", file, c.chips(), c.chip);
+      } catch (const std::exception& e) {
+        fmt::print(stderr, "{}\n", util::format_exception(e, file));
+        all_ok = false;
+      }
+    }
+    if (!all_ok) throw CLI::RuntimeError(1);
+  });
+
+  auto* route = cmd->add_subcommand("route", "Print the route between two chips, hop by hop");
+  auto route_system = std::make_shared<std::string>();
+  auto from = std::make_shared<int>(0);
+  auto to = std::make_shared<int>(0);
+  route->add_option("system", *route_system, "System preset name or path")->required();
+  route->add_option("from", *from, "Source chip number")->required();
+  route->add_option("to", *to, "Destination chip number")->required();
+  route->callback([route_system, from, to] {
+    report_system_errors([&] { print_route(*route_system, *from, *to); });
+  });
+}
+
+}  // namespace trnsim::cli
