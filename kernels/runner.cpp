@@ -56,6 +56,62 @@ ProblemReport build_problem(const Problem& problem, const arch::ChipConfig& chip
   return r;
 }
 
+std::vector<runtime::HostTensor> rank_inputs(const std::vector<runtime::HostTensor>& inputs,
+                                             int rank, int ranks) {
+  if (rank == 0) return inputs;
+  std::vector<runtime::HostTensor> out;
+  for (const runtime::HostTensor& t : inputs) {
+    const std::size_t word = numerics::storage_bytes(t.dtype);
+    const auto words = static_cast<std::size_t>(t.words());
+    const std::size_t shift =
+        words / static_cast<std::size_t>(ranks) * static_cast<std::size_t>(rank);
+    out.push_back(runtime::HostTensor::deferred(t.name, t.dtype, t.shape, [t, word, shift] {
+      const std::vector<std::uint8_t>& bytes = t.bytes();
+      std::vector<std::uint8_t> rotated(bytes.size());
+      std::rotate_copy(bytes.begin(), bytes.begin() + static_cast<std::ptrdiff_t>(shift * word),
+                       bytes.end(), rotated.begin());
+      return rotated;
+    }));
+  }
+  return out;
+}
+
+namespace {
+
+// The first race any core of any rank found, as the run's error.
+void throw_first_hazard(const std::vector<sim::RunResult>& runs, const std::string& label,
+                        const std::string& rank) {
+  for (const auto& run : runs) {
+    if (run.hazards.empty()) continue;
+    util::Diagnostic first = run.hazards.front().diagnostic;
+    first.message =
+        fmt::format("{}{}: the compiled kernel has {} race(s) between queues; first: {}", label,
+                    rank, run.hazards.size(), first.message);
+    throw sim::SimError(std::move(first));
+  }
+}
+
+// Checks every rank's outputs against the reference of its own inputs; the report's check is
+// the first failing rank's, or the one with the largest error.
+void check_ranks(ProblemReport& r, const Problem& problem,
+                 const std::vector<std::vector<runtime::HostTensor>>& inputs,
+                 const std::vector<runtime::LaunchResult>& ranks) {
+  for (std::size_t k = 0; k < ranks.size(); ++k) {
+    Problem own;
+    own.inputs = inputs[k];
+    own.reference = problem.reference;
+    own.tolerance = problem.tolerance;
+    CheckResult c = check(own, ranks[k].outputs);
+    if (!c.ok) c.worst = fmt::format("rank {}: {}", k, c.worst);
+    const bool take =
+        !r.check || (r.check->ok && (!c.ok || c.max_abs_error > r.check->max_abs_error));
+    if (take) r.check = c;
+    r.rank_checks.push_back(std::move(c));
+  }
+}
+
+}  // namespace
+
 void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipConfig& chip,
                     const RunProblemOptions& options) {
   runtime::LaunchOptions launch;
@@ -63,28 +119,47 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
   launch.check_hazards = options.check_hazards;
   launch.power_ramp = options.power_ramp;
   launch.progress = options.progress;
-  r.launch = runtime::launch(r.built, chip, problem.inputs, launch);
-  r.host_seconds = r.launch.host_seconds;
-  r.simulated_ns = r.launch.simulated_ns;
-  for (const auto& run : r.launch.runs) {
-    if (!run.hazards.empty()) {
-      util::Diagnostic first = run.hazards.front().diagnostic;
-      first.message =
-          fmt::format("{}: the compiled kernel has {} race(s) between queues; first: {}",
-                      problem.label, run.hazards.size(), first.message);
-      throw sim::SimError(std::move(first));
+  r.ranks = std::max(1, options.ranks);
+  std::vector<std::vector<runtime::HostTensor>> inputs;
+  if (r.ranks > 1) {
+    for (int k = 0; k < r.ranks; ++k) inputs.push_back(rank_inputs(problem.inputs, k, r.ranks));
+    runtime::RanksResult all = runtime::launch_ranks(r.built, chip, inputs, launch);
+    for (std::size_t k = 0; k < all.ranks.size(); ++k)
+      throw_first_hazard(all.ranks[k].runs, problem.label, fmt::format(" (rank {})", k));
+    r.chip_timing = std::move(all.chip_timing);
+    r.host_seconds = all.host_seconds;
+    r.simulated_ns = all.simulated_ns;
+    if (options.functional) {
+      util::enter(options.progress, util::Progress::Phase::kChecking);
+      const auto start = std::chrono::steady_clock::now();
+      check_ranks(r, problem, inputs, all.ranks);
+      r.check_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    }
+    r.launch = std::move(all.ranks.front());
+    for (std::size_t k = 1; k < all.ranks.size(); ++k) {
+      runtime::LaunchResult& rank = r.other_ranks.emplace_back();
+      rank.runs = std::move(all.ranks[k].runs);  // what the profile and trace show
+      rank.timing = std::move(all.ranks[k].timing);
+      rank.simulated_ns = all.ranks[k].simulated_ns;
+    }
+  } else {
+    r.launch = runtime::launch(r.built, chip, problem.inputs, launch);
+    throw_first_hazard(r.launch.runs, problem.label, "");
+    r.chip_timing = r.launch.chip_timing;
+    r.host_seconds = r.launch.host_seconds;
+    r.simulated_ns = r.launch.simulated_ns;
+    if (options.functional) {
+      util::enter(options.progress, util::Progress::Phase::kChecking);
+      const auto start = std::chrono::steady_clock::now();
+      r.check = check(problem, r.launch.outputs);
+      r.check_seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     }
   }
-  if (options.functional) {
-    util::enter(options.progress, util::Progress::Phase::kChecking);
-    const auto start = std::chrono::steady_clock::now();
-    r.check = check(problem, r.launch.outputs);
-    r.check_seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  }
 
-  r.flops = problem.flops;
-  r.hbm_bytes = problem.hbm_bytes;
+  r.flops = problem.flops * r.ranks;
+  r.hbm_bytes = problem.hbm_bytes * r.ranks;
   r.peak_mode = problem.peak_mode;
   const timing::CostModel formulas(chip);
   const double seconds = r.simulated_ns * 1e-9;
@@ -92,8 +167,9 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
     r.achieved_flops_per_s = r.flops / seconds;
     r.achieved_hbm_bytes_per_s = r.hbm_bytes / seconds;
   }
-  if (!r.peak_mode.empty()) r.peak_flops_per_s = formulas.tensor_peak_flops(r.peak_mode) * r.cores;
-  r.hbm_share_bytes_per_s = chip.hbm.bandwidth_gbps.value * 1e9 / chip.cores_per_chip * r.cores;
+  const int cores = r.cores * r.ranks;
+  if (!r.peak_mode.empty()) r.peak_flops_per_s = formulas.tensor_peak_flops(r.peak_mode) * cores;
+  r.hbm_share_bytes_per_s = chip.hbm.bandwidth_gbps.value * 1e9 / chip.cores_per_chip * cores;
   if (!r.launch.timing.empty() && r.launch.timing.front().total_ns > 0) {
     // The bounding engine of core 0: the compute engine busiest for the longest, or "dma"
     // when the DMA queues together are active longer (the union of their busy intervals,
@@ -128,14 +204,23 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
 }
 
 std::string format_report(const ProblemReport& r) {
-  std::string out =
-      fmt::format("{} on {} ({} core{})\n", r.label, r.chip, r.cores, r.cores == 1 ? "" : "s");
+  std::string out = r.ranks > 1 ? fmt::format("{} on {} ({} ranks of {} core{})\n", r.label, r.chip,
+                                              r.ranks, r.cores, r.cores == 1 ? "" : "s")
+                                : fmt::format("{} on {} ({} core{})\n", r.label, r.chip, r.cores,
+                                              r.cores == 1 ? "" : "s");
   if (r.check) {
+    std::string status = r.check->ok ? "correct" : "WRONG";
+    if (r.ranks > 1) {
+      const auto bad = std::count_if(r.rank_checks.begin(), r.rank_checks.end(),
+                                     [](const CheckResult& c) { return !c.ok; });
+      status = bad == 0 ? fmt::format("correct on all {} ranks", r.ranks)
+                        : fmt::format("WRONG on {} of {} ranks", bad, r.ranks);
+    }
     out += fmt::format(
-        "  result:    {} (max abs error {:.3g}, max rel error {:.3g} over {} elements; "
+        "  result:    {} (max abs error {:.3g}, max rel error {:.3g} over {} elements{}; "
         "tolerance {})\n",
-        r.check->ok ? "correct" : "WRONG", r.check->max_abs_error, r.check->max_rel_error,
-        r.check->checked, r.tolerance);
+        status, r.check->max_abs_error, r.check->max_rel_error, r.check->checked,
+        r.ranks > 1 ? " of the worst rank" : "", r.tolerance);
     if (!r.check->ok) out += fmt::format("  first mismatch: {}\n", r.check->worst);
   } else {
     out += "  result:    not computed (timing only)\n";

@@ -2,7 +2,9 @@
 // share the HBM inputs and outputs, so each must write only its own share of the output (a
 // byte written by both is a WAW hazard the run refuses) and together all of it (the check
 // against the reference). Where the problem has enough independent blocks, two cores must
-// also run at least 1.8x faster than one.
+// also run at least 1.8x faster than one. Then SPMD ranks of logical cores on one chip: each
+// rank correct on inputs of its own, compute-bound ranks as fast as one, memory-bound ones
+// sharing the chip's HBM.
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
@@ -144,6 +146,75 @@ TEST(LogicalCore, TwoCoresRunAtLeast1Point8TimesFaster) {
         << one.label << ": " << one.simulated_ns << " ns on one core, " << two.simulated_ns
         << " ns on two";
   }
+}
+
+TEST(Ranks, RankInputsAreRotationsOfTheProblemsInputs) {
+  const Problem problem = trn3_problem("softmax", {256, 64}, DType::kFloat32);
+  const std::vector<runtime::HostTensor> zero = rank_inputs(problem.inputs, 0, 4);
+  const std::vector<runtime::HostTensor> two = rank_inputs(problem.inputs, 2, 4);
+  ASSERT_EQ(two.size(), problem.inputs.size());
+  EXPECT_EQ(zero[0].bytes(), problem.inputs[0].bytes());
+  EXPECT_EQ(two[0].spec().shape, problem.inputs[0].spec().shape);
+  // Rank 2 of 4 starts half way through rank 0's words.
+  const std::vector<float> x = problem.inputs[0].to_floats(), y = two[0].to_floats();
+  ASSERT_EQ(x.size(), y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], x[(i + x.size() / 2) % x.size()]);
+}
+
+TEST(Ranks, EveryKernelIsCorrectOnEachOfTwoRanksOfTwoCores) {
+  for (const auto& [name, shape] : kCorrectnessShapes) {
+    SCOPED_TRACE(name);
+    const KernelInfo* k = find_kernel(name);
+    ASSERT_NE(k, nullptr) << "no kernel " << name;
+    const ProblemReport r = run_problem(lnc_problem(*k, shape, 2), trn3(), {.ranks = 2});
+    expect_kernel_correct(r);
+    EXPECT_EQ(r.ranks, 2);
+    ASSERT_EQ(r.rank_checks.size(), 2u);
+    for (const CheckResult& c : r.rank_checks) EXPECT_TRUE(c.ok) << c.worst;
+    ASSERT_TRUE(r.chip_timing.has_value());
+    EXPECT_EQ(r.chip_timing->cores.size(), 4u);
+  }
+}
+
+TEST(Ranks, ARankThatReadRankZerosInputsWouldFailItsCheck) {
+  // Were rank 1's HBM tensors rank 0's, it would compute rank 0's outputs: the check against
+  // its own inputs must catch that.
+  const KernelInfo* k = find_kernel("softmax");
+  ASSERT_NE(k, nullptr);
+  Problem problem = lnc_problem(*k, {256, 512}, 1);
+  const ProblemReport r = run_problem(problem, trn3(), {.ranks = 2});
+  ASSERT_EQ(r.rank_checks.size(), 2u);
+  EXPECT_TRUE(r.rank_checks[1].ok);
+  Problem rank1 = problem;
+  rank1.inputs = rank_inputs(problem.inputs, 1, 2);
+  EXPECT_FALSE(check(rank1, r.launch.outputs).ok);  // r.launch: rank 0's
+}
+
+ProblemReport time_ranks(std::string_view kernel, std::string_view chip,
+                         const std::vector<std::int64_t>& shape, int ranks) {
+  const KernelInfo* k = find_kernel(kernel);
+  const arch::ChipConfig c = arch::load_preset(std::string(chip));
+  return run_problem(k->make(shape, k->default_dtype, c), c, {.functional = false, .ranks = ranks});
+}
+
+TEST(Ranks, ComputeBoundRanksKeepTheirTimeMemoryBoundOnesShareTheChipHbm) {
+  // A matmul uses a quarter of its core's HBM share: eight of them do not contend.
+  const ProblemReport one = time_ranks("matmul", "trn3", {2048, 2048, 1024}, 1);
+  const ProblemReport eight = time_ranks("matmul", "trn3", {2048, 2048, 1024}, 8);
+  EXPECT_DOUBLE_EQ(eight.simulated_ns, one.simulated_ns);
+  EXPECT_DOUBLE_EQ(eight.flops, 8 * one.flops);
+  EXPECT_DOUBLE_EQ(eight.peak_flops_per_s, 8 * one.peak_flops_per_s);
+  ASSERT_TRUE(eight.chip_timing.has_value());
+  EXPECT_EQ(eight.chip_timing->hbm_limited_ns, 0.0);
+  // trn2's eight cores' DMA engines (8 x 435 GB/s) outrun its 2.9 TB/s HBM: eight softmax
+  // ranks are slower than one and bounded by the chip's HBM.
+  const ProblemReport alone = time_ranks("softmax", "trn2", {4096, 2048}, 1);
+  const ProblemReport shared = time_ranks("softmax", "trn2", {4096, 2048}, 8);
+  ASSERT_TRUE(shared.chip_timing.has_value());
+  EXPECT_GT(shared.simulated_ns, 1.2 * alone.simulated_ns);
+  EXPECT_GT(shared.chip_timing->hbm_limited_ns, 0.0);
+  EXPECT_LE(shared.chip_timing->achieved_hbm_bytes_per_s, 2900e9);
+  EXPECT_DOUBLE_EQ(shared.hbm_share_bytes_per_s, 2900e9);
 }
 
 }  // namespace

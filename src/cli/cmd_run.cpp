@@ -47,6 +47,7 @@ struct RunArgs {
   std::string compare;            // trnsim profile: the second run, as overrides of the first
   bool compare_given = false;     // --compare was on the command line (even if empty)
   int lnc = 0;                    // 0 = the problem's own
+  int ranks = 1;                  // SPMD ranks on the chip at once
   bool timing_only = false, no_schedule = false, no_power_ramp = false, list = false;
   bool no_hazards = false;
 };
@@ -60,6 +61,7 @@ struct RunSpec {
   kernels::OptionValues options;  // the tuning options set (the others keep their defaults)
   std::string chip = "trn3";
   int lnc = 0;  // 0 = the problem's own
+  int ranks = 1;
   bool schedule = true;
   std::optional<bool> power_ramp;  // unset = the chip's default
   bool check_hazards = true;       // the race detector (--no-hazards: off)
@@ -188,6 +190,7 @@ RunSpec first_spec(const RunArgs& args) {
   s.options = parse_sets(*s.info, args.set);
   s.chip = args.chip;
   s.lnc = args.lnc;
+  s.ranks = args.ranks;
   s.schedule = !args.no_schedule;
   if (args.no_power_ramp) s.power_ramp = false;
   s.check_hazards = !args.no_hazards;
@@ -330,6 +333,7 @@ kernels::RunProblemOptions run_options(const RunSpec& spec, bool timing_only,
   options.compile.schedule = spec.schedule;
   options.power_ramp = spec.power_ramp;
   options.check_hazards = spec.check_hazards;
+  options.ranks = spec.ranks;
   return options;
 }
 
@@ -341,6 +345,11 @@ std::unique_ptr<Run> prepare(const RunSpec& spec, bool timing_only, util::Progre
   run->chip = arch::load(spec.chip);
   run->problem = spec.info->make(spec.shape, spec.dtype, run->chip, spec.options);
   if (spec.lnc > 0) run->problem.lnc = spec.lnc;
+  if (spec.ranks * run->problem.lnc > run->chip.cores_per_chip)
+    throw std::invalid_argument(fmt::format(
+        "--ranks {} of {} core{} each needs {} cores; {} has {} (fewer ranks{})", spec.ranks,
+        run->problem.lnc, run->problem.lnc == 1 ? "" : "s", spec.ranks * run->problem.lnc,
+        run->chip.name, run->chip.cores_per_chip, run->problem.lnc > 1 ? ", or --lnc 1" : ""));
   run->report =
       kernels::build_problem(run->problem, run->chip, run_options(spec, timing_only, progress));
   return run;
@@ -378,9 +387,16 @@ profile::ProfileInput profile_input(const Run& run, std::string title) {
   input.chip = &run.chip;
   input.title = std::move(title);
   const auto& r = run.report;
-  for (std::size_t p = 0; p < r.launch.runs.size(); ++p)
-    input.cores.push_back({static_cast<int>(p), &r.built.compiled.programs[p], &r.launch.runs[p],
-                           p < r.launch.timing.size() ? &r.launch.timing[p] : nullptr});
+  // Every core of every rank (rank k's cores follow rank k - 1's); all ranks run the same
+  // instructions, so rank 0's programs describe them.
+  int core = 0;
+  const auto add_rank = [&](const runtime::LaunchResult& rank) {
+    for (std::size_t p = 0; p < rank.runs.size(); ++p)
+      input.cores.push_back({core++, &r.built.compiled.programs[p], &rank.runs[p],
+                             p < rank.timing.size() ? &rank.timing[p] : nullptr});
+  };
+  add_rank(r.launch);
+  for (const runtime::LaunchResult& rank : r.other_ranks) add_rank(rank);
   return input;
 }
 
@@ -395,6 +411,7 @@ nlohmann::json result_json(const Run& run, const RunSpec& spec, bool timing_only
   j["dtype"] = numerics::name(spec.dtype);
   j["chip"] = r.chip;
   j["lnc"] = r.cores;
+  j["ranks"] = r.ranks;
   nlohmann::json options = nlohmann::json::object();
   for (const kernels::KernelOption& o : spec.info->options) {
     const kernels::OptionValue* set = spec.options.find(o.name);
@@ -404,15 +421,19 @@ nlohmann::json result_json(const Run& run, const RunSpec& spec, bool timing_only
   j["options"] = options;
   j["schedule"] = spec.schedule;
   j["timing_only"] = timing_only;
-  if (r.check) {
-    j["check"] = {{"ok", r.check->ok},
-                  {"checked", r.check->checked},
-                  {"max_abs_error", r.check->max_abs_error},
-                  {"max_rel_error", r.check->max_rel_error},
-                  {"worst", r.check->worst},
-                  {"tolerance", r.tolerance}};
-  } else {
-    j["check"] = nullptr;
+  const auto check_json = [&](const kernels::CheckResult& c) {
+    return nlohmann::json{{"ok", c.ok},
+                          {"checked", c.checked},
+                          {"max_abs_error", c.max_abs_error},
+                          {"max_rel_error", c.max_rel_error},
+                          {"worst", c.worst},
+                          {"tolerance", r.tolerance}};
+  };
+  // With several ranks: the worst rank's check, then every rank's.
+  j["check"] = r.check ? check_json(*r.check) : nlohmann::json(nullptr);
+  if (!r.rank_checks.empty()) {
+    j["rank_checks"] = nlohmann::json::array();
+    for (const kernels::CheckResult& c : r.rank_checks) j["rank_checks"].push_back(check_json(c));
   }
   j["simulated_ns"] = r.simulated_ns;
   j["flops"] = r.flops;
@@ -438,6 +459,8 @@ nlohmann::json result_json(const Run& run, const RunSpec& spec, bool timing_only
                        {"compile", r.compile_ms * 1e-3},
                        {"simulation", r.host_seconds},
                        {"check", r.check_seconds}};
+  if (r.chip_timing)
+    j["chip_timing"] = nlohmann::json::parse(sim::chip_timing_report_json(*r.chip_timing));
   j["cores"] = nlohmann::json::array();
   for (const sim::TimingReport& t : r.launch.timing)
     j["cores"].push_back(nlohmann::json::parse(sim::timing_report_json(t)));
@@ -447,8 +470,8 @@ nlohmann::json result_json(const Run& run, const RunSpec& spec, bool timing_only
 void print_report(const kernels::ProblemReport& report) {
   fmt::print("{}", kernels::format_report(report));
   // Several cores (a logical core): the launch's totals, then each core's report labelled.
-  if (report.launch.chip_timing)
-    fmt::print("{}", sim::format_chip_timing_report(*report.launch.chip_timing));
+  if (report.chip_timing)
+    fmt::print("{}", sim::format_chip_timing_report(*report.chip_timing));
   else
     for (const auto& t : report.launch.timing) fmt::print("{}", sim::format_timing_report(t));
 }
@@ -585,6 +608,11 @@ void add_run_options(CLI::App* cmd, const std::shared_ptr<RunArgs>& args) {
                   "bound, suggestions, each core's timing, trnsim version");
   cmd->add_option("--lnc", args->lnc,
                   "Logical core size: run the kernel on this many physical cores (NKI kernel[n])")
+      ->check(CLI::Range(1, 4096));
+  cmd->add_option("--ranks", args->ranks,
+                  "Run this many ranks of the kernel at once on the chip (SPMD), each a logical "
+                  "core with inputs of its own, all sharing the chip's HBM; the summary gives "
+                  "the chip's total against its peak")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--trace", args->trace,
                   "Write a Chrome trace (Perfetto, chrome://tracing) to FILE");

@@ -144,4 +144,25 @@ struct LaunchResult {
 LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
                     std::span<const HostTensor> inputs, const LaunchOptions& options = {});
 
+// Several ranks of one kernel at once (SPMD), in one event loop on one device.
+struct RanksResult {
+  // Per rank: its outputs, prints, runs and timing (LaunchResult::chip_timing covers the
+  // rank's own cores when it has several).
+  std::vector<LaunchResult> ranks;
+  // Every core of every rank together against the chip's peaks (timed launches of more
+  // than one core).
+  std::optional<sim::ChipTimingReport> chip_timing;
+  double simulated_ns = 0;  // end of the last core of any rank
+  double host_seconds = 0;
+};
+
+// Runs `inputs.size()` ranks of a built kernel at once: rank r runs the kernel's programs on
+// physical cores first_core + r x programs onwards, with inputs[r] and HBM tensors of its own
+// (r spans of the kernel's HBM footprint above rank 0's), and a core_barrier joins only the
+// cores of its rank. All ranks share the chip's HBM bandwidth (one sim::ChipTimingModel).
+// Throws std::invalid_argument when the ranks do not fit the chip's cores or HBM.
+RanksResult launch_ranks(const BuiltKernel& kernel, const arch::ChipConfig& chip,
+                         std::span<const std::vector<HostTensor>> inputs,
+                         const LaunchOptions& options = {});
+
 }  // namespace trnsim::runtime

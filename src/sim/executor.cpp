@@ -223,6 +223,7 @@ class Executor {
       }
       CoreRun run;
       run.physical = l.core;
+      run.group = l.group;
       run.core = &device.core(l.core);
       run.program = l.program;
       run.cost = l.cost_model != nullptr ? l.cost_model : &unit_cost_;
@@ -519,7 +520,7 @@ class Executor {
               Duration time, InstructionCost cost) {
     const std::size_t index = c.index_of(id);
     const std::uint32_t generation = c.barrier_arrivals[barrier.barrier_id]++;
-    auto& generations = barriers_[barrier.barrier_id];
+    auto& generations = barriers_[{c.group, barrier.barrier_id}];
     if (generations.size() <= generation) generations.resize(generation + 1);
     BarrierGeneration& g = generations[generation];
     if (g.num_cores == 0) g.num_cores = barrier.num_cores;
@@ -644,11 +645,12 @@ class Executor {
 
   // "(generation 0: 1 of 2 cores arrived: core 0; not arrived: core 1, core 2)"
   std::string barrier_status(const isa::CoreBarrier& barrier, const CoreRun& waiting) const {
-    const auto it = barriers_.find(barrier.barrier_id);
+    const auto it = barriers_.find({waiting.group, barrier.barrier_id});
     const std::uint32_t generation = waiting.barrier_arrivals.at(barrier.barrier_id) - 1;
     const BarrierGeneration& g = it->second[generation];
     std::string arrived, missing;
     for (std::size_t k = 0; k < cores_.size(); ++k) {
+      if (cores_[k].group != waiting.group) continue;
       const bool here = std::any_of(g.arrivals.begin(), g.arrivals.end(),
                                     [&](const BarrierArrival& a) { return a.core == k; });
       std::string& list = here ? arrived : missing;
@@ -672,7 +674,8 @@ class Executor {
   std::uint64_t step_limit_ = 0;  // 0: none
   isa::Instruction resolved_;     // the running instruction with its registers applied
   std::optional<HazardDetector> hazards_;
-  std::map<std::uint32_t, std::vector<BarrierGeneration>> barriers_;
+  // By (group, barrier id).
+  std::map<std::pair<int, std::uint32_t>, std::vector<BarrierGeneration>> barriers_;
 };
 
 }  // namespace

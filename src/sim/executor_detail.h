@@ -28,6 +28,7 @@ struct SignalRecord {
 // One launched core: its program, cost model and run state.
 struct CoreRun {
   int physical = 0;
+  int group = 0;  // CoreProgram::group: the cores a barrier may join
   Core* core = nullptr;
   const isa::Program* program = nullptr;
   CostModel* cost = nullptr;

@@ -179,10 +179,13 @@ class Preparation {
            fmt::format("core_barrier among {} cores, but sim::run drives 1 core of a {}-core "
                        "device: a barrier needs a multi-core launch (sim::run_cores)",
                        b.num_cores, device_.num_cores()));
-    if (b.num_cores > cores_.size())
+    const auto in_group = static_cast<std::size_t>(std::count_if(
+        cores_.begin(), cores_.end(), [&](const CoreRun& o) { return o.group == c.group; }));
+    if (b.num_cores > in_group)
       fail(c, i,
-           fmt::format("core_barrier {} among {} cores, but only {} core{} launched", b.barrier_id,
-                       b.num_cores, cores_.size(), cores_.size() == 1 ? " is" : "s are"));
+           fmt::format("core_barrier {} among {} cores, but only {} core{} launched{}",
+                       b.barrier_id, b.num_cores, in_group, in_group == 1 ? " is" : "s are",
+                       in_group < cores_.size() ? " in its group (its logical core)" : ""));
   }
 
   // Validates and packs the instructions of one chunk of a core's program (one thread).

@@ -312,6 +312,9 @@ struct CoreProgram {
   int core = 0;  // physical core index on the device
   const isa::Program* program = nullptr;
   CostModel* cost_model = nullptr;  // nullptr = unit costs
+  // The cores of one logical core (one rank of an SPMD launch) share a group: a core_barrier
+  // joins only cores of its own group, so ranks running the same program do not meet.
+  int group = 0;
 };
 
 struct MultiRunResult {
@@ -322,8 +325,9 @@ struct MultiRunResult {
 // Runs several programs, one per physical core, in ONE event loop (deterministic order:
 // time, then core, then queue, then index). Cores share the device's HBM. core_barrier
 // instructions (isa::CoreBarrier{barrier_id, num_cores}) on the participating cores wait
-// until num_cores cores have reached the barrier with that id (k-th arrival of an id across
-// cores forms generation k), then all proceed. RunOptions::core and RunOptions::cost_model
+// until num_cores cores of the same group (CoreProgram::group) have reached the barrier with
+// that id (k-th arrival of an id across the group's cores forms generation k), then all
+// proceed. RunOptions::core and RunOptions::cost_model
 // are ignored (each launch names its own); max_steps bounds the instructions of all cores.
 // Errors name the core ("core 3: instruction 12 (...): why"); a barrier that can never
 // complete is a deadlock naming the cores that arrived and those missing.

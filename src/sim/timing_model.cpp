@@ -705,12 +705,18 @@ TimingReport ChipTimingModel::report(int core, const isa::Program& program,
 
 ChipTimingReport ChipTimingModel::chip_report(std::span<const CoreProgram> launches,
                                               const MultiRunResult& result) const {
-  if (launches.size() != result.cores.size())
-    throw std::invalid_argument(fmt::format("chip_report: {} launches but {} results",
-                                            launches.size(), result.cores.size()));
+  // The launch ends when its last core does.
+  return chip_report(launches, std::span<const RunResult>(result.cores));
+}
+
+ChipTimingReport ChipTimingModel::chip_report(std::span<const CoreProgram> launches,
+                                              std::span<const RunResult> results) const {
+  if (launches.size() != results.size())
+    throw std::invalid_argument(
+        fmt::format("chip_report: {} launches but {} results", launches.size(), results.size()));
   ChipTimingReport r;
   r.chip = chip_.name;
-  r.total_ns = result.end_time;
+  for (const RunResult& run : results) r.total_ns = std::max(r.total_ns, run.end_time);
   std::array<double, kTensorModes.size()> flops_by_mode{};
   for (std::size_t i = 0; i < launches.size(); ++i) {
     const auto slot = std::find_if(models_.begin(), models_.end(), [&](const auto& m) {
@@ -720,7 +726,7 @@ ChipTimingReport ChipTimingModel::chip_report(std::span<const CoreProgram> launc
       throw std::invalid_argument(
           fmt::format("chip_report: launch {} (core {}) was not timed by this ChipTimingModel", i,
                       launches[i].core));
-    TimingReport core = (*slot)->report(*launches[i].program, result.cores[i]);
+    TimingReport core = (*slot)->report(*launches[i].program, results[i]);
     for (std::size_t m = 0; m < kTensorModes.size(); ++m)
       flops_by_mode[m] += (*slot)->flops_by_mode_[m];
     r.flops += core.flops;

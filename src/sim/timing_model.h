@@ -289,6 +289,10 @@ class ChipTimingModel {
   // Every launch (matched to its slot by its cost_model) and the chip totals.
   ChipTimingReport chip_report(std::span<const CoreProgram> launches,
                                const MultiRunResult& result) const;
+  // The same over some of a launch's cores (one rank of several): `results[i]` is what
+  // `launches[i]` ran; the total is the latest end among them.
+  ChipTimingReport chip_report(std::span<const CoreProgram> launches,
+                               std::span<const RunResult> results) const;
 
  private:
   arch::ChipConfig chip_;
