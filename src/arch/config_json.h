@@ -4,6 +4,9 @@
 // messages. Every error is an arch::ConfigError naming the field's JSON path.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -11,6 +14,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "arch/embedded_presets.h"
 
 namespace trnsim::arch {
 
@@ -96,6 +100,34 @@ struct Unwrapped {
 Unwrapped unwrap_field(const std::string& path, const json& v,
                        const std::vector<std::string>& extra_keys,
                        const std::string& default_source, bool require_provenance);
+// Text from a config (names, descriptions, sources) is printed as it is: a control character
+// (NUL, an escape sequence, U+009B) would act on the terminal. Throws ConfigError on `path`.
+inline void require_printable(const std::string& path, std::string_view text) {
+  if (const auto c = first_control_character(text)) {
+    std::string hex = "0000";  // U+XXXX, as arch's own check writes it
+    auto v = static_cast<std::uint32_t>(*c);
+    for (std::size_t i = hex.size(); i-- > 0; v >>= 4) hex[i] = "0123456789ABCDEF"[v & 15U];
+    throw ConfigError(path, "contains control character U+" + hex +
+                                " (text is printed as written; control characters are not "
+                                "allowed)");
+  }
+}
+
+// The presets a layer embeds (embedded_presets.h): their names in the build's order and their
+// text by name, built once by the layer.
+struct PresetTexts {
+  std::vector<std::string> names;
+  std::map<std::string, std::string> texts;
+};
+inline PresetTexts preset_texts(const detail::EmbeddedPreset* presets, std::size_t count) {
+  PresetTexts out;
+  for (std::size_t i = 0; i < count; ++i) {
+    out.names.emplace_back(presets[i].name);
+    out.texts.emplace(presets[i].name, presets[i].json);
+  }
+  return out;
+}
+
 // "expected <expected>, got <value>" on `path`.
 ConfigError type_error(const std::string& path, const std::string& expected, const json& got);
 // A numeric parameter (plain or object form) checked against `range`.

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -45,24 +46,18 @@ std::string shape_text(const SystemConfig& c) {
   return out;
 }
 
-// Paths of the figures marked as estimates, from the exported form.
-std::vector<std::string> estimated_system_fields(const SystemConfig& c) {
-  std::vector<std::string> paths;
-  std::function<void(const nlohmann::json&, const std::string&)> walk =
-      [&](const nlohmann::json& node, const std::string& path) {
-        if (!node.is_object()) return;
-        if (node.contains("value") || node.contains("along") || node.contains("block")) {
-          if (node.value("estimate", false)) paths.push_back(path);
-          if (node.contains("value")) return;
-        }
-        for (const auto& [key, child] : node.items()) {
-          walk(child, path.empty() ? key : path + "." + key);
-        }
-      };
-  walk(system::to_json(c), "");
-  return paths;
+// "server 18 x chip 4": a tier's block in the order of the shape.
+std::string block_text(const SystemConfig& c, const system::SwitchTier& tier) {
+  std::string out;
+  for (const auto& d : c.shape) {
+    const auto it = tier.block.find(d.name);
+    if (it != tier.block.end())
+      out += fmt::format("{}{} {}", out.empty() ? "" : " x ", d.name, it->second);
+  }
+  return out;
 }
 
+// The link rules, then the switch tiers by level: the order of Topology::kind_names().
 void print_links(const SystemConfig& c, const Topology& t) {
   std::vector<int> counts(t.kind_names().size(), 0);
   std::vector<int> switch_counts(t.kind_names().size(), 0);
@@ -72,30 +67,26 @@ void print_links(const SystemConfig& c, const Topology& t) {
     if (t.node(n).kind == system::NodeKind::kSwitch)
       ++switch_counts[static_cast<std::size_t>(t.node(n).group)];
   }
-  const auto kind_of = [&](const std::string& name) {
-    const auto& names = t.kind_names();
-    return static_cast<std::size_t>(std::find(names.begin(), names.end(), name) - names.begin());
-  };
-  for (const auto& [name, rule] : c.links) {
-    const std::size_t kind = kind_of(name);
-    fmt::print("  link         {}: {} along {}, {} links; {} per direction, {}\n", name,
-               system::link_pattern_name(rule.pattern), rule.along, counts[kind],
-               figure(rule.bandwidth_gbps, "GB/s"), figure(rule.latency_ns, "ns"));
-  }
-  for (const auto& [name, tier] : c.switches) {
-    const std::size_t kind = kind_of(name);
-    std::string block;
-    for (const auto& [dim, extent] : tier.block)
-      block += fmt::format("{}{} {}", block.empty() ? "" : ", ", dim, extent);
-    fmt::print(
-        "  switch       {} (level {}): {} switches, each joining a block of {} chips ({}); {} "
-        "per port per direction, {} to the switch, {} across it\n",
-        name, tier.level, switch_counts[kind], counts[kind] / std::max(1, switch_counts[kind]),
-        block, figure(tier.port_gbps, "GB/s"), figure(tier.link_latency_ns, "ns"),
-        figure(tier.switch_latency_ns, "ns"));
+  for (std::size_t kind = 0; kind < t.kind_names().size(); ++kind) {
+    const std::string& name = t.kind_names()[kind];
+    if (const auto rule = c.links.find(name); rule != c.links.end()) {
+      const auto& r = rule->second;
+      fmt::print("  link         {}: {} along {}, {} links; {} per direction, {}\n", name,
+                 system::link_pattern_name(r.pattern), r.along, counts[kind],
+                 figure(r.bandwidth_gbps, "GB/s"), figure(r.latency_ns, "ns"));
+    } else if (const auto tier = c.switches.find(name); tier != c.switches.end()) {
+      const auto& s = tier->second;
+      fmt::print(
+          "  switch       {} (level {}): {} switches, each joining {} chips ({}); {} per port "
+          "per direction, {} to the switch, {} across it\n",
+          name, s.level, switch_counts[kind], counts[kind] / std::max(1, switch_counts[kind]),
+          block_text(c, s), figure(s.port_gbps, "GB/s"), figure(s.link_latency_ns, "ns"),
+          figure(s.switch_latency_ns, "ns"));
+    }
   }
 }
 
+// Statistics over route lengths only: the routes themselves (chips x hops each) are not built.
 void print_routes(const Topology& t) {
   const int sources = t.chips() <= kAllPairsChips ? t.chips() : 1;
   int diameter = 0;
@@ -103,11 +94,13 @@ void print_routes(const Topology& t) {
   double total_hops = 0;
   double pairs = 0;
   for (int from = 0; from < sources; ++from) {
-    for (const auto& r : t.routes_from(from)) {
-      if (r.hops() == 0) continue;
-      diameter = std::max(diameter, r.hops());
-      worst_ns = std::max(worst_ns, r.latency_ns);
-      total_hops += r.hops();
+    const system::RouteLengths lengths = t.route_lengths_from(from);
+    for (int to = 0; to < t.chips(); ++to) {
+      const int hops = lengths.hops[static_cast<std::size_t>(to)];
+      if (hops == 0) continue;
+      diameter = std::max(diameter, hops);
+      worst_ns = std::max(worst_ns, lengths.latency_ns[static_cast<std::size_t>(to)]);
+      total_hops += hops;
       pairs += 1;
     }
   }
@@ -115,8 +108,9 @@ void print_routes(const Topology& t) {
     fmt::print("  routes       one chip: nothing to route\n");
     return;
   }
+  // The most hops and the most latency need not be the same route: both are maxima.
   fmt::print(
-      "  routes       {}: at most {} hops ({:g} ns of link and switch latency), {:.2f} on "
+      "  routes       {}: at most {} hops and {:g} ns (link and switch latency), {:.2f} hops on "
       "average\n",
       sources == 1 ? "from chip 0" : "between any two chips", diameter, worst_ns,
       total_hops / pairs);
@@ -128,14 +122,17 @@ void print_summary(const SystemConfig& c, const Topology& t) {
   fmt::print("  chip         {} ({}, {} cores, {} GiB HBM at {:g} GB/s)\n", c.chip,
              arch::core_name(chip.generation), chip.cores_per_chip, chip.hbm.capacity_gib.value,
              chip.hbm.bandwidth_gbps.value);
-  fmt::print("  chips        {} = {} per instance x {} instance{}\n", t.chips(), shape_text(c),
-             c.instances, c.instances == 1 ? "" : "s");
+  if (c.instances == 1) {
+    fmt::print("  chips        {} ({})\n", t.chips(), shape_text(c));
+  } else {
+    fmt::print("  chips        {} ({} instances of {})\n", t.chips(), c.instances, shape_text(c));
+  }
   print_links(c, t);
   std::string published;
   if (const auto it = c.published.find("neuronlink_gbps_per_chip"); it != c.published.end()) {
-    published = fmt::format(" (published {:g})", it->second.value);
+    published = fmt::format("; published {}", figure(it->second, "GB/s"));
   }
-  fmt::print("  NeuronLink   {:g} GB/s per chip per direction over its links and ports{}\n",
+  fmt::print("  NeuronLink   {:g} GB/s per chip per direction, over its links and switch ports{}\n",
              t.neuronlink_bytes_per_ns(0), published);
   for (const auto& [key, figure] : c.published) {
     if (!figure.discrepancy.empty()) fmt::print("    note: {}\n", figure.discrepancy);
@@ -149,8 +146,10 @@ void print_summary(const SystemConfig& c, const Topology& t) {
   fmt::print("  peak         {:.1f} PFLOPS bf16{}, {:.1f} TB/s of HBM\n", bf16 / 1000,
              mx > 0 ? fmt::format(", {:.1f} PFLOPS mx", mx / 1000) : "",
              chip.hbm.bandwidth_gbps.value * static_cast<double>(t.chips()) / 1000);
-  const auto estimates = estimated_system_fields(c);
-  fmt::print("  estimates    {} figures or rules have no public source:\n", estimates.size());
+  const auto estimates = system::estimated_fields(c);
+  fmt::print(
+      "  estimates    {} figures or rules are estimates (derived or assumed, not published){}\n",
+      estimates.size(), estimates.empty() ? "" : ":");
   for (const auto& path : estimates) fmt::print("                 {}\n", path);
   fmt::print("\n{}", system::draw(c, t));
 }
@@ -163,15 +162,19 @@ void write_text(const std::string& text, const std::string& output) {
   fmt::print(stderr, "wrote {}\n", output);
 }
 
-void print_route(const std::string& what, int from, int to) {
+void print_route(const std::string& what, const std::string& from_spec,
+                 const std::string& to_spec) {
   const SystemConfig c = system::load(what);
   const Topology t(c);
-  for (const int chip : {from, to}) {
-    if (chip < 0 || chip >= t.chips()) {
-      throw std::runtime_error(
-          fmt::format("{} has chips 0..{}; there is no chip {}", c.name, t.chips() - 1, chip));
+  const auto chip = [&](const std::string& spec) {
+    try {
+      return t.chip_named(spec);
+    } catch (const std::invalid_argument& e) {
+      throw std::runtime_error(fmt::format("{}: {}", c.name, e.what()));
     }
-  }
+  };
+  const int from = chip(from_spec);
+  const int to = chip(to_spec);
   const auto r = t.route(from, to);
   fmt::print("{} -> {}: {} hops, {:g} ns, narrowest channel {:g} GB/s\n", t.describe(from),
              t.describe(to), r.hops(), r.latency_ns, r.bytes_per_ns);
@@ -244,11 +247,12 @@ void register_system_command(CLI::App& app) {
 
   auto* route = cmd->add_subcommand("route", "Print the route between two chips, hop by hop");
   auto route_system = std::make_shared<std::string>();
-  auto from = std::make_shared<int>(0);
-  auto to = std::make_shared<int>(0);
+  auto from = std::make_shared<std::string>();
+  auto to = std::make_shared<std::string>();
   route->add_option("system", *route_system, "System preset name or path")->required();
-  route->add_option("from", *from, "Source chip number")->required();
-  route->add_option("to", *to, "Destination chip number")->required();
+  route->add_option("from", *from, "Source chip: its number or coordinates (\"row=1,col=2\")")
+      ->required();
+  route->add_option("to", *to, "Destination chip: its number or coordinates")->required();
   route->callback([route_system, from, to] {
     report_system_errors([&] { print_route(*route_system, *from, *to); });
   });

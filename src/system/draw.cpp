@@ -2,6 +2,7 @@
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "system/system.h"
@@ -14,39 +15,52 @@ namespace {
 constexpr int kMaxDrawnRows = 64;
 constexpr int kHeadRows = 48;
 constexpr int kMaxDrawnColumns = 24;
-
-std::size_t index_of_dimension(const std::vector<Dimension>& dims, const std::string& name) {
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    if (dims[i].name == name) return i;
-  }
-  return 0;
-}
+constexpr int kMinLabelWidth = 10;  // "server 35", "row 3": the presets' labels line up at 10
+constexpr std::size_t kMaxSwitchRuns = 8;  // "l1[0-3,8,12-15]": runs listed before "..."
 
 bool drawable(const LinkRule& rule) {
   return rule.pattern == LinkPattern::kRing || rule.pattern == LinkPattern::kLine;
 }
 
-// The switches a set of chips attaches to in one tier: "server_switch[5]" or "l2[0-1]".
-std::string switches_of(const Topology& t, int tier_kind, int first_chip, int count) {
-  std::set<int> ids;
+// "5", "0-3", "0-3,8,12-15": switch numbers as runs, so that a gap shows.
+std::string runs_of(const std::set<int>& ids) {
+  std::string out;
+  std::size_t runs = 0;
+  for (auto it = ids.begin(); it != ids.end();) {
+    const int first = *it;
+    int last = first;
+    while (++it != ids.end() && *it == last + 1) ++last;
+    if (++runs > kMaxSwitchRuns) return out + ",...";
+    out += fmt::format("{}{}", out.empty() ? "" : ",", first);
+    if (last > first) out += fmt::format("-{}", last);
+  }
+  return out;
+}
+
+// The switches a set of chips attaches to, tier by tier in kind order, in one pass over their
+// channels: " server_switch[5] rack_switch[0]", or "" when they attach to none.
+std::string switches_of(const Topology& t, int first_chip, int count) {
+  std::map<int, std::set<int>> ids;  // by kind
   for (int c = first_chip; c < first_chip + count; ++c) {
     for (const int ch : t.out_channels(c)) {
       const Channel& channel = t.channels()[static_cast<std::size_t>(ch)];
       const Node& to = t.node(channel.to);
-      if (channel.kind == tier_kind && to.kind == NodeKind::kSwitch) ids.insert(to.index);
+      if (to.kind == NodeKind::kSwitch) ids[channel.kind].insert(to.index);
     }
   }
-  if (ids.empty()) return "";
-  const std::string& name = t.kind_names()[static_cast<std::size_t>(tier_kind)];
-  if (ids.size() == 1) return fmt::format("{}[{}]", name, *ids.begin());
-  return fmt::format("{}[{}-{}]", name, *ids.begin(), *ids.rbegin());
+  std::string out;
+  for (const auto& [kind, numbers] : ids) {
+    out += fmt::format(" {}[{}]", t.kind_names()[static_cast<std::size_t>(kind)], runs_of(numbers));
+  }
+  return out;
 }
 
 struct Grid {
-  int columns = 1;      // chips across: the last dimension
-  int rows = 1;         // every other dimension, flattened
-  std::size_t row_dim;  // the dimension that changes from one row to the next
-  int rows_per_block;   // rows with the same outer coordinates
+  int columns = 1;                   // chips across: the last dimension
+  int rows = 1;                      // every other dimension, flattened
+  std::size_t row_dim;               // the dimension that changes from one row to the next
+  int rows_per_block;                // rows with the same outer coordinates
+  int label_width = kMinLabelWidth;  // "row 3" padded: wider than the longest label
   bool across_links = false, across_wrap = false, down_links = false, down_wrap = false;
 };
 
@@ -57,6 +71,10 @@ Grid grid_of(const SystemConfig& config, const Topology& t) {
   g.rows = t.chips() / g.columns;
   g.row_dim = dims.size() - 2;  // dims[0] is the instance dimension
   g.rows_per_block = dims[g.row_dim].size;
+  // The longest label and a space, so that no label runs into its row.
+  const auto longest =
+      dims[g.row_dim].name.size() + 1 + std::to_string(g.rows_per_block - 1).size();
+  g.label_width = std::max(g.label_width, static_cast<int>(longest) + 1);
   for (const auto& [name, rule] : config.links) {
     if (!drawable(rule)) continue;
     if (rule.along == dims.back().name) {
@@ -86,8 +104,8 @@ void draw_row(std::string& out, const Topology& t, const Grid& g, int row, int w
   const auto& dims = t.dimensions();
   const int shown = std::min(g.columns, kMaxDrawnColumns);
   const auto xs = t.coordinates(row * g.columns);
-  std::string line =
-      fmt::format("  {:<10}", fmt::format("{} {}", dims[g.row_dim].name, xs[g.row_dim]));
+  const std::string label = fmt::format("{} {}", dims[g.row_dim].name, xs[g.row_dim]);
+  std::string line = fmt::format("  {:<{}}", label, g.label_width);
   line += g.across_wrap ? "~" : " ";
   for (int col = 0; col < shown; ++col) {
     if (col > 0) line += g.across_links ? "---" : "   ";
@@ -95,18 +113,12 @@ void draw_row(std::string& out, const Topology& t, const Grid& g, int row, int w
   }
   if (shown < g.columns) line += fmt::format(" ... ({} more)", g.columns - shown);
   line += g.across_wrap ? "~" : " ";
-  std::string attached;
-  for (int kind = 0; kind < static_cast<int>(t.kind_names().size()); ++kind) {
-    const std::string s = switches_of(t, kind, row * g.columns, g.columns);
-    if (!s.empty()) {
-      attached += (attached.empty() ? "   | " : " ") + s;
-    }
-  }
-  out += line + attached + "\n";
+  const std::string attached = switches_of(t, row * g.columns, g.columns);
+  out += line + (attached.empty() ? "" : "   |" + attached) + "\n";
 }
 
 void draw_down_links(std::string& out, const Grid& g, int width) {
-  std::string line = fmt::format("  {:<10} ", "");
+  std::string line = fmt::format("  {:<{}} ", "", g.label_width);
   const int shown = std::min(g.columns, kMaxDrawnColumns);
   for (int col = 0; col < shown; ++col) {
     if (col > 0) line += "   ";
@@ -134,11 +146,21 @@ std::string legend(const SystemConfig& config, const Topology& t, const Grid& g)
     const std::string how =
         rule.pattern == LinkPattern::kHalves
             ? fmt::format("{} c <-> {} c+{}", rule.along, rule.along,
-                          dims[index_of_dimension(dims, rule.along)].size / 2)
+                          dims[static_cast<std::size_t>(t.dimension_of(rule.along))].size / 2)
             : fmt::format(
                   "{} c <-> {} c+1{}", rule.along, rule.along,
                   rule.pattern == LinkPattern::kRing ? " (a ring: the last to the first)" : "");
     out += fmt::format("  not drawn: {}: {}, every other coordinate equal\n", name, how);
+  }
+  return out;
+}
+
+// A DOT quoted string's content: a quote or a backslash in a name must not end the string.
+std::string dot_quoted(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
   }
   return out;
 }
@@ -167,7 +189,8 @@ std::string draw(const SystemConfig& config, const Topology& t) {
 }
 
 std::string to_dot(const SystemConfig& config, const Topology& t) {
-  std::string out = fmt::format("graph \"{}\" {{\n  node [shape=box, fontsize=10];\n", config.name);
+  std::string out =
+      fmt::format("graph \"{}\" {{\n  node [shape=box, fontsize=10];\n", dot_quoted(config.name));
   for (int n = 0; n < t.nodes(); ++n) {
     const Node& node = t.node(n);
     const bool chip = node.kind == NodeKind::kChip;

@@ -91,12 +91,19 @@ struct SystemConfig {
 
   // `shape` with the instance dimension first.
   std::vector<Dimension> dimensions() const;
-  std::int64_t chips() const;  // instances x the product of `shape`
+  // instances x the product of `shape`; above kMaxChips (a config validate() refuses) it
+  // stops at kMaxChips + 1 rather than overflow.
+  std::int64_t chips() const;
   bool operator==(const SystemConfig&) const = default;
 };
 
 // Systems may hold at most this many chips (2^20): the graph holds every link.
 inline constexpr std::int64_t kMaxChips = std::int64_t{1} << 20;
+// And at most this many links (2^22, about 300 MB of graph): link rules, switch ports and EFA
+// attachments together. A 2^20-chip 2D torus on EFA makes 3 x 2^20.
+inline constexpr std::int64_t kMaxLinks = std::int64_t{1} << 22;
+// The reserved link kind of EFA: no link rule or switch tier may be named so.
+inline constexpr const char* kEfaKind = "efa";
 
 std::vector<std::string> preset_names();
 SystemConfig load_preset(const std::string& name);  // throws ConfigError for unknown names
@@ -109,9 +116,23 @@ SystemConfig load_json_text(const std::string& text, const std::string& origin);
 SystemConfig load(const std::string& preset_or_path);
 // The complete config, every figure with its provenance; the chip as written.
 nlohmann::json to_json(const SystemConfig& c);
-// Checks ranges, names, the published figures and that every chip can reach every other
-// (it builds the topology); throws ConfigError naming the field. The loaders call it.
+// Checks ranges, names, printable text, the link count, the published figures and that every
+// chip can reach every other (it builds the topology); throws ConfigError naming the field.
+// The loaders call it.
 void validate(const SystemConfig& c);
+// The switch tier names by level (nearest the chips first), then by name: the order of their
+// node ids, of Topology::kind_names() and of reports.
+std::vector<std::string> tiers_by_level(const SystemConfig& c);
+// The JSON paths of the figures and rules marked as estimates, in the order to_json writes
+// them (switch tiers by level): "shape", "links.z", "links.z.bandwidth_gbps", "published.x".
+std::vector<std::string> estimated_fields(const SystemConfig& c);
+
+namespace detail {
+// The checks of validate() that come before the graph: ranges, names, text, dimensions,
+// blocks and the link count. Topology's constructor runs them, so that no config, validated
+// or not, can make it overflow, divide by zero or exhaust memory.
+void validate_structure(const SystemConfig& c);
+}  // namespace detail
 
 // ---- the topology graph -----------------------------------------------------------------
 
@@ -119,7 +140,7 @@ enum class NodeKind : std::uint8_t { kChip, kSwitch, kNetwork };
 
 struct Node {
   NodeKind kind = NodeKind::kChip;
-  int group = -1;  // the switch tier's index in tier_names() (switches only)
+  int group = -1;  // the switch tier's index in Topology::kind_names() (switches only)
   int index = 0;   // chip number, or the switch's number within its tier
 };
 
@@ -139,12 +160,21 @@ struct Route {
   int hops() const { return static_cast<int>(channels.size()); }
 };
 
+// The length of the shortest route from one chip to every chip (index: destination chip),
+// without the routes themselves: what statistics over many pairs need.
+struct RouteLengths {
+  std::vector<double> latency_ns;
+  std::vector<int> hops;
+};
+
 // The graph of a system: chips (node ids 0..chips-1, numbered row-major over dimensions()),
 // then switches, then the EFA network (when there are several instances). Routes are
 // shortest by latency, then by hops; ties go the same way on every run.
 class Topology {
  public:
-  explicit Topology(const SystemConfig& config);  // throws ConfigError if a chip is unreachable
+  // Throws ConfigError for a config detail::validate_structure() refuses, and if a chip is
+  // unreachable.
+  explicit Topology(const SystemConfig& config);
 
   int chips() const { return chips_; }
   int nodes() const { return static_cast<int>(nodes_.size()); }
@@ -155,21 +185,40 @@ class Topology {
   // Link rule names, then switch tier names (by level, then name), then "efa": what
   // Channel::kind indexes.
   const std::vector<std::string>& kind_names() const { return kind_names_; }
+  int kind_of(const std::string& name) const;       // index in kind_names(), or -1
+  int dimension_of(const std::string& name) const;  // index in dimensions(), or -1
   std::vector<int> coordinates(int chip) const;
   int chip_at(const std::vector<int>& coordinates) const;  // throws std::out_of_range
   // "chip 5 (row 1, col 1)", "switch l2[0]", "efa".
   std::string describe(int node) const;
+  // A chip as a user names it: its number ("77") or its coordinates ("server=19,chip=1", a
+  // dimension not named being 0). Throws std::invalid_argument quoting `spec` as written, with
+  // the valid numbers or dimensions and a did-you-mean for a misspelt dimension.
+  int chip_named(const std::string& spec) const;
 
+  // One shortest route: a search from `from_chip`, then its chain back from `to_chip` only.
   Route route(int from_chip, int to_chip) const;
-  // Every shortest route from one chip (index: destination chip).
+  // Every shortest route from one chip (index: destination chip): costs chips x hops.
   std::vector<Route> routes_from(int chip) const;
+  RouteLengths route_lengths_from(int chip) const;
   // Sum of a chip's NeuronLink channels out (links and switch ports, not EFA), bytes/ns.
   double neuronlink_bytes_per_ns(int chip) const;
 
  private:
+  int add_kind(const std::string& name);
+  void add_rule(const std::string& name, const LinkRule& rule);
+  void add_tier(const std::string& name, const SwitchTier& tier);
   void add_link(int a, int b, double bytes_per_ns, double latency_ns, double extra_a_to_b,
                 double extra_b_to_a, int kind);
-  std::vector<double> shortest_latencies(int from, std::vector<int>& via) const;
+  void index_channels();
+  void check_reachable() const;
+  struct Search {  // Dijkstra from one node, over every node
+    std::vector<double> latency;
+    std::vector<int> hops;
+    std::vector<int> via;  // the channel a shortest route arrives by, -1 for none
+  };
+  Search search_from(int chip) const;  // throws std::out_of_range for a chip that is not one
+  Route route_in(const Search& search, int from, int to) const;
 
   std::vector<Dimension> dimensions_;
   int chips_ = 0;
@@ -178,6 +227,8 @@ class Topology {
   std::vector<int> out_offsets_;  // CSR over channels by source node
   std::vector<int> out_ids_;
   std::vector<std::string> kind_names_;
+  std::map<std::string, int> kind_ids_;       // kind_names_ by name
+  std::map<std::string, int> dimension_ids_;  // dimensions_ by name
 };
 
 // A drawing of the topology a planner can read in a terminal: the chips as a grid (the last

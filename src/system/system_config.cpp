@@ -1,33 +1,28 @@
-// Decoding, encoding and validating system configs; the embedded presets and user files that
-// patch one ("base"). The JSON machinery (text, files, parameters with provenance, ranges,
-// messages) is the chip config's (arch/config_json.h).
+// Decoding and encoding system configs; the embedded presets and user files that patch one
+// ("base"). The JSON machinery (text, files, parameters with provenance, ranges, messages) is
+// the chip config's (arch/config_json.h); validation is in system_validate.cpp.
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
-#include <set>
 
-#include "arch/config_json.h"
 #include "system/embedded_presets.h"
-#include "system/system.h"
+#include "system/system_detail.h"
 
 namespace trnsim::system {
 
 using namespace arch::config_detail;
 using arch::detail::check_range;
-using arch::detail::integers;
 using arch::detail::Range;
-using arch::detail::reals;
+using detail::check_name;
+using detail::kBandwidthGbps;
+using detail::kDimensionSize;
+using detail::kInstances;
+using detail::kLatencyNs;
+using detail::kLevel;
+using detail::kNeuronlinkFigure;
 
 namespace {
-
-constexpr Range kBandwidthGbps = reals(1e-3, 1e9);  // 1 MB/s .. 1 EB/s
-constexpr Range kLatencyNs = reals(0, 1e9);         // up to one second
-constexpr Range kDimensionSize = integers(1, 65536);
-constexpr Range kInstances = integers(1, 65536);
-constexpr Range kLevel = integers(1, 16);
-constexpr const char* kNeuronlinkFigure = "neuronlink_gbps_per_chip";
 
 const std::vector<std::string>& top_level_keys() {
   static const std::vector<std::string> keys = {
@@ -74,19 +69,6 @@ int to_int(const std::string& path, const json& v, const Range& range) {
   const double x = v.get<double>();
   check_range(path, x, range, "");
   return static_cast<int>(x);
-}
-
-// A name a config gives to a dimension, link or switch: it appears in messages and drawings.
-void check_name(const std::string& path, const std::string& name) {
-  const bool ok =
-      !name.empty() && name.size() <= 32 && std::all_of(name.begin(), name.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-               c == '_' || c == '-';
-      });
-  if (!ok) {
-    throw ConfigError(path, fmt::format("\"{}\" is not a name (1 to 32 letters, digits, _ or -)",
-                                        escape_control(shorten(name))));
-  }
 }
 
 class Decoder {
@@ -224,7 +206,8 @@ class Decoder {
       SwitchTier tier;
       tier.level = to_int(path + ".level", require(v, path, "level"), kLevel);
       for (const auto& [dim, extent] : require_object(v, path, "block").items()) {
-        const std::string block_path = path + ".block." + shorten(dim);
+        const std::string block_path = path + ".block." + escape_control(shorten(dim));
+        check_name(block_path, dim);
         tier.block[dim] = to_int(block_path, extent, kDimensionSize);
       }
       tier.port_gbps = param(v, path, "port_gbps", kBandwidthGbps, "GB/s");
@@ -272,120 +255,6 @@ class Decoder {
   std::string chip_base_dir_;
 };
 
-// ---- validation -------------------------------------------------------------------------
-
-const Dimension* find_dimension(const SystemConfig& c, const std::string& name) {
-  for (const auto& d : c.shape) {
-    if (d.name == name) return &d;
-  }
-  return nullptr;
-}
-
-std::vector<std::string> dimension_names(const SystemConfig& c) {
-  std::vector<std::string> names;
-  for (const auto& d : c.shape) names.push_back(d.name);
-  return names;
-}
-
-[[noreturn]] void throw_unknown_dimension(const SystemConfig& c, const std::string& path,
-                                          const std::string& name) {
-  const auto names = dimension_names(c);
-  throw ConfigError(
-      path, fmt::format("\"{}\" is not a dimension of shape ({}){}", escape_control(shorten(name)),
-                        join(names), did_you_mean(name, names)));
-}
-
-void validate_shape(const SystemConfig& c) {
-  check_range("instances", c.instances, kInstances, "");
-  if (c.shape.empty()) throw ConfigError("shape", "a system needs at least one dimension");
-  std::set<std::string> seen;
-  double chips = c.instances;
-  for (std::size_t i = 0; i < c.shape.size(); ++i) {
-    const auto& d = c.shape[i];
-    const std::string path = fmt::format("shape[{}]", i);
-    check_name(path + "[0]", d.name);
-    check_range(path + "[1]", d.size, kDimensionSize, "");
-    if (d.name == kInstanceDimension) {
-      throw ConfigError(path + "[0]",
-                        "\"instance\" numbers the instances (set \"instances\" instead)");
-    }
-    if (!seen.insert(d.name).second) {
-      throw ConfigError(path + "[0]", fmt::format("dimension \"{}\" appears twice", d.name));
-    }
-    chips *= d.size;
-  }
-  if (chips > static_cast<double>(kMaxChips)) {
-    throw ConfigError("shape", fmt::format("{} chips (instances x shape) is more than the {} a "
-                                           "system may have",
-                                           format_number(chips), kMaxChips));
-  }
-}
-
-void validate_rules(const SystemConfig& c) {
-  for (const auto& [name, rule] : c.links) {
-    const std::string path = "links." + name;
-    check_name(path, name);
-    const Dimension* d = find_dimension(c, rule.along);
-    if (d == nullptr) throw_unknown_dimension(c, path + ".along", rule.along);
-    if (rule.pattern == LinkPattern::kHalves && d->size % 2 != 0) {
-      throw ConfigError(path + ".pattern",
-                        fmt::format("\"halves\" pairs the two halves of \"{}\", whose size {} "
-                                    "is odd",
-                                    d->name, d->size));
-    }
-    check_range(path + ".bandwidth_gbps", rule.bandwidth_gbps, kBandwidthGbps, "GB/s");
-    check_range(path + ".latency_ns", rule.latency_ns, kLatencyNs, "ns");
-  }
-  for (const auto& [name, tier] : c.switches) {
-    const std::string path = "switches." + name;
-    check_name(path, name);
-    check_range(path + ".level", tier.level, kLevel, "");
-    for (const auto& [dim, extent] : tier.block) {
-      const std::string block_path = path + ".block." + dim;
-      const Dimension* d = find_dimension(c, dim);
-      if (d == nullptr) throw_unknown_dimension(c, block_path, dim);
-      check_range(block_path, extent, kDimensionSize, "");
-      if (d->size % extent != 0) {
-        throw ConfigError(block_path, fmt::format("a block of {} does not divide \"{}\" (size {})",
-                                                  extent, dim, d->size));
-      }
-    }
-    check_range(path + ".port_gbps", tier.port_gbps, kBandwidthGbps, "GB/s");
-    check_range(path + ".link_latency_ns", tier.link_latency_ns, kLatencyNs, "ns");
-    check_range(path + ".switch_latency_ns", tier.switch_latency_ns, kLatencyNs, "ns");
-  }
-  check_range("efa.gbit_per_chip", c.efa.gbit_per_chip, kBandwidthGbps, "Gbit/s");
-  check_range("efa.latency_ns", c.efa.latency_ns, kLatencyNs, "ns");
-}
-
-// Every chip's NeuronLink total must match the published per-chip figure.
-void validate_published(const SystemConfig& c, const Topology& topology) {
-  for (const auto& [key, figure] : c.published) {
-    const std::string path = "published." + key;
-    if (key != kNeuronlinkFigure) throw ConfigError(path, "unknown figure");
-    if (!std::isfinite(figure.value) || figure.value <= 0) {
-      throw ConfigError(path, "must be a positive number, got " + format_number(figure.value));
-    }
-    if (!std::isfinite(figure.tolerance) || figure.tolerance < 0) {
-      throw ConfigError(path + ".tolerance", "must be 0 or more");
-    }
-    if (figure.tolerance != arch::kDefaultPublishedTolerance && figure.discrepancy.empty()) {
-      throw ConfigError(path, "a wider tolerance needs a \"discrepancy\" saying why");
-    }
-    for (int chip = 0; chip < topology.chips(); ++chip) {
-      const double derived = topology.neuronlink_bytes_per_ns(chip);
-      const double gap = derived > 0 ? std::fabs(figure.value - derived) / derived : INFINITY;
-      if (gap <= figure.tolerance * (1 + 1e-12)) continue;
-      throw ConfigError(path,
-                        fmt::format("published {} GB/s, but the links and switch ports of "
-                                    "{} add up to {} GB/s per direction ({:.1f}% apart, "
-                                    "tolerance {:g}%)",
-                                    format_number(figure.value), topology.describe(chip),
-                                    format_number(derived), gap * 100, figure.tolerance * 100));
-    }
-  }
-}
-
 // ---- encoding ---------------------------------------------------------------------------
 
 json provenance_json(json value, const arch::Provenance* p) {
@@ -403,20 +272,9 @@ void add_rule_provenance(json& out, const arch::Provenance& p) {
 
 // ---- presets ----------------------------------------------------------------------------
 
-struct PresetStore {
-  std::vector<std::string> names;
-  std::map<std::string, std::string> texts;
-};
-
-const PresetStore& presets() {
-  static const PresetStore store = [] {
-    PresetStore s;
-    for (std::size_t i = 0; i < detail::kEmbeddedPresetCount; ++i) {
-      s.names.emplace_back(detail::kEmbeddedPresets[i].name);
-      s.texts.emplace(detail::kEmbeddedPresets[i].name, detail::kEmbeddedPresets[i].json);
-    }
-    return s;
-  }();
+const PresetTexts& presets() {
+  static const PresetTexts store =
+      preset_texts(detail::kEmbeddedPresets, detail::kEmbeddedPresetCount);
   return store;
 }
 
@@ -424,6 +282,32 @@ const PresetStore& presets() {
   throw ConfigError(field, fmt::format("unknown system preset \"{}\"; the presets are {}{}",
                                        escape_control(shorten(name)), join(presets().names),
                                        did_you_mean(name, presets().names)));
+}
+
+// A patch that changes which chips a rule joins (a link's `along` or `pattern`, a tier's
+// `block`) without saying where the new rule comes from makes the preset's "source" and
+// "estimate" wrong: they are dropped, and the rule gets "set in <file>" as a new one would.
+void forget_replaced_topology(const json& patch, json& merged) {
+  const auto forget = [&](const char* section, std::initializer_list<const char*> keys) {
+    const auto rules = patch.find(section);
+    const auto target = merged.find(section);
+    if (rules == patch.end() || !rules->is_object() || target == merged.end() ||
+        !target->is_object()) {
+      return;
+    }
+    for (const auto& item : rules->items()) {
+      const json& rule = item.value();  // a plain reference: lambdas may capture it
+      const auto it = target->find(item.key());
+      if (!rule.is_object() || it == target->end() || !it->is_object()) continue;
+      const bool changed = std::any_of(keys.begin(), keys.end(),
+                                       [&](const char* key) { return rule.contains(key); });
+      if (!changed) continue;
+      if (!rule.contains("source")) it->erase("source");
+      if (!rule.contains("estimate")) it->erase("estimate");
+    }
+  };
+  forget("links", {"along", "pattern"});
+  forget("switches", {"block"});
 }
 
 SystemConfig load_json_in(const json& j, const std::string& origin, const std::string& base_dir) {
@@ -446,6 +330,7 @@ SystemConfig load_json_in(const json& j, const std::string& origin, const std::s
   json merged = parse_json_text(presets().texts.at(base_name));
   const std::string base_description = merged.value("description", base_name);
   merge_patch(merged, patch);
+  forget_replaced_topology(patch, merged);
   if (!patch.contains("name")) merged["name"] = printable_origin;
   if (!patch.contains("description")) {
     merged["description"] = fmt::format("{} (preset {} with overrides from {})", base_description,
@@ -478,15 +363,13 @@ std::vector<Dimension> SystemConfig::dimensions() const {
 
 std::int64_t SystemConfig::chips() const {
   std::int64_t n = instances;
-  for (const auto& d : shape) n *= d.size;
+  for (const auto& d : shape) {
+    n *= d.size;  // |n| <= 2^20 + 1 and |size| < 2^31: no overflow
+    // Past the cap the count only says "too many": stop there rather than overflow.
+    if (n > kMaxChips) n = kMaxChips + 1;
+    if (n < -kMaxChips) n = -kMaxChips - 1;
+  }
   return n;
-}
-
-void validate(const SystemConfig& c) {
-  validate_shape(c);
-  validate_rules(c);
-  const Topology topology(c);  // throws if a chip cannot be reached
-  validate_published(c, topology);
 }
 
 json to_json(const SystemConfig& c) {
@@ -533,6 +416,44 @@ json to_json(const SystemConfig& c) {
     }
   }
   return out;
+}
+
+std::vector<std::string> tiers_by_level(const SystemConfig& c) {
+  std::vector<std::string> names;
+  for (const auto& [name, tier] : c.switches) names.push_back(name);  // by name
+  std::stable_sort(names.begin(), names.end(), [&](const auto& a, const auto& b) {
+    return c.switches.at(a).level < c.switches.at(b).level;
+  });
+  return names;
+}
+
+std::vector<std::string> estimated_fields(const SystemConfig& c) {
+  std::vector<std::string> paths;
+  const auto add = [&](const std::string& path, bool estimate) {
+    if (estimate) paths.push_back(path);
+  };
+  for (const char* key : {"instances", "shape"}) {
+    const auto it = c.provenance.find(key);
+    add(key, it != c.provenance.end() && it->second.estimate);
+  }
+  for (const auto& [name, rule] : c.links) {
+    const std::string path = "links." + name;
+    add(path, rule.topology.estimate);
+    add(path + ".bandwidth_gbps", rule.bandwidth_gbps.estimate);
+    add(path + ".latency_ns", rule.latency_ns.estimate);
+  }
+  for (const auto& name : tiers_by_level(c)) {
+    const SwitchTier& tier = c.switches.at(name);
+    const std::string path = "switches." + name;
+    add(path, tier.topology.estimate);
+    add(path + ".port_gbps", tier.port_gbps.estimate);
+    add(path + ".link_latency_ns", tier.link_latency_ns.estimate);
+    add(path + ".switch_latency_ns", tier.switch_latency_ns.estimate);
+  }
+  add("efa.gbit_per_chip", c.efa.gbit_per_chip.estimate);
+  add("efa.latency_ns", c.efa.latency_ns.estimate);
+  for (const auto& [key, figure] : c.published) add("published." + key, figure.estimate);
+  return paths;
 }
 
 std::vector<std::string> preset_names() {

@@ -178,7 +178,151 @@ TEST(SystemErrors, APublishedFigureTheLinksDoNotGiveIsAnError) {
                  "col 0) add up to 712 GB/s"));
   EXPECT_TRUE(fails_with(
       R"({"base": "trn2.48xlarge", "published": {"neuronlink_gbps_per_chip": {"value": 900, "tolerance": 0.5}}})",
-      "published.neuronlink_gbps_per_chip", "needs a \"discrepancy\""));
+      "published.neuronlink_gbps_per_chip.discrepancy", "required: a tolerance above the default"));
+}
+
+// Measured against the derived figure, a tolerance of 1 or more accepts any published figure
+// down to zero; a narrower tolerance than the default needs no excuse.
+TEST(SystemErrors, ToleranceIsAFractionBelowOneAndOnlyAWiderOneNeedsAReason) {
+  EXPECT_TRUE(fails_with(
+      R"({"base": "trn2.48xlarge", "published": {"neuronlink_gbps_per_chip": {"value": 2560,
+          "tolerance": 2.7, "discrepancy": "a wish"}}})",
+      "published.neuronlink_gbps_per_chip.tolerance", "must be a fraction in [0, 1), got 2.7"));
+  const SystemConfig c = load_json_text(
+      R"({"base": "trn2.48xlarge", "published": {"neuronlink_gbps_per_chip": {"value": 1030,
+          "tolerance": 0.01}}})",
+      "narrow.json");
+  EXPECT_DOUBLE_EQ(c.published.at("neuronlink_gbps_per_chip").tolerance, 0.01);
+  EXPECT_TRUE(fails_with(
+      R"({"base": "trn2.48xlarge", "published": {"neuronlink_gbps_per_chip": {"value": 1040,
+          "tolerance": 0.01}}})",
+      "published.neuronlink_gbps_per_chip", "(1.6% apart, tolerance 1%)"));
+}
+
+// Trn3's checked figure is the PCIe breakdown the links model (704 GB/s) at the default
+// tolerance; 2.56 TB/s stays in the note.
+TEST(SystemPresets, Trn3ChecksTheFigureItsLinksModel) {
+  for (const char* name : {"trn3-ultraserver-gen1", "trn3-ultraserver-gen2"}) {
+    SCOPED_TRACE(name);
+    const auto& figure = load_preset(name).published.at("neuronlink_gbps_per_chip");
+    EXPECT_EQ(figure.value, 704);
+    EXPECT_EQ(figure.tolerance, arch::kDefaultPublishedTolerance);
+    EXPECT_NE(figure.source.find("= 704 GB/s"), std::string::npos) << figure.source;
+    EXPECT_NE(figure.discrepancy.find("2.56 TB/s"), std::string::npos) << figure.discrepancy;
+  }
+  // Gen1's split is Gen2's, assumed.
+  EXPECT_TRUE(
+      load_preset("trn3-ultraserver-gen1").published.at("neuronlink_gbps_per_chip").estimate);
+}
+
+// trn2-arch.rst's EFA cell for the UltraServer may be per instance or per UltraServer.
+TEST(SystemPresets, Trn2UltraServerEfaRateIsAnEstimate) {
+  const SystemConfig c = load_preset("trn2-ultraserver");
+  EXPECT_TRUE(c.efa.gbit_per_chip.estimate);
+  EXPECT_NE(c.efa.gbit_per_chip.source.find("unstated for the UltraServer"), std::string::npos);
+  EXPECT_FALSE(load_preset("trn2.48xlarge").efa.gbit_per_chip.estimate);
+}
+
+TEST(SystemPresets, EstimatesAreListedFromTheFields) {
+  EXPECT_EQ(estimated_fields(load_preset("trn3-ultraserver-gen2")),
+            (std::vector<std::string>{
+                "links.rack_to_rack.bandwidth_gbps", "links.rack_to_rack.latency_ns",
+                "switches.server_switch.port_gbps", "switches.server_switch.link_latency_ns",
+                "switches.server_switch.switch_latency_ns", "switches.rack_switch.port_gbps",
+                "switches.rack_switch.link_latency_ns", "switches.rack_switch.switch_latency_ns",
+                "efa.latency_ns"}));
+  SystemConfig c = load_preset("trn2.48xlarge");
+  c.provenance["shape"].estimate = true;
+  c.links.at("torus_row").topology.estimate = true;
+  c.published.at("neuronlink_gbps_per_chip").estimate = true;
+  EXPECT_EQ(estimated_fields(c),
+            (std::vector<std::string>{
+                "shape", "links.torus_col.bandwidth_gbps", "links.torus_col.latency_ns",
+                "links.torus_row", "links.torus_row.bandwidth_gbps", "links.torus_row.latency_ns",
+                "published.neuronlink_gbps_per_chip"}));
+}
+
+// Without a cap, a few lines of JSON (many rules over 2^20 chips) would ask for gigabytes.
+TEST(SystemErrors, TheLinkCountIsCappedBeforeTheGraphIsBuilt) {
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "shape": [["row", 1024], ["col", 1024]],
+      "links": {"a": {"along": "row", "pattern": "ring", "bandwidth_gbps": 1, "latency_ns": 1},
+                "b": {"along": "col", "pattern": "ring", "bandwidth_gbps": 1, "latency_ns": 1},
+                "c": {"along": "row", "pattern": "line", "bandwidth_gbps": 1, "latency_ns": 1}},
+      "published": null})",
+                         "links",
+                         "the system would have 5241856 links (link rules, switch ports and EFA "
+                         "attachments of its 1048576 chips), more than the 4194304"));
+}
+
+TEST(SystemErrors, TextMustBePrintableAndTheNameNotEmpty) {
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "name": ""})", "name", "must not be empty"));
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "name": "x\u001b[2J"})", "name",
+                         "contains control character U+001B"));
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "description": "bell\u0007"})", "description",
+                         "control character U+0007"));
+  EXPECT_TRUE(
+      fails_with(R"({"base": "trn2.48xlarge", "links": {"torus_col": {"source": "\u009b"}}})",
+                 "links.torus_col.source", "control character U+009B"));
+  EXPECT_TRUE(fails_with(
+      R"({"base": "trn2.48xlarge", "efa": {"latency_ns": {"value": 1, "source": "a\nb"}}})",
+      "efa.latency_ns.source", "control character U+000A"));
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "published": {"neuronlink_gbps_per_chip":
+      {"value": 1024, "discrepancy": "\u0000"}}})",
+                         "published.neuronlink_gbps_per_chip.discrepancy", "U+0000"));
+}
+
+TEST(SystemErrors, RulesAndTiersNeedNamesOfTheirOwn) {
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "published": null, "switches": {"torus_col":
+      {"level": 1, "block": {"col": 4}, "port_gbps": 1, "link_latency_ns": 1,
+       "switch_latency_ns": 1}}})",
+                         "switches.torus_col", "also names a link rule"));
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "published": null, "links": {"efa":
+      {"along": "col", "pattern": "ring", "bandwidth_gbps": 1, "latency_ns": 1}}})",
+                         "links.efa", "reserved for the EFA network"));
+  EXPECT_TRUE(fails_with(R"({"base": "trn2.48xlarge", "published": null, "switches": {"efa":
+      {"level": 1, "block": {"col": 4}, "port_gbps": 1, "link_latency_ns": 1,
+       "switch_latency_ns": 1}}})",
+                         "switches.efa", "reserved"));
+}
+
+TEST(SystemErrors, BlocksNameRealDimensions) {
+  EXPECT_TRUE(fails_with(
+      R"({"base": "trn3-ultraserver-gen2", "switches": {"server_switch": {"block": null}}})",
+      "switches.server_switch.block", "missing"));
+  EXPECT_TRUE(fails_with(R"({"base": "trn3-ultraserver-gen2", "published": null,
+      "switches": {"rack_switch": {"block": {"server": null, "chip": null}}}})",
+                         "switches.rack_switch.block", "names no dimension"));
+  // A long or unprintable key is shortened and escaped in the field's path.
+  const std::string long_name(200, 'x');
+  const std::string long_block = R"({"base": "trn3-ultraserver-gen2", "switches":
+      {"rack_switch": {"block": {")" +
+                                 long_name + R"(": 2}}}})";
+  EXPECT_TRUE(fails_with(long_block,
+                         "switches.rack_switch.block." + std::string(48, 'x') + "...(200 bytes)",
+                         "is not a name"));
+  EXPECT_TRUE(fails_with(R"({"base": "trn3-ultraserver-gen2", "switches": {"rack_switch":
+      {"block": {"a\u001bb": 2}}}})",
+                         "switches.rack_switch.block.a\\u001bb", "is not a name"));
+}
+
+// A patch that changes which chips a rule joins, without a source, makes the preset's source
+// wrong: the rule becomes the file's.
+TEST(SystemFiles, ARuleWhoseTopologyChangesIsTheFiles) {
+  const SystemConfig c = load_json_text(
+      R"({"base": "trn2.48xlarge", "published": null, "links": {"torus_col": {"pattern": "line"},
+          "torus_row": {"bandwidth_gbps": {"value": 256, "estimate": true}}}})",
+      "line.json");
+  EXPECT_EQ(c.links.at("torus_col").topology.source, "set in line.json");
+  EXPECT_FALSE(c.links.at("torus_col").topology.estimate);
+  // Only a figure changed: the rule keeps the preset's source.
+  EXPECT_EQ(c.links.at("torus_row").topology,
+            load_preset("trn2.48xlarge").links.at("torus_row").topology);
+  const SystemConfig s = load_json_text(
+      R"({"base": "trn3-ultraserver-gen2", "switches": {"rack_switch": {"block": {"server": 36}}},
+          "links": {"rack_to_rack": {"along": "server", "source": "my drawing"}}})",
+      "one-rack.json");
+  EXPECT_EQ(s.switches.at("rack_switch").topology.source, "set in one-rack.json");
+  EXPECT_EQ(s.links.at("rack_to_rack").topology.source, "my drawing");
 }
 
 TEST(SystemErrors, BadJsonAndMissingFieldsAreLocated) {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 #include <string>
 
 #include "system/system.h"
@@ -134,6 +135,105 @@ TEST(Topology, RoutesAreTheSameEveryTime) {
   }
 }
 
+// One route must not cost every route from its source: on a line of 8192 chips those hold 33
+// million channels (a second or more each time), one route a few thousand.
+// Routes on a long line: each follows the chain back from its own destination. (That a call
+// no longer builds every route is host speed: 12 s before, 14 ms after on this test's 40
+// routes, measured once; tests assert no times.)
+TEST(Topology, RoutesAndLengthsOnALongLine) {
+  SystemConfig c = load_preset("trn2.48xlarge");
+  c.shape = {{"x", 8192}};
+  c.links = {{"line", c.links.at("torus_col")}};
+  c.links.at("line").along = "x";
+  c.links.at("line").pattern = LinkPattern::kLine;
+  c.published.clear();
+  validate(c);
+  const Topology t(c);
+  for (int to = 8191; to > 8191 - 40; --to) ASSERT_EQ(t.route(0, to).hops(), to);
+  const RouteLengths lengths = t.route_lengths_from(0);
+  EXPECT_EQ(lengths.hops.size(), 8192u);
+  EXPECT_EQ(lengths.hops[8191], 8191);
+  EXPECT_DOUBLE_EQ(lengths.latency_ns[100], 100 * 300);
+}
+
+TEST(Topology, RouteLengthsAgreeWithTheRoutes) {
+  const Topology t(load_preset("trn3-ultraserver-gen2"));
+  for (int from : {0, 77, 143}) {
+    const auto routes = t.routes_from(from);
+    const RouteLengths lengths = t.route_lengths_from(from);
+    ASSERT_EQ(lengths.hops.size(), routes.size());
+    for (std::size_t to = 0; to < routes.size(); ++to) {
+      EXPECT_EQ(lengths.hops[to], routes[to].hops());
+      EXPECT_DOUBLE_EQ(lengths.latency_ns[to], routes[to].latency_ns);
+      EXPECT_EQ(t.route(from, static_cast<int>(to)).channels, routes[to].channels);
+    }
+  }
+}
+
+TEST(Topology, KindsAndDimensionsAreFoundByName) {
+  const Topology t(load_preset("trn3-ultraserver-gen2"));
+  // Link rules, then switch tiers by level, then EFA.
+  EXPECT_EQ(t.kind_names(),
+            (std::vector<std::string>{"rack_to_rack", "server_switch", "rack_switch", "efa"}));
+  EXPECT_EQ(t.kind_of("rack_switch"), 2);
+  EXPECT_EQ(t.kind_of("efa"), 3);
+  EXPECT_EQ(t.kind_of("nothing"), -1);
+  EXPECT_EQ(t.dimension_of("instance"), 0);
+  EXPECT_EQ(t.dimension_of("chip"), 2);
+  EXPECT_EQ(t.dimension_of("col"), -1);
+}
+
+// The message of the std::invalid_argument chip_named throws for `spec`, or "" if none.
+std::string chip_error(const Topology& t, const std::string& spec) {
+  try {
+    t.chip_named(spec);
+  } catch (const std::invalid_argument& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Topology, ChipsAreNamedByNumberOrCoordinates) {
+  const Topology t(load_preset("trn3-ultraserver-gen2"));
+  EXPECT_EQ(t.chip_named("77"), 77);
+  EXPECT_EQ(t.chip_named(" 0 "), 0);
+  EXPECT_EQ(t.chip_named("server=19,chip=1"), 77);
+  EXPECT_EQ(t.chip_named("chip=1, server=19"), 77);
+  EXPECT_EQ(t.chip_named("server=1"), 4);  // a dimension not named is 0
+  EXPECT_EQ(t.chip_named("instance=0,server=35,chip=3"), 143);
+  // Errors quote the chip as the user wrote it and say what would do.
+  EXPECT_EQ(chip_error(t, "144"),
+            "\"144\" is not a chip: give its number, 0..143, or its coordinates, such as "
+            "\"server=35,chip=3\"");
+  EXPECT_NE(chip_error(t, "0x10").find("\"0x10\" is not a chip"), std::string::npos);
+  EXPECT_NE(chip_error(t, "-1").find("\"-1\" is not a chip"), std::string::npos);
+  EXPECT_EQ(chip_error(t, "sever=19"),
+            "\"sever=19\": \"sever\" is not a dimension; the dimensions are instance, server, "
+            "chip; did you mean \"server\"?");
+  EXPECT_NE(chip_error(t, "server=36").find("server must be given once, as a number in 0..35"),
+            std::string::npos);
+  EXPECT_NE(chip_error(t, "server=1,server=2").find("given once"), std::string::npos);
+}
+
+// A config that skipped validate() must get a ConfigError from the constructor, not a division
+// by zero, an overflow or a switch number past the end.
+TEST(Topology, TheConstructorChecksAnUnvalidatedConfig) {
+  const SystemConfig good = load_preset("trn3-ultraserver-gen2");
+  SystemConfig c = good;
+  c.switches.at("server_switch").block.at("chip") = 3;
+  EXPECT_THROW(Topology{c}, ConfigError);
+  c = good;
+  c.switches.at("server_switch").block.at("chip") = 0;
+  EXPECT_THROW(Topology{c}, ConfigError);
+  c = good;
+  c.links.at("rack_to_rack").along = "rack";
+  EXPECT_THROW(Topology{c}, ConfigError);
+  c = good;
+  c.shape = {{"a", 65536}, {"b", 65536}, {"c", 65536}, {"d", 65536}};
+  EXPECT_GT(c.chips(), kMaxChips);  // saturated, not wrapped around to 0
+  EXPECT_THROW(Topology{c}, ConfigError);
+}
+
 TEST(TopologyDrawing, ATorusIsDrawnAsAGridWithItsWrapAround) {
   const SystemConfig c = load_preset("trn2.48xlarge");
   const std::string picture = draw(c, Topology(c));
@@ -151,6 +251,32 @@ TEST(TopologyDrawing, SwitchedSystemsNameTheSwitchesOfEachRow) {
   EXPECT_NE(picture.find("| server_switch[19] rack_switch[1]"), std::string::npos) << picture;
   EXPECT_NE(picture.find("not drawn: rack_to_rack: server c <-> server c+18"), std::string::npos)
       << picture;
+}
+
+// A row label longer than the usual 10 characters widens the label column of every line, so
+// that the "|" of the links between rows stay under the chips.
+TEST(TopologyDrawing, LongRowLabelsKeepTheColumnsAligned) {
+  SystemConfig c = load_preset("trn2.48xlarge");
+  c.shape = {{"a_long_dimension_name", 3}, {"col", 3}};
+  c.links.at("torus_row").along = "a_long_dimension_name";
+  c.published.clear();
+  validate(c);
+  std::istringstream lines(draw(c, Topology(c)));
+  std::string row;
+  std::string down;
+  std::getline(lines, row);
+  std::getline(lines, down);
+  ASSERT_EQ(row.rfind("  a_long_dimension_name 0 ~0---1---2~", 0), 0u) << row;
+  const auto bar = down.find('|');
+  ASSERT_NE(bar, std::string::npos) << down;
+  EXPECT_EQ(row[bar], '0') << row << "\n" << down;
+}
+
+TEST(TopologyDrawing, DotQuotesTheSystemName) {
+  SystemConfig c = load_preset("trn2.48xlarge");
+  c.name = R"(my "big" system\)";
+  const std::string dot = to_dot(c, Topology(c));
+  EXPECT_EQ(dot.rfind(R"(graph "my \"big\" system\\" {)", 0), 0u) << dot.substr(0, 60);
 }
 
 TEST(TopologyDrawing, DotHasOneEdgePerLink) {
