@@ -667,6 +667,21 @@ void bind_random_and_sync(py::module_& m) {
         });
       },
       py::arg("data"), py::arg("cores"), py::arg("engine") = isa::Engine::kGpSimd, name);
+  // dma_engine: nisa.dma_engine.dma (1); gpsimd_dma's software DGE is not modelled.
+  m.def(
+      "sendrecv",
+      [](const Tensor& src, const Tensor& dst, int send_to_rank, int recv_from_rank, int pipe_id,
+         const py::object& dma_engine, const py::object& n) {
+        at_kernel_line([&] {
+          if (!dma_engine.is_none() && py::int_(dma_engine.attr("value")).cast<int>() != 1)
+            not_implemented("sendrecv(dma_engine=dma_engine.gpsimd_dma) (dma_engine.dma is)");
+          nisa::DmaOptions o;
+          if (!n.is_none()) o.name = n.cast<std::string>();
+          nisa::sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, o);
+        });
+      },
+      py::arg("src"), py::arg("dst"), py::arg("send_to_rank"), py::arg("recv_from_rank"),
+      py::arg("pipe_id"), py::arg("dma_engine") = py::none(), name);
 }
 
 }  // namespace

@@ -64,6 +64,9 @@ DIFFERENCES = {
     "nki.isa.nc_matmul_mx": "tiles rows only: tile_position's column is 0 and tile_size's "
                             "column at least the stationary's width",
     "nki.isa.core_barrier": "joins all cores of the logical core; the semaphore tile is not used",
+    "nki.isa.sendrecv": "dma_engine.gpsimd_dma raises NotImplementedError; the transfer is "
+                        "timed as an SBUF-to-SBUF DMA on the sender's engines (the fabric "
+                        "between cores is not published)",
     "nki.isa.reduce_cmd": "tensor_scalar_cumulative takes every command; elsewhere reduce and "
                           "load_reduce raise NotImplementedError",
     "nki.isa.topk": "results in an ascending snake over each group's 16 partitions (NKI's own "

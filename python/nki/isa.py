@@ -19,7 +19,7 @@ _INSTRUCTIONS = (
     "tensor_scalar_reduce", "activate2", "nc_match_replace8", "tensor_copy_predicated",
     "register_alloc", "register_move", "register_load", "register_store",
     "tensor_scalar_cumulative", "rng", "set_rng_seed", "dropout", "sequence_bounds",
-    "nonzero_with_count", "nc_n_gather", "topk", "dma_compute",
+    "nonzero_with_count", "nc_n_gather", "topk", "dma_compute", "sendrecv",
 )
 _REGISTER_OPERATIONS = ("register_alloc", "register_move", "register_load", "register_store")
 

@@ -248,3 +248,43 @@ def test_nc_matmul_mx_tiles_rows_only(monkeypatch, tile_position, tile_size, err
         return
     got = nki.simulate(kernel)(a, b)
     np.testing.assert_array_equal(got, matmul_mxfp8.matmul_mxfp8(a, b))
+
+
+# sendrecv -----------------------------------------------------------------------------------
+
+def test_sendrecv_swaps_tiles_between_the_cores_of_a_logical_core():
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray((256, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+        me = nl.program_id(0)
+        other = 1 - me
+        mine = nl.load(x[128 * me:128 * me + 128])
+        theirs = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.sendrecv(src=mine, dst=theirs, send_to_rank=other, recv_from_rank=other,
+                      pipe_id=0, dma_engine=nisa.dma_engine.dma)
+        nl.store(out[128 * me:128 * me + 128], value=theirs)
+        return out
+
+    x = uniform((256, 32), seed=70)
+    np.testing.assert_array_equal(kernel[2](x), np.concatenate([x[128:], x[:128]]))
+
+
+def test_sendrecv_errors():
+    def outside(x):
+        t = nl.load(x)
+        u = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.sendrecv(t, u, send_to_rank=1, recv_from_rank=0, pipe_id=0)  # bad
+        return None
+
+    expect_error_at(outside, line_of(outside, "# bad"),
+                    r"sendrecv send_to_rank 1: the logical core has programs 0 to 0",
+                    uniform((128, 8)))
+
+    def gpsimd(x):
+        t = nl.load(x)
+        u = nl.ndarray((128, 8), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.sendrecv(t, u, 0, 0, 0, dma_engine=nisa.dma_engine.gpsimd_dma)
+        return None
+
+    with pytest.raises(NotImplementedError, match="gpsimd_dma"):
+        nki.simulate(gpsimd)(uniform((128, 8)))

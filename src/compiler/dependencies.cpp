@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <utility>
 
 #include "compiler/passes.h"
 #include "isa/footprint.h"
@@ -133,6 +134,9 @@ std::vector<std::vector<std::uint32_t>> dependencies(
   // uses of one state stay in program order, so the random stream and a carried
   // accumulator do not depend on how the scheduler orders the engines' queues.
   std::array<std::optional<std::uint32_t>, isa::kNumEngineStates> last_state_user;
+  // The last sendrecv on each pipe: the simulator (and the hardware) pairs a core's k-th
+  // call on a pipe with its peer's k-th, so the calls of one pipe start in program order.
+  std::map<std::uint32_t, std::uint32_t> last_on_pipe;
   for (std::size_t i = 0; i < n; ++i) {
     const auto idx = static_cast<std::uint32_t>(i);
     std::vector<std::uint32_t>& deps = preds[i];
@@ -147,6 +151,10 @@ std::vector<std::vector<std::uint32_t>> dependencies(
       auto& last = last_state_user.at(static_cast<std::size_t>(state));
       if (last) deps.push_back(*last);
       last = idx;
+    }
+    if (const auto* x = std::get_if<isa::SendRecv>(&phys[i].op)) {
+      const auto [last, first] = last_on_pipe.try_emplace(x->pipe, idx);
+      if (!first) deps.push_back(std::exchange(last->second, idx));
     }
     for (std::uint32_t p : ir.instructions[i].after) deps.push_back(p);  // NKI depends_on
     const std::vector<Footprint> fps = footprints(phys[i], ir.instructions[i].inst, idx);

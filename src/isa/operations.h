@@ -686,7 +686,7 @@ using Operation =
                  Rand2, RandSetState, RandGetState, DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp,
                  CoreBarrier, TensorScalarReduce, TensorCopyPredicated, NcMatchReplace8, Activate2,
                  RegSet, RegAdd, RegLoad, RegStore, Branch, TensorScalarCumulative, Rng, SetRngSeed,
-                 Dropout, SequenceBounds, NonzeroWithCount, NcNGather, Topk, DmaCompute>;
+                 Dropout, SequenceBounds, NonzeroWithCount, NcNGather, Topk, DmaCompute, SendRecv>;
 
 std::string_view op_name(const Operation& op);
 // The engine-held state `op` reads or writes (its kState trait; kNone when it declares none).

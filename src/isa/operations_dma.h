@@ -1,4 +1,5 @@
-// The DMA transfers (dma_copy, dma_transpose, dma_indirect, dma_compute) and the synchronisation
+// The DMA transfers (dma_copy, sendrecv, dma_transpose, dma_indirect, dma_compute) and the
+// synchronisation
 // operations (sem, core_barrier), declared as every operation is (isa/operations.h explains
 // the traits). Part of the public header isa/isa.h, through isa/operations.h; include that.
 #pragma once
@@ -29,6 +30,29 @@ struct DmaCopy {
     v("src", src, Role::kRead);
     v("accumulate", accumulate, Role::kAttr);
     v("priority", priority, Role::kAttr);
+  }
+};
+
+// Exchange between the cores of a logical core (NKI 0.6 nisa.sendrecv): this core's src goes
+// to the dst of core `send_to` (a program id of the logical core) and dst receives the src of
+// core `recv_from`. Matching instructions pair by pipe: the k-th sendrecv of a core on pipe p
+// meets the k-th of its peers on pipe p; the transfer starts when both have started (src is
+// read then) and each completes when its data has arrived. Both tiles in SBUF, the same
+// dtype and shape on every side (the data moves raw).
+struct SendRecv {
+  static constexpr std::string_view kName = "sendrecv";
+  static constexpr OpClass kClass = OpClass::kDmaTransfer;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
+  friend bool operator==(const SendRecv&, const SendRecv&) = default;
+  AccessPattern dst, src;
+  std::uint32_t send_to = 0, recv_from = 0, pipe = 0;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+    v("send_to", send_to, Role::kAttr);
+    v("recv_from", recv_from, Role::kAttr);
+    v("pipe", pipe, Role::kAttr);
   }
 };
 

@@ -142,6 +142,26 @@ void check_op(Checker& c, const DmaIndirect& op) {
   }
 }
 
+// NKI 0.6 (ISA): sendrecv swaps tiles between the cores of a logical core, SBUF on both
+// sides, the same dtype and shape; NeuronCore-v3 on.
+void check_op(Checker& c, const SendRecv& op) {
+  c.require_generation(Generation::kGen3, "sendrecv");
+  c.require_memory("dst", op.dst, {Memory::kSbuf});
+  c.require_memory("src", op.src, {Memory::kSbuf});
+  if (op.dst.dtype != op.src.dtype)
+    c.add("dst", "dst and src dtypes must match (the data moves raw between the cores)");
+  if (op.dst.partitions != op.src.partitions || op.dst.free_elements() != op.src.free_elements()) {
+    c.add("src", fmt::format("[{}, {}]; dst is [{}, {}] (the shapes must match)", op.src.partitions,
+                             op.src.free_elements(), op.dst.partitions, op.dst.free_elements()));
+  }
+  const auto& options = c.chip.lnc_options;
+  const int largest = options.empty() ? 1 : *std::max_element(options.begin(), options.end());
+  for (const auto& [field, rank] : {std::pair{"send_to", op.send_to}, {"recv_from", op.recv_from}})
+    if (rank >= static_cast<std::uint32_t>(largest))
+      c.add(field, fmt::format("core {} of a logical core; {}'s largest has {} (0 to {})", rank,
+                               c.chip.name, largest, largest - 1));
+}
+
 void check_op(Checker&, const SemaphoreOp&) {}  // only the generic wait/signal checks
 
 void check_op(Checker& c, const CoreBarrier& op) {

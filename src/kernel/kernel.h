@@ -713,6 +713,12 @@ void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduc
 
 // Barrier across the physical cores of the logical core being traced (LNC >= 2).
 void core_barrier(Loc loc = Loc::current());
+// NKI 0.6 sendrecv: sends this core's SBUF tile `src` to program `send_to_rank` of the logical
+// core and receives program `recv_from_rank`'s into the SBUF tile `dst` (same dtype and shape
+// on every side). Calls pair by `pipe_id` in program order: each core's k-th call on a pipe
+// meets its peer's k-th. Completes when both transfers have (NeuronCore-v3 on).
+void sendrecv(const Tensor& src, const Tensor& dst, int send_to_rank, int recv_from_rank,
+              int pipe_id, const DmaOptions& options = {}, Loc loc = Loc::current());
 
 // Registers (NKI 0.6 nisa.register_*): a new register (value, or 0), dst = src or an
 // immediate, dst = the one integer element of src, the one integer element of dst = src.

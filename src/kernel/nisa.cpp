@@ -535,6 +535,27 @@ void dma_compute(const Tensor& dst, const std::vector<Tensor>& srcs, AluOp reduc
   record_dma(t, o, loc);
 }
 
+void sendrecv(const Tensor& src, const Tensor& dst, int send_to_rank, int recv_from_rank,
+              int pipe_id, const DmaOptions& o, Loc loc) {
+  const int programs = Tracer::current(loc).ir().num_programs;
+  for (const auto& [what, rank] :
+       {std::pair{"send_to_rank", send_to_rank}, {"recv_from_rank", recv_from_rank}})
+    if (rank < 0 || rank >= programs)
+      throw kernel::KernelError(kernel::origin_of(loc),
+                                fmt::format("sendrecv {} {}: the logical core has programs 0 to {}",
+                                            what, rank, programs - 1));
+  if (pipe_id < 0)
+    throw kernel::KernelError(kernel::origin_of(loc),
+                              fmt::format("sendrecv pipe_id {} is negative", pipe_id));
+  isa::SendRecv x;
+  x.src = src.ap(loc);
+  x.dst = dst.ap(loc);
+  x.send_to = static_cast<std::uint32_t>(send_to_rank);
+  x.recv_from = static_cast<std::uint32_t>(recv_from_rank);
+  x.pipe = static_cast<std::uint32_t>(pipe_id);
+  record_dma(x, o, loc);
+}
+
 void core_barrier(Loc loc) {
   Tracer& t = Tracer::current(loc);
   isa::CoreBarrier b;

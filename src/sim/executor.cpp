@@ -23,6 +23,7 @@
 #include "isa/validate.h"
 #include "sim/core_io.h"
 #include "sim/describe.h"
+#include "sim/exchange.h"
 #include "sim/executor_detail.h"
 #include "sim/hazards.h"
 #include "sim/ops.h"
@@ -224,6 +225,9 @@ class Executor {
       CoreRun run;
       run.physical = l.core;
       run.group = l.group;
+      run.rank = static_cast<std::uint32_t>(
+          std::count_if(launches.begin(), launches.begin() + static_cast<std::ptrdiff_t>(i),
+                        [&](const CoreProgram& o) { return o.group == l.group; }));
       run.core = &device.core(l.core);
       run.program = l.program;
       run.cost = l.cost_model != nullptr ? l.cost_model : &unit_cost_;
@@ -420,6 +424,7 @@ class Executor {
     }
 
     std::optional<std::uint32_t> jump;  // a taken branch's target
+    std::vector<std::uint8_t> sent;     // a sendrecv's src
     if (options_.functional) {
       CoreOperandIO io(device_, *c.core, *inst, index, c.seed, options_.uninitialized,
                        &options_.name_memory, run);
@@ -427,6 +432,8 @@ class Executor {
         guarded(c, index, [&] {
           if (info.control) {
             jump = run_control(*inst, queue.regs, &io);
+          } else if (info.exchange) {
+            sent = io.load_bytes(std::get<isa::SendRecv>(inst->op).src);  // moves on pairing
           } else {
             execute(*inst, io, device_);
           }
@@ -440,10 +447,29 @@ class Executor {
     }
     if (jump) queue.next = c.position[*jump];
 
+    if (c.looping) {
+      c.slots[id].record = static_cast<std::uint32_t>(c.result.executions.size());
+      c.result.executions.push_back({static_cast<std::uint32_t>(index), run, {}});
+    }
+    if (info.exchange) {
+      exchange_start(c, q, id, index, *inst, std::move(sent), time);
+      return;
+    }
     const InstructionCost cost =
-        c.cost->cost(*inst, info.dynamic ? CostModel::kResolved : index, time);
-    // A cost model is user code: a negative, infinite or NaN cost would run time backwards
-    // or stop it, silently.
+        checked_cost(c, index, *inst, info.dynamic ? CostModel::kResolved : index, time);
+    if (info.barrier) {
+      arrive(c, std::get<isa::CoreBarrier>(inst->op), q, id, time, cost);
+      return;
+    }
+    record_time(c, id, {time, time + cost.latency, time + cost.occupancy});
+    schedule(c, q, id, time + cost.latency, time + cost.occupancy, cost.latency == cost.occupancy);
+  }
+
+  // A cost model is user code: a negative, infinite or NaN cost would run time backwards or
+  // stop it, silently.
+  InstructionCost checked_cost(CoreRun& c, std::size_t index, const isa::Instruction& inst,
+                               std::size_t cost_index, Duration time) {
+    const InstructionCost cost = c.cost->cost(inst, cost_index, time);
     constexpr Duration kForever = std::numeric_limits<Duration>::infinity();
     if (!(cost.occupancy >= 0 && cost.occupancy < kForever && cost.latency >= 0 &&
           cost.latency < kForever)) [[unlikely]]
@@ -451,16 +477,69 @@ class Executor {
            fmt::format("the cost model gave occupancy {} and latency {}; costs must be finite "
                        "and non-negative",
                        cost.occupancy, cost.latency));
-    if (c.looping) {
-      c.slots[id].record = static_cast<std::uint32_t>(c.result.executions.size());
-      c.result.executions.push_back({static_cast<std::uint32_t>(index), run, {}});
+    return cost;
+  }
+
+  // A sendrecv reached the head of its queue: it keeps the queue until both its transfers
+  // are done, and each transfer begins once its sender and receiver have both started.
+  void exchange_start(CoreRun& c, std::uint32_t q, std::uint32_t id, std::size_t index,
+                      const isa::Instruction& inst, std::vector<std::uint8_t> sent, Duration time) {
+    record_time(c, id, {time, time, time});
+    detail::ExchangeParty party;
+    party.core = static_cast<std::uint32_t>(&c - cores_.data());
+    party.queue = q;
+    party.id = id;
+    party.index = index;
+    party.inst = inst;
+    party.bytes = std::move(sent);
+    party.started = time;
+    for (const detail::Exchanges::Transfer& t :
+         exchanges_.arrive(c.group, c.rank, std::move(party)))
+      transfer(t, time);
+  }
+
+  // One transfer of a sendrecv pair, timed on the sender's DMA engines from `now` (an
+  // SBUF -> SBUF copy); the receiver's dst holds the data from then on.
+  void transfer(const detail::Exchanges::Transfer& t, Duration now) {
+    detail::ExchangeParty& from = exchanges_.party(t.sender);
+    detail::ExchangeParty& to = exchanges_.party(t.receiver);
+    CoreRun& sender = cores_[from.core];
+    CoreRun& receiver = cores_[to.core];
+    const auto& src = std::get<isa::SendRecv>(from.inst.op).src;
+    const auto& dst = std::get<isa::SendRecv>(to.inst.op).dst;
+    if (src.dtype != dst.dtype || src.partitions != dst.partitions ||
+        src.free_elements() != dst.free_elements())
+      fail(receiver, to.index,
+           fmt::format("sendrecv receives {}[{}, {}] from core {} into dst {}[{}, {}]; the sent "
+                       "and received tiles must have the same dtype and shape",
+                       numerics::name(src.dtype), src.partitions, src.free_elements(),
+                       sender.physical, numerics::name(dst.dtype), dst.partitions,
+                       dst.free_elements()),
+           {{from.inst.origin, fmt::format("core {} sends it here", sender.physical)}});
+    const InstructionCost cost =
+        checked_cost(sender, from.index, from.inst, CostModel::kResolved, now);
+    if (options_.functional) {
+      CoreOperandIO io(device_, *receiver.core, to.inst, to.index, receiver.seed,
+                       options_.uninitialized, &options_.name_memory);
+      guarded(receiver, to.index, [&] { io.store_bytes(dst, from.bytes); });
+      std::vector<std::uint8_t>().swap(from.bytes);
     }
-    if (info.barrier) {
-      arrive(c, std::get<isa::CoreBarrier>(inst->op), q, id, time, cost);
-      return;
-    }
-    record_time(c, id, {time, time + cost.latency, time + cost.occupancy});
-    schedule(c, q, id, time + cost.latency, time + cost.occupancy, cost.latency == cost.occupancy);
+    for (detail::ExchangeParty* p : {&from, &to})
+      if (p->transfer_start < 0) p->transfer_start = now;
+    from.sent_at = now + cost.latency;
+    to.received_at = now + cost.latency;
+    finish_exchange(t.sender);
+    if (t.receiver != t.sender) finish_exchange(t.receiver);
+  }
+
+  void finish_exchange(std::size_t i) {
+    const detail::ExchangeParty& p = exchanges_.party(i);
+    if (!p.complete()) return;
+    const Duration end = std::max(p.sent_at, p.received_at);
+    CoreRun& c = cores_[p.core];
+    record_time(c, p.id, {p.transfer_start, end, end});
+    schedule(c, p.queue, p.id, end, end, true);
+    exchanges_.release(i);
   }
 
   // The times of the start with id `id`: its instruction's (the last run's) and, in a
@@ -611,13 +690,18 @@ class Executor {
       if (q.finished()) continue;
       const CoreRun& c = cores_[q.core];
       const std::string prefix = multi_core_ ? fmt::format("core {}: ", c.physical) : "";
-      // Only a barrier keeps a queue busy with no event pending.
+      // Only a barrier or a sendrecv keeps a queue busy with no event pending.
       const std::size_t index = q.busy ? q.current : q.instructions[q.next];
       if (first_core == nullptr) first_core = &c, first_blocked = index;
       const isa::Instruction& inst = c.program->instructions[index];
       std::string what = fmt::format("{}{} on queue {}", prefix, describe_instruction(inst, index),
                                      queue_name(q.id));
-      if (q.busy) {
+      if (q.busy && std::holds_alternative<isa::SendRecv>(inst.op)) {
+        std::vector<int> physical_of_rank;
+        for (const CoreRun& o : cores_)
+          if (o.group == c.group) physical_of_rank.push_back(o.physical);
+        what += exchanges_.status(q.core, index, physical_of_rank);
+      } else if (q.busy) {
         const auto& barrier = std::get<isa::CoreBarrier>(inst.op);
         what += fmt::format(" waits at core_barrier {}", barrier.barrier_id);
         what += barrier_status(barrier, c);
@@ -676,6 +760,7 @@ class Executor {
   std::optional<HazardDetector> hazards_;
   // By (group, barrier id).
   std::map<std::pair<int, std::uint32_t>, std::vector<BarrierGeneration>> barriers_;
+  detail::Exchanges exchanges_;
 };
 
 }  // namespace

@@ -28,7 +28,8 @@ struct SignalRecord {
 // One launched core: its program, cost model and run state.
 struct CoreRun {
   int physical = 0;
-  int group = 0;  // CoreProgram::group: the cores a barrier may join
+  int group = 0;           // CoreProgram::group: the cores a barrier may join
+  std::uint32_t rank = 0;  // its place among its group's cores (the program id)
   Core* core = nullptr;
   const isa::Program* program = nullptr;
   CostModel* cost = nullptr;
@@ -50,6 +51,7 @@ struct CoreRun {
     std::uint32_t first_wait = 0, first_signal = 0;  // in the chunk's arrays
     std::uint16_t waits = 0, signals = 0;
     bool barrier = false;         // a core_barrier among more than one core
+    bool exchange = false;        // a sendrecv (paired with its peers' by the executor)
     bool control = false;         // a control operation (registers, branches)
     bool dynamic = false;         // register-relative operands: runs as a resolved copy
     bool relative_waits = false;  // a wait counts from a register

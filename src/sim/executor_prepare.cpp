@@ -188,6 +188,20 @@ class Preparation {
                        in_group < cores_.size() ? " in its group (its logical core)" : ""));
   }
 
+  // A sendrecv's peers must be launched in its group (ranks are the group's cores in launch
+  // order, the program ids of its logical core).
+  void check_exchange(const CoreRun& c, std::size_t i, const isa::SendRecv& x) {
+    const auto in_group = static_cast<std::uint32_t>(std::count_if(
+        cores_.begin(), cores_.end(), [&](const CoreRun& o) { return o.group == c.group; }));
+    for (const auto& [field, rank] : {std::pair{"send_to", x.send_to}, {"recv_from", x.recv_from}})
+      if (rank >= in_group)
+        fail(c, i,
+             fmt::format("sendrecv {} core {} of its logical core, but {} core{} launched{}{}",
+                         field, rank, in_group, in_group == 1 ? " is" : "s are",
+                         in_group < cores_.size() ? " in its group" : "",
+                         multi_core_ ? "" : " (a sendrecv between cores needs sim::run_cores)"));
+  }
+
   // Validates and packs the instructions of one chunk of a core's program (one thread).
   void build_chunk(CoreRun& c, std::uint32_t k) {
     // Timing-only runs may skip validation when the caller vouches for the program.
@@ -250,6 +264,10 @@ class Preparation {
         if (const auto* b = std::get_if<isa::CoreBarrier>(&inst.op)) {
           check_barrier(c, i, *b);
           info.barrier = b->num_cores > 1;
+        }
+        if (const auto* x = std::get_if<isa::SendRecv>(&inst.op)) {
+          check_exchange(c, i, *x);
+          info.exchange = true;
         }
         info.control = isa::op_class(inst.op) == isa::OpClass::kControl;
         chunk.control = chunk.control || info.control;

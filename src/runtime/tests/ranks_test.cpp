@@ -149,5 +149,52 @@ TEST(LaunchRanks, RanksWhoseHbmDoesNotFitAreRefusedBeforeTheyRun) {
   }
 }
 
+// Program p loads its half of x, swaps it with the other program by sendrecv and stores what
+// it received as its half of the output: out = x with halves swapped, and no HBM in between.
+std::vector<Tensor> swap_by_sendrecv(std::span<const Tensor> in) {
+  const std::int64_t p = nl::program_id();
+  Tensor out = nl::ndarray({256, 32}, DType::kFloat32, nl::shared_hbm, "out");
+  Tensor mine = nl::load(in[0](nl::ds(p * 128, 128), nl::all));
+  Tensor theirs = nl::ndarray({128, 32}, DType::kFloat32, nl::sbuf, "theirs");
+  const int other = static_cast<int>(1 - p);
+  nisa::sendrecv(mine, theirs, other, other, /*pipe_id=*/0);
+  nl::store(out(nl::ds(p * 128, 128), nl::all), theirs);
+  return {out};
+}
+
+TEST(LaunchRanks, SendRecvSwapsTilesWithinEachRank) {
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  const std::vector<std::vector<HostTensor>> inputs = inputs_of(3, {256, 32});
+  const BuiltKernel built = build(swap_by_sendrecv, std::vector{inputs[0][0].spec()}, chip,
+                                  {.name = "sendrecv", .lnc = 2});
+  const RanksResult all = launch_ranks(built, chip, inputs);
+  for (std::size_t r = 0; r < inputs.size(); ++r) {
+    SCOPED_TRACE(r);
+    const std::vector<float> x = inputs[r][0].to_floats();
+    const std::vector<float> y = all.ranks[r].outputs.at(0).to_floats();
+    for (std::size_t i = 0; i < y.size(); ++i)
+      ASSERT_EQ(y[i], x[(i + 128 * 32) % (256 * 32)]) << "element " << i;
+    for (const sim::RunResult& run : all.ranks[r].runs) EXPECT_TRUE(run.hazards.empty());
+  }
+  // A peer outside the logical core is an error at the kernel's line.
+  try {
+    (void)build(
+        [](std::span<const Tensor> in) {
+          Tensor t = nl::load(in[0](nl::ds(0, 128), nl::all));
+          Tensor u = nl::ndarray({128, 32}, DType::kFloat32, nl::sbuf, "u");
+          nisa::sendrecv(t, u, 2, 0, 0);
+          return std::vector<Tensor>{};
+        },
+        std::vector{inputs[0][0].spec()}, chip, {.name = "bad", .lnc = 2});
+    FAIL() << "expected kernel::KernelError";
+  } catch (const kernel::KernelError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("sendrecv send_to_rank 2: the logical core has programs 0 to 1"),
+              std::string::npos)
+        << what;
+    EXPECT_NE(what.find("ranks_test.cpp:"), std::string::npos) << what;
+  }
+}
+
 }  // namespace
 }  // namespace trnsim::runtime
