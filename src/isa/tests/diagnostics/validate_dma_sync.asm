@@ -1,4 +1,4 @@
-# Validation rules of the DMA operations and core_barrier (docs/isa.md, "Per operation").
+# Validation rules of the DMA operations, sendrecv and core_barrier (docs/isa.md, "Per operation").
 # -----
 # dma queue exists
 # chip: trn2
@@ -57,6 +57,18 @@
 # chip: trn2
 [sync] core_barrier num_cores=2
 [sync] core_barrier num_cores=4  # expected-error {{operand 'num_cores': 4 cores; a barrier spans 2 to 2 cores (largest logical core of trn2)}}
+# -----
+# sendrecv: SBUF on both sides, one dtype and shape, peers within the largest logical core
+# chip: trn2
+[dma.0] sendrecv dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, fp32, [[1,512]]], send_to=1, recv_from=1, pipe=3
+[dma.0] sendrecv dst=sbuf[p0:128, off=0, bf16, [[1,256]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], send_to=2, recv_from=0  # expected-error {{operand 'src': must be in sbuf, not hbm}}
+# expected-error@-1 {{operand 'dst': dst and src dtypes must match (the data moves raw between the cores)}}
+# expected-error@-2 {{operand 'src': [128, 512]; dst is [128, 256] (the shapes must match)}}
+# expected-error@-3 {{operand 'send_to': core 2 of a logical core; trn2's largest has 2 (0 to 1)}}
+# -----
+# sendrecv: not on NeuronCore-v2
+# chip: trn1
+[dma.0] sendrecv dst=sbuf[p0:128, off=0, fp32, [[1,512]]], src=sbuf[p0:128, off=4096, fp32, [[1,512]]]  # expected-error {{sendrecv needs NeuronCore-v3 or newer (this chip is NeuronCore-v2)}}
 # -----
 # dma_compute: 1 to 16 sources of dst's element count, add only
 # chip: trn2
