@@ -13,6 +13,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(trnsim_layers trnsim_arch trnsim_system trnsim_numerics trnsim_isa trnsim_timing trnsim_sim
+    trnsim_collective
     trnsim_profile trnsim_kernel trnsim_compiler trnsim_runtime trnsim_kernels)
 # Every object of every layer (the layers' own static archives hold the same objects), used by
 # trnsim or not, since its users may call any public function.
@@ -44,7 +45,7 @@ install(TARGETS trnsim_shared EXPORT trnsimTargets
 install(TARGETS trnsim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 set_target_properties(trnsim PROPERTIES INSTALL_RPATH "$ORIGIN/../${CMAKE_INSTALL_LIBDIR}")
 # The public headers: each layer's, the header-only util layer and the kernel library's.
-foreach(layer arch system numerics isa timing sim profile kernel compiler runtime util)
+foreach(layer arch system numerics isa timing sim collective profile kernel compiler runtime util)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/src/${layer}/
     DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/trnsim/${layer}
     FILES_MATCHING PATTERN "*.h" PATTERN "tests" EXCLUDE PATTERN "fuzz" EXCLUDE

@@ -47,6 +47,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   trnsim::cli::register_config_command(app);
   trnsim::cli::register_system_command(app);
+  trnsim::cli::register_ccom_command(app);
   trnsim::cli::register_numerics_command(app);
   trnsim::cli::register_run_asm_command(app);
   trnsim::cli::register_profile_command(app);

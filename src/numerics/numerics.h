@@ -15,6 +15,7 @@
 // FP6/FP4 occupy the low bits of a byte; TF32 is the 32-bit word with 13 zero low bits).
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -38,6 +39,30 @@ struct ConvertOptions {
 
 // The 32 random bits stochastic rounding uses for element `index` (counter-based hash).
 std::uint32_t stochastic_bits(std::uint64_t seed, std::uint64_t index);
+
+namespace detail {
+inline bool is_nan(float x) {  // without std::isnan's call, so loops over it vectorise
+  return x != x;
+}
+}  // namespace detail
+
+// IEEE 754-2019 maximum/minimum: a NaN operand gives NaN, and +0 is larger than -0. Written
+// with selects only so loops over it vectorise. For equal operands the bitwise AND (max) or
+// OR (min) of the encodings picks +0 or -0 and is the identity otherwise.
+inline float ieee_max(float a, float b) {
+  const float larger = a > b ? a : b;
+  const float tie =
+      std::bit_cast<float>(std::bit_cast<std::uint32_t>(a) & std::bit_cast<std::uint32_t>(b));
+  const float ordered = a == b ? tie : larger;
+  return (detail::is_nan(a) || detail::is_nan(b)) ? a + b : ordered;
+}
+inline float ieee_min(float a, float b) {
+  const float smaller = a < b ? a : b;
+  const float tie =
+      std::bit_cast<float>(std::bit_cast<std::uint32_t>(a) | std::bit_cast<std::uint32_t>(b));
+  const float ordered = a == b ? tie : smaller;
+  return (detail::is_nan(a) || detail::is_nan(b)) ? a + b : ordered;
+}
 
 // ---- Scalar conversions (any type except the x4-packed ones) ---------------------------
 // `index` is the element index fed to stochastic rounding (options.first_index is ignored).

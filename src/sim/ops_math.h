@@ -16,6 +16,7 @@
 #include <utility>
 
 #include "isa/isa.h"
+#include "numerics/numerics.h"
 
 namespace trnsim::sim::math {
 
@@ -62,23 +63,9 @@ inline bool is_nan(float x) {
   return x != x;
 }
 
-// IEEE 754-2019 maximum/minimum: a NaN operand gives NaN, and +0 is larger than -0. Written
-// with selects only so loops over it vectorise. For equal operands the bitwise AND (max) or
-// OR (min) of the encodings picks +0 or -0 and is the identity otherwise.
-inline float ieee_max(float a, float b) {
-  const float larger = a > b ? a : b;
-  const float tie =
-      std::bit_cast<float>(std::bit_cast<std::uint32_t>(a) & std::bit_cast<std::uint32_t>(b));
-  const float ordered = a == b ? tie : larger;
-  return (is_nan(a) || is_nan(b)) ? a + b : ordered;
-}
-inline float ieee_min(float a, float b) {
-  const float smaller = a < b ? a : b;
-  const float tie =
-      std::bit_cast<float>(std::bit_cast<std::uint32_t>(a) | std::bit_cast<std::uint32_t>(b));
-  const float ordered = a == b ? tie : smaller;
-  return (is_nan(a) || is_nan(b)) ? a + b : ordered;
-}
+// IEEE 754-2019 maximum/minimum (numerics.h: the collectives reduce with them too).
+using numerics::ieee_max;
+using numerics::ieee_min;
 
 // fp32 -> int32 for bit-vector operators that end up on fp32 operands (mixed op classes):
 // truncate toward zero, saturate, NaN -> 0.

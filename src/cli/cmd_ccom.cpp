@@ -1,0 +1,197 @@
+// `trnsim ccom OP`: nccom-test for simulated systems. The same words, flags and table as
+// Neuron's nccom-test (tools/neuron-sys-tools/nccom-test.rst), timed by the analytical
+// collective model on a system preset or file (docs/collectives.md).
+#include <fmt/core.h>
+
+#include <cctype>
+#include <cstdint>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cli/commands.h"
+#include "collective/collective.h"
+#include "system/system.h"
+#include "util/diagnostic.h"
+#include "util/edit_distance.h"
+
+namespace trnsim::cli {
+
+namespace {
+
+using collective::Algorithm;
+using collective::Op;
+
+struct CcomArgs {
+  std::string op, system = "trn2.48xlarge", dtype = "fp32", algorithm = "auto", json;
+  std::string min_bytes = "32M", max_bytes, step_bytes;
+  double step_factor = 0;
+  int ranks = 0, ranks_per_chip = 0;
+  bool show_algorithm = false;
+};
+
+// nccom-test's operation names and their aliases.
+Op op_named(const std::string& name) {
+  static const std::map<std::string, Op> kOps = {
+      {"all_reduce", Op::kAllReduce},         {"allr", Op::kAllReduce},
+      {"all_gather", Op::kAllGather},         {"allg", Op::kAllGather},
+      {"reduce_scatter", Op::kReduceScatter}, {"redsct", Op::kReduceScatter}};
+  if (const auto it = kOps.find(name); it != kOps.end()) return it->second;
+  std::vector<std::string> names;
+  for (const auto& [n, op] : kOps) names.push_back(n);
+  const std::string near = util::closest(name, names);
+  throw std::invalid_argument(fmt::format(
+      "'{}' is not an operation trnsim ccom times{} (allr, allg, redsct, or their long names "
+      "all_reduce, all_gather, reduce_scatter; alltoall, permute and sendrecv come with the "
+      "event model)",
+      name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+}
+
+// nccom-test's data types and their sizes.
+std::size_t dtype_bytes(const std::string& name) {
+  static const std::map<std::string, std::size_t> kTypes = {
+      {"uint8", 1}, {"int8", 1}, {"fp8", 1},   {"uint16", 2}, {"int16", 2},
+      {"fp16", 2},  {"bf16", 2}, {"int32", 4}, {"uint32", 4}, {"fp32", 4}};
+  if (const auto it = kTypes.find(name); it != kTypes.end()) return it->second;
+  throw std::invalid_argument(fmt::format(
+      "-d {}: nccom-test's types are uint8, int8, uint16, int16, fp8, fp16, bf16, int32, uint32, "
+      "fp32",
+      name));
+}
+
+std::optional<Algorithm> algorithm_named(const std::string& name) {
+  if (name == "auto") return std::nullopt;
+  if (const std::optional<Algorithm> a = collective::algorithm_named(name)) return a;
+  throw std::invalid_argument(fmt::format("--algorithm {}: one of auto, ring, mesh, rdh", name));
+}
+
+// "32M", "1G", "4096", "8K": bytes (K, M, G = 2^10, 2^20, 2^30, as nccom-test).
+std::uint64_t parse_bytes(const std::string& flag, const std::string& text) {
+  std::size_t used = 0;
+  std::uint64_t value = 0;
+  try {
+    value = std::stoull(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string suffix = text.substr(used);
+  const std::map<std::string, int> kShift = {{"", 0},   {"K", 10}, {"M", 20}, {"G", 30},
+                                             {"k", 10}, {"m", 20}, {"g", 30}};
+  const auto shift = kShift.find(suffix);
+  if (used == 0 || text[0] == '-' || shift == kShift.end() || value == 0 ||
+      value > (std::uint64_t{1} << 40) >> shift->second)
+    throw std::invalid_argument(fmt::format(
+        "{} '{}': a positive byte count up to 1T, with an optional K, M or G suffix", flag, text));
+  return value << shift->second;
+}
+
+// The sizes nccom-test would run: -b to -e by factor -f, or in steps of -i (default (e-b)/10).
+std::vector<std::uint64_t> sizes_of(const CcomArgs& a) {
+  const std::uint64_t lo = parse_bytes("-b", a.min_bytes);
+  const std::uint64_t hi = a.max_bytes.empty() ? lo : parse_bytes("-e", a.max_bytes);
+  if (hi < lo) throw std::invalid_argument(fmt::format("-e {} is below -b {}", hi, lo));
+  std::vector<std::uint64_t> sizes;
+  if (a.step_factor > 0) {
+    if (a.step_factor <= 1) throw std::invalid_argument("-f: a step factor above 1");
+    for (double s = static_cast<double>(lo); s <= static_cast<double>(hi) && sizes.size() < 1000;
+         s *= a.step_factor)
+      sizes.push_back(static_cast<std::uint64_t>(s));
+    return sizes;
+  }
+  const std::uint64_t step = a.step_bytes.empty() ? std::max<std::uint64_t>(1, (hi - lo) / 10)
+                                                  : parse_bytes("-i", a.step_bytes);
+  for (std::uint64_t s = lo; s <= hi && sizes.size() < 1000; s += step) sizes.push_back(s);
+  return sizes;
+}
+
+void run_ccom(const CcomArgs& a) {
+  const Op op = op_named(a.op);
+  const std::size_t word = dtype_bytes(a.dtype);
+  const std::optional<Algorithm> forced = algorithm_named(a.algorithm);
+  const system::SystemConfig config = system::load(a.system);
+  const collective::CollectiveModel model(config, a.ranks_per_chip);
+  const std::vector<std::uint64_t> sizes = sizes_of(a);
+  std::vector<collective::Estimate> estimates;  // all first: a bad input prints no table
+  for (const std::uint64_t size : sizes)
+    estimates.push_back(model.estimate(op, size, a.ranks, forced));
+  fmt::print(
+      "trnsim ccom {} on {} ({} ranks, {} per chip; analytical model, docs/collectives.md)\n",
+      collective::name(op), config.name, a.ranks, model.ranks_per_chip());
+  fmt::print("{:>14}{:>16}{:>8}{:>16}{:>14}{:>14}{}\n", "size(B)", "count(elems)", "type",
+             "time:avg(us)", "algbw(GB/s)", "busbw(GB/s)", a.show_algorithm ? "    algorithm" : "");
+  nlohmann::json rows = nlohmann::json::array();
+  double busbw_sum = 0;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    const std::uint64_t size = sizes[k];
+    const collective::Estimate& e = estimates[k];
+    const double us = e.time_ns * 1e-3;
+    const double algbw = e.time_ns > 0 ? static_cast<double>(size) / e.time_ns : 0;  // GB/s
+    const double busbw = algbw * collective::bus_factor(op, a.ranks);
+    busbw_sum += busbw;
+    fmt::print("{:>14}{:>16}{:>8}{:>16.2f}{:>14.2f}{:>14.2f}{}\n", size, size / word, a.dtype, us,
+               algbw, busbw,
+               a.show_algorithm ? fmt::format("    {}", collective::name(e.algorithm)) : "");
+    rows.push_back({{"size_bytes", size},
+                    {"count", size / word},
+                    {"time_us", us},
+                    {"algbw_gbps", algbw},
+                    {"busbw_gbps", busbw},
+                    {"algorithm", collective::name(e.algorithm)},
+                    {"steps", e.steps},
+                    {"transfer_us", e.transfer_ns * 1e-3},
+                    {"latency_us", e.latency_ns * 1e-3},
+                    {"busiest", e.bound}});
+  }
+  fmt::print("Avg bus bandwidth:\t{:.4f} GB/s\n", busbw_sum / static_cast<double>(sizes.size()));
+  if (!a.json.empty()) {
+    const nlohmann::json j = {
+        {"op", collective::name(op)}, {"system", config.name},
+        {"ranks", a.ranks},           {"ranks_per_chip", model.ranks_per_chip()},
+        {"dtype", a.dtype},           {"results", rows}};
+    std::ofstream out(a.json);
+    if (!(out << j.dump(2) << "\n"))
+      throw std::runtime_error(fmt::format("{}: cannot write the JSON report", a.json));
+  }
+}
+
+}  // namespace
+
+void register_ccom_command(CLI::App& app) {
+  auto args = std::make_shared<CcomArgs>();
+  auto* cmd = app.add_subcommand(
+      "ccom",
+      "nccom-test for simulated systems: time a collective (allr, allg, redsct) over a range of "
+      "sizes on a system preset or file, with nccom-test's flags and table (docs/collectives.md)");
+  cmd->add_option("op", args->op, "allr|all_reduce, allg|all_gather, redsct|reduce_scatter")
+      ->required();
+  cmd->add_option("-r,--nworkers", args->ranks, "Ranks taking part (logical cores)")->required();
+  cmd->add_option("--system", args->system, "System preset or JSON file (trnsim system list)");
+  cmd->add_option("-b,--minbytes", args->min_bytes, "Smallest size (K, M, G suffixes)");
+  cmd->add_option("-e,--maxbytes", args->max_bytes, "Largest size (default: -b)");
+  cmd->add_option("-i,--stepbytes", args->step_bytes, "Step between sizes (default (e-b)/10)");
+  cmd->add_option("-f,--stepfactor", args->step_factor, "Multiply the size by this instead");
+  cmd->add_option("-d,--datatype", args->dtype,
+                  "uint8, int8, uint16, int16, fp8, fp16, bf16, "
+                  "int32, uint32, fp32");
+  cmd->add_option("--algorithm", args->algorithm,
+                  "auto (the runtime's choice by size), ring, mesh or rdh");
+  cmd->add_option("--ranks-per-chip", args->ranks_per_chip,
+                  "Ranks on each chip (default: its logical cores)");
+  cmd->add_flag("--show-algorithm", args->show_algorithm, "Add the algorithm column");
+  cmd->add_option("--report-to-json-file,--json", args->json, "Write the results as JSON");
+  cmd->callback([args] {
+    try {
+      run_ccom(*args);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "{}\n", util::format_exception(e, "trnsim ccom"));
+      throw CLI::RuntimeError(1);
+    }
+  });
+}
+
+}  // namespace trnsim::cli
