@@ -427,6 +427,11 @@ void attribute_stall(CoreWalk& w, std::size_t i, InstructionProfile& ip) {
   } else if (std::holds_alternative<isa::CoreBarrier>(w.program.instructions[i].op)) {
     ip.cause = StallCause::kBarrier;
     w.add_stall("barrier", "other", gap);
+  } else if (std::holds_alternative<isa::SendRecv>(w.program.instructions[i].op)) {
+    // A sendrecv starts its transfer when its peer has started too: waiting for another core,
+    // as at a barrier.
+    ip.cause = StallCause::kBarrier;
+    w.add_stall("sendrecv peer", "other", gap);
   } else {
     ip.cause = StallCause::kUnresolved;
     w.add_stall("unresolved", "other", gap);

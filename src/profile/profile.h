@@ -50,7 +50,7 @@ enum class StallCause : std::uint8_t {
   kNone,        // started as soon as its queue was free
   kDma,         // a semaphore last released by a DMA queue's transfer
   kEngine,      // ... by a compute engine's instruction
-  kBarrier,     // a core_barrier waiting for other cores
+  kBarrier,     // a core_barrier or a sendrecv waiting for other cores
   kUnresolved,  // a gap no semaphore release explains
 };
 std::string_view stall_cause_name(StallCause c);  // "none", "dma", "engine", ...

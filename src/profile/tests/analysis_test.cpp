@@ -457,5 +457,41 @@ TEST(ProfileAnalysis, RejectsRunsWithoutTimes) {
   EXPECT_THROW(analyze(in), std::invalid_argument);
 }
 
+TEST(ProfileAnalysis, ASendRecvWaitingForItsPeerIsABarrierStall) {
+  // Core 0 reaches its sendrecv at once; core 1 only after a long vector op: core 0's DMA
+  // queue waits for its peer, which the profile names.
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  isa::SendRecv x;
+  x.src = sbuf(DType::kFloat32, 4, 0, 8);
+  x.dst = sbuf(DType::kFloat32, 4, 256, 8);
+  x.send_to = 1;
+  x.recv_from = 1;
+  isa::TensorCopy longer =
+      copy(sbuf(DType::kFloat32, 128, 4096, 8192), sbuf(DType::kFloat32, 128, 40960, 8192));
+  isa::Program p0, p1;
+  p0.instructions.push_back(make(dma_q(0), x, {}, {}, 5));
+  p1.instructions.push_back(make(vector_q(), longer, {}, {{0, 1}}, 9));
+  x.send_to = x.recv_from = 0;
+  p1.instructions.push_back(make(dma_q(0), x, {{0, 1}}, {}, 5));
+  sim::Device device(chip, 2);
+  sim::ChipTimingModel timing(chip, 2);
+  const std::vector<sim::CoreProgram> launches = {{0, &p0, timing.core(0)},
+                                                  {1, &p1, timing.core(1)}};
+  const sim::MultiRunResult r =
+      sim::run_cores(device, launches, sim::testing::timing_only_options());
+  const sim::TimingReport t0 = timing.report(0, p0, r.cores[0]);
+  const sim::TimingReport t1 = timing.report(1, p1, r.cores[1]);
+  const Analysis a =
+      analyze(ProfileInput{&chip, {{0, &p0, &r.cores[0], &t0}, {1, &p1, &r.cores[1], &t1}}, "x"});
+  const double waited = r.cores[0].times[0].start;
+  EXPECT_GT(waited, 1000.0);
+  const auto& stalls = a.cores[0].stalls;
+  const auto peer = std::find_if(stalls.begin(), stalls.end(),
+                                 [](const StallBucket& b) { return b.key == "sendrecv peer"; });
+  ASSERT_NE(peer, stalls.end());
+  EXPECT_DOUBLE_EQ(peer->ns, waited);
+  EXPECT_EQ(a.cores[0].instructions[0].cause, StallCause::kBarrier);
+}
+
 }  // namespace
 }  // namespace trnsim::profile
