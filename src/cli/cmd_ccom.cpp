@@ -16,6 +16,7 @@
 
 #include "cli/commands.h"
 #include "collective/collective.h"
+#include "numerics/numerics.h"
 #include "system/system.h"
 #include "util/diagnostic.h"
 #include "util/edit_distance.h"
@@ -32,6 +33,7 @@ struct CcomArgs {
   std::string min_bytes = "32M", max_bytes, step_bytes;
   double step_factor = 0;
   int ranks = 0, ranks_per_chip = 0;
+  std::string check;  // "", "all_ones" or "random": compute the data and check it
   bool show_algorithm = false;
 };
 
@@ -52,11 +54,14 @@ Op op_named(const std::string& name) {
       name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
 }
 
-// nccom-test's data types and their sizes.
-std::size_t dtype_bytes(const std::string& name) {
-  static const std::map<std::string, std::size_t> kTypes = {
-      {"uint8", 1}, {"int8", 1}, {"fp8", 1},   {"uint16", 2}, {"int16", 2},
-      {"fp16", 2},  {"bf16", 2}, {"int32", 4}, {"uint32", 4}, {"fp32", 4}};
+// nccom-test's data types (its fp8 is fp8e4: Neuron's IEEE-like E4M3).
+numerics::DType dtype_named(const std::string& name) {
+  using numerics::DType;
+  static const std::map<std::string, DType> kTypes = {
+      {"uint8", DType::kUInt8},   {"int8", DType::kInt8},   {"fp8", DType::kFloat8E4M3Ieee},
+      {"uint16", DType::kUInt16}, {"int16", DType::kInt16}, {"fp16", DType::kFloat16},
+      {"bf16", DType::kBFloat16}, {"int32", DType::kInt32}, {"uint32", DType::kUInt32},
+      {"fp32", DType::kFloat32}};
   if (const auto it = kTypes.find(name); it != kTypes.end()) return it->second;
   throw std::invalid_argument(fmt::format(
       "-d {}: nccom-test's types are uint8, int8, uint16, int16, fp8, fp16, bf16, int32, uint32, "
@@ -109,9 +114,64 @@ std::vector<std::uint64_t> sizes_of(const CcomArgs& a) {
   return sizes;
 }
 
+// Host memory a --check may use for one size: every rank's input and output.
+constexpr std::uint64_t kCheckBytes = std::uint64_t{1} << 30;
+
+// Rank r's element i: 1 (all_ones) or a small integer (random), so that every sum of up to
+// 255 ranks is exact in every nccom-test type and the expected result is known without
+// depending on the order of the additions.
+float check_value(const std::string& mode, int rank, std::size_t i) {
+  return mode == "all_ones" ? 1.0f
+                            : static_cast<float>((static_cast<std::size_t>(rank) * 7 + i * 3) % 5);
+}
+
+// Computes the collective on every rank's data and checks every rank's result against the
+// sums (or, for all-gather, the inputs) it must hold. Returns "" or the first wrong element.
+std::string check_data(const CcomArgs& a, Op op, numerics::DType dtype, std::uint64_t size,
+                       Algorithm algorithm) {
+  const std::size_t word = numerics::storage_bytes(dtype);
+  const auto n = static_cast<std::size_t>(a.ranks);
+  const std::size_t total = size / word;  // the whole buffer
+  const std::size_t per_rank = op == Op::kAllGather ? total / n : total;
+  std::vector<collective::Buffer> inputs;
+  for (int r = 0; r < a.ranks; ++r) {
+    std::vector<float> v(per_rank);
+    for (std::size_t i = 0; i < per_rank; ++i) v[i] = check_value(a.check, r, i);
+    inputs.emplace_back(per_rank * word);
+    numerics::encode_bytes(dtype, v, inputs.back());
+  }
+  using collective::Reduce;
+  const std::vector<collective::Buffer> out =
+      op == Op::kAllGather   ? collective::all_gather(inputs)
+      : op == Op::kAllReduce ? collective::all_reduce(inputs, dtype, Reduce::kSum, algorithm)
+                             : collective::reduce_scatter(inputs, dtype, Reduce::kSum, algorithm);
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<float> got(out[r].size() / word);
+    numerics::decode_bytes(dtype, out[r], got);
+    const std::size_t first = op == Op::kReduceScatter ? r * per_rank / n : 0;
+    for (std::size_t k = 0; k < got.size(); ++k) {
+      const std::size_t i = first + k;
+      double want = 0;
+      if (op == Op::kAllGather) {
+        want = check_value(a.check, static_cast<int>(i / per_rank), i % per_rank);
+      } else {
+        for (int q = 0; q < a.ranks; ++q) want += check_value(a.check, q, i);
+      }
+      if (got[k] != want)
+        return fmt::format("rank {} element {} is {}, not {}", r, k, got[k], want);
+    }
+  }
+  return "";
+}
+
 void run_ccom(const CcomArgs& a) {
   const Op op = op_named(a.op);
-  const std::size_t word = dtype_bytes(a.dtype);
+  if (!a.check.empty() && a.check != "all_ones" && a.check != "random")
+    throw std::invalid_argument(fmt::format("--check {}: all_ones or random", a.check));
+  if (!a.check.empty() && a.ranks > 255)
+    throw std::invalid_argument("--check takes at most 255 ranks (exact sums in 8-bit types)");
+  const numerics::DType dtype = dtype_named(a.dtype);
+  const std::size_t word = numerics::storage_bytes(dtype);
   const std::optional<Algorithm> forced = algorithm_named(a.algorithm);
   const system::SystemConfig config = system::load(a.system);
   const collective::CollectiveModel model(config, a.ranks_per_chip);
@@ -148,6 +208,23 @@ void run_ccom(const CcomArgs& a) {
                     {"busiest", e.bound}});
   }
   fmt::print("Avg bus bandwidth:\t{:.4f} GB/s\n", busbw_sum / static_cast<double>(sizes.size()));
+  if (!a.check.empty()) {
+    int checked = 0, skipped = 0;
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+      if (2 * sizes[k] * static_cast<std::uint64_t>(a.ranks) > kCheckBytes) {
+        ++skipped;
+        continue;
+      }
+      const std::string wrong = check_data(a, op, dtype, sizes[k], estimates[k].algorithm);
+      if (!wrong.empty())
+        throw std::runtime_error(fmt::format("--check {}: size {} ({}): {}", a.check, sizes[k],
+                                             collective::name(estimates[k].algorithm), wrong));
+      ++checked;
+    }
+    fmt::print("check ({}): {} size{} computed and correct on every rank{}\n", a.check, checked,
+               checked == 1 ? "" : "s",
+               skipped > 0 ? fmt::format("; {} skipped (over 1 GiB of host memory)", skipped) : "");
+  }
   if (!a.json.empty()) {
     const nlohmann::json j = {
         {"op", collective::name(op)}, {"system", config.name},
@@ -183,6 +260,9 @@ void register_ccom_command(CLI::App& app) {
   cmd->add_option("--ranks-per-chip", args->ranks_per_chip,
                   "Ranks on each chip (default: its logical cores)");
   cmd->add_flag("--show-algorithm", args->show_algorithm, "Add the algorithm column");
+  cmd->add_option("-c,--check", args->check,
+                  "Also compute the data (all_ones or random) with the chosen algorithm's "
+                  "reduction order and check every rank's result");
   cmd->add_option("--report-to-json-file,--json", args->json, "Write the results as JSON");
   cmd->callback([args] {
     try {
