@@ -15,7 +15,7 @@
 namespace trnsim::collective {
 
 namespace {
-constexpr std::array<std::string_view, 3> kAlgorithmNames = {"ring", "mesh", "rdh"};
+constexpr std::array<std::string_view, 4> kAlgorithmNames = {"ring", "mesh", "rdh", "hier"};
 constexpr std::array<std::string_view, 3> kReduceNames = {"sum", "max", "min"};
 }  // namespace
 
@@ -64,11 +64,62 @@ Plan plan_of(Algorithm algorithm, std::size_t n, std::size_t chunk) {
         for (std::size_t r = 0; r < d; ++r) p.steps.push_back({r, r, r + d});
       p.result = 0;
       break;
+    case Algorithm::kHierarchical:
+      throw std::logic_error("a hierarchical plan needs its nodes (hierarchical_plan)");
   }
   return p;
 }
 
-void check(std::span<const Buffer> inputs, DType dtype, Algorithm algorithm) {
+// Piece s of local chunk j of a hierarchical reduction over `nodes` nodes of m ranks: within
+// each node, the ring order of chunk j over its ranks; across the nodes, the ring order of
+// piece s over the nodes' partial sums.
+Plan hierarchical_plan(std::size_t m, std::size_t nodes, std::size_t j, std::size_t s) {
+  Plan p;
+  const auto local = [&](std::size_t node, std::size_t k) { return node * m + (j + k) % m; };
+  for (std::size_t node = 0; node < nodes; ++node)
+    for (std::size_t k = 2; k <= m; ++k)
+      p.steps.push_back({local(node, 1), local(node, 1), local(node, k)});
+  const std::size_t first = local((s + 1) % nodes, 1);
+  for (std::size_t k = 2; k <= nodes; ++k)
+    p.steps.push_back({first, first, local((s + k) % nodes, 1)});
+  p.result = first;
+  return p;
+}
+
+// The reduction of elements [begin, end) and how (one chunk, or a hierarchical piece).
+struct Segment {
+  std::size_t begin, end;
+  Plan plan;
+};
+
+std::vector<Segment> segments(Algorithm algorithm, std::size_t n, std::size_t nodes,
+                              std::size_t count) {
+  std::vector<Segment> out;
+  if (algorithm != Algorithm::kHierarchical) {
+    for (std::size_t c = 0; c < n; ++c)
+      out.push_back({c * count / n, (c + 1) * count / n, plan_of(algorithm, n, c)});
+    return out;
+  }
+  const std::size_t m = n / nodes;
+  for (std::size_t j = 0; j < m; ++j) {
+    const std::size_t begin = j * count / m, length = (j + 1) * count / m - begin;
+    for (std::size_t s = 0; s < nodes; ++s)
+      out.push_back({begin + s * length / nodes, begin + (s + 1) * length / nodes,
+                     hierarchical_plan(m, nodes, j, s)});
+  }
+  return out;
+}
+
+void check_nodes(Algorithm algorithm, std::size_t ranks, std::size_t nodes) {
+  if (algorithm == Algorithm::kRdh && !std::has_single_bit(ranks))
+    throw std::invalid_argument(fmt::format(
+        "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", ranks));
+  if (algorithm == Algorithm::kHierarchical && (nodes == 0 || ranks % nodes != 0))
+    throw std::invalid_argument(fmt::format(
+        "hier needs the same number of ranks on every node: {} ranks on {} nodes", ranks, nodes));
+}
+
+void check(std::span<const Buffer> inputs, DType dtype, Algorithm algorithm, std::size_t nodes) {
   if (inputs.empty()) throw std::invalid_argument("a collective needs at least one rank");
   if (numerics::is_mx_packed(dtype) || dtype == DType::kFloat8E8M0)
     throw std::invalid_argument(fmt::format(
@@ -84,10 +135,7 @@ void check(std::span<const Buffer> inputs, DType dtype, Algorithm algorithm) {
           fmt::format("rank {}'s buffer of {} bytes is not whole {} elements", r, inputs[r].size(),
                       numerics::name(dtype)));
   }
-  if (algorithm == Algorithm::kRdh && !std::has_single_bit(inputs.size()))
-    throw std::invalid_argument(
-        fmt::format("rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}",
-                    inputs.size()));
+  check_nodes(algorithm, inputs.size(), nodes);
 }
 
 float combine(Reduce op, float a, float b) {
@@ -164,38 +212,39 @@ void reduce_range(std::span<const Buffer> inputs, DType dtype, Reduce op, const 
     const std::vector<float>& a = slots[s.a];
     const std::vector<float>& b = slots[s.b];
     for (std::size_t i = 0; i < count; ++i) into[i] = combine(op, a[i], b[i]);
-    // Each step's result travels (or is stored) in the collective's dtype.
-    numerics::encode_bytes(dtype, into, rounded);
-    numerics::decode_bytes(dtype, rounded, into);
+    // Each step's result travels (or is stored) in the collective's dtype (fp32 results
+    // already are).
+    if (dtype != DType::kFloat32) {
+      numerics::encode_bytes(dtype, into, rounded);
+      numerics::decode_bytes(dtype, rounded, into);
+    }
   }
   numerics::encode_bytes(dtype, slots[plan.result], std::span(out, count * word));
 }
 
-// The whole reduction, chunk by chunk (chunk c: elements [c * count / n, (c + 1) * count / n)).
-Buffer reduce_all(std::span<const Buffer> inputs, DType dtype, Reduce op, Algorithm algorithm) {
-  check(inputs, dtype, algorithm);
+// The whole reduction, segment by segment (chunk c: elements [c * count / n, (c + 1) * count /
+// n); a hierarchical reduction's pieces within its chunks).
+Buffer reduce_all(std::span<const Buffer> inputs, DType dtype, Reduce op, Algorithm algorithm,
+                  std::size_t nodes) {
+  check(inputs, dtype, algorithm, nodes);
   const std::size_t word = numerics::storage_bytes(dtype);
-  const std::size_t n = inputs.size();
   const std::size_t count = inputs[0].size() / word;
   Buffer out(inputs[0].size());
-  for (std::size_t c = 0; c < n; ++c) {
-    const std::size_t begin = c * count / n, end = (c + 1) * count / n;
-    reduce_range(inputs, dtype, op, plan_of(algorithm, n, c), begin, end,
-                 out.data() + begin * word);
-  }
+  for (const Segment& s : segments(algorithm, inputs.size(), nodes, count))
+    reduce_range(inputs, dtype, op, s.plan, s.begin, s.end, out.data() + s.begin * word);
   return out;
 }
 
 }  // namespace
 
 std::vector<Buffer> all_reduce(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                               Algorithm algorithm) {
-  return std::vector<Buffer>(inputs.size(), reduce_all(inputs, dtype, op, algorithm));
+                               Algorithm algorithm, std::size_t nodes) {
+  return std::vector<Buffer>(inputs.size(), reduce_all(inputs, dtype, op, algorithm, nodes));
 }
 
 std::vector<Buffer> reduce_scatter(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                                   Algorithm algorithm) {
-  const Buffer whole = reduce_all(inputs, dtype, op, algorithm);
+                                   Algorithm algorithm, std::size_t nodes) {
+  const Buffer whole = reduce_all(inputs, dtype, op, algorithm, nodes);
   const std::size_t word = numerics::storage_bytes(dtype);
   const std::size_t n = inputs.size();
   const std::size_t count = whole.size() / word;
@@ -215,12 +264,15 @@ std::vector<Buffer> all_gather(std::span<const Buffer> inputs) {
   return std::vector<Buffer>(inputs.size(), whole);
 }
 
-std::string reduction_order(Algorithm algorithm, std::size_t ranks, std::size_t chunk) {
-  if (algorithm == Algorithm::kRdh && !std::has_single_bit(ranks))
-    throw std::invalid_argument("rdh needs a power-of-two number of ranks");
+std::string reduction_order(Algorithm algorithm, std::size_t ranks, std::size_t chunk,
+                            std::size_t nodes) {
+  check_nodes(algorithm, ranks, nodes);
   std::vector<std::string> slots;
   for (std::size_t r = 0; r < ranks; ++r) slots.push_back(fmt::format("r{}", r));
-  const Plan plan = plan_of(algorithm, ranks, chunk % ranks);
+  const Plan plan =
+      algorithm == Algorithm::kHierarchical
+          ? hierarchical_plan(ranks / nodes, nodes, chunk / nodes % (ranks / nodes), chunk % nodes)
+          : plan_of(algorithm, ranks, chunk % ranks);
   for (const Step& s : plan.steps) {
     const bool outer = &s == &plan.steps.back();
     slots[s.into] = outer ? fmt::format("{} + {}", slots[s.a], slots[s.b])

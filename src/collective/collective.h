@@ -21,15 +21,19 @@ namespace trnsim::collective {
 using numerics::DType;
 
 // The algorithms the Neuron runtime uses for reductions (RT/explore/intranode-collective-
-// comm.rst). KangaRing and the hierarchical schemes reduce in ring order over the ranks'
-// cycle, which the system's topology decides; they join when the topology drives collectives.
+// comm.rst, internode-collective-comm.rst). KangaRing reduces in ring order over the torus's
+// cycles, which the topology decides; it joins when the topology drives collectives.
 enum class Algorithm : std::uint8_t {
   kRing,  // reduce-scatter then all-gather around the ranks in order
   kMesh,  // every rank sends chunk c to its owner, which reduces in rank order
   kRdh,   // recursive halving (distances n/2, n/4, ..., 1), then doubling; n a power of 2
+  // Several nodes of n / nodes ranks each (ranks numbered node by node): a ring reduce-
+  // scatter within each node, a ring all-reduce across the nodes between the ranks of one
+  // local index, a ring all-gather within each node. nccom-test calls it "hier".
+  kHierarchical,
 };
 std::string_view name(Algorithm a);
-std::optional<Algorithm> algorithm_named(std::string_view name);  // "ring", "mesh", "rdh"
+std::optional<Algorithm> algorithm_named(std::string_view name);  // "ring", "mesh", "rdh", "hier"
 
 enum class Reduce : std::uint8_t { kSum, kMax, kMin };
 std::string_view name(Reduce r);
@@ -42,15 +46,15 @@ using Buffer = std::vector<std::byte>;
 // result to `dtype` (round to nearest even), as a DMA engine does; integer types combine
 // exactly and wrap to the type's width. Max and min follow IEEE 754-2019 maximum and minimum
 // (a NaN operand gives NaN; +0 is above -0). Throws std::invalid_argument for buffers of
-// different sizes, x4-packed or E8M0 types, no ranks, or RDH on a rank count that is not a
-// power of two.
+// different sizes, x4-packed or E8M0 types, no ranks, RDH on a rank count that is not a
+// power of two, or a hierarchical reduction whose `nodes` do not divide the ranks.
 std::vector<Buffer> all_reduce(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                               Algorithm algorithm);
+                               Algorithm algorithm, std::size_t nodes = 1);
 
 // Reduce-scatter: rank r gets chunk r of the reduction (chunk c holds elements
 // [c * count / n, (c + 1) * count / n)), reduced in the algorithm's order.
 std::vector<Buffer> reduce_scatter(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                                   Algorithm algorithm);
+                                   Algorithm algorithm, std::size_t nodes = 1);
 
 // All-gather: every rank gets the concatenation of every rank's buffer, in rank order (no
 // arithmetic: the same for every algorithm). The buffers may differ in size (all-gather-v).
@@ -58,8 +62,11 @@ std::vector<Buffer> all_gather(std::span<const Buffer> inputs);
 
 // The order in which chunk `chunk` of an all-reduce over `ranks` ranks combines the ranks'
 // values under `algorithm`, as a nested expression: "((r1 + r2) + r3) + r0". What the
-// reduction computes, for the docs and the tests that check the arithmetic against it.
-std::string reduction_order(Algorithm algorithm, std::size_t ranks, std::size_t chunk);
+// reduction computes, for the docs and the tests that check the arithmetic against it. A
+// hierarchical reduction has ranks / nodes chunks, each cut into `nodes` pieces: `chunk` is
+// piece s of chunk j as j x nodes + s.
+std::string reduction_order(Algorithm algorithm, std::size_t ranks, std::size_t chunk,
+                            std::size_t nodes = 1);
 
 // ---- Time on a system: the analytical (alpha-beta) model ----------------------------------
 
@@ -71,8 +78,9 @@ double bus_factor(Op op, int ranks);
 
 // The Neuron runtime's choice by message size (intranode-collective-comm.rst, "sweet
 // ranges" on Trn2): mesh below 1 MiB, RDH up to 56 MiB (a power-of-two rank count), ring
-// above (the runtime's KangaRing, a ring over the torus's Hamiltonian cycles).
-Algorithm choose_algorithm(Op op, std::uint64_t bytes, int ranks);
+// above (the runtime's KangaRing, a ring over the torus's Hamiltonian cycles); across several
+// nodes, hierarchical (internode-collective-comm.rst).
+Algorithm choose_algorithm(Op op, std::uint64_t bytes, int ranks, int nodes = 1);
 
 struct Estimate {
   double time_ns = 0;
@@ -99,6 +107,8 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   // count that is not a power of two.
   Estimate estimate(Op op, std::uint64_t bytes, int ranks,
                     std::optional<Algorithm> algorithm = {}) const;
+  // The nodes (instances) ranks 0..ranks-1 span; throws unless each holds as many ranks.
+  int nodes_of(int ranks) const;
   // The fixed cost of one step (an estimate: the chip's DMA start latency).
   double step_ns() const { return step_ns_; }
 
@@ -111,6 +121,7 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   double step_time(const std::vector<Flow>& flows, std::string* busiest, double* transfer_ns,
                    double* latency_ns) const;
   const system::Route& route(int from_chip, int to_chip) const;
+
   int chip_of(int rank) const {
     return chip_order_[static_cast<std::size_t>(rank / ranks_per_chip_)];
   }

@@ -24,8 +24,9 @@ double bus_factor(Op op, int ranks) {
   return op == Op::kAllReduce ? 2 * (r - 1) / r : (r - 1) / r;
 }
 
-Algorithm choose_algorithm(Op, std::uint64_t bytes, int ranks) {
+Algorithm choose_algorithm(Op, std::uint64_t bytes, int ranks, int nodes) {
   constexpr std::uint64_t kMiB = 1 << 20;
+  if (nodes > 1) return Algorithm::kHierarchical;
   if (bytes < kMiB) return Algorithm::kMesh;
   if (bytes <= 56 * kMiB && std::has_single_bit(static_cast<unsigned>(ranks)))
     return Algorithm::kRdh;
@@ -62,6 +63,25 @@ CollectiveModel::CollectiveModel(const system::SystemConfig& config, int ranks_p
     }
     chip_order_.push_back(topology_.chip_at(coordinates));
   }
+}
+
+int CollectiveModel::nodes_of(int ranks) const {
+  // Ranks fill the chips in ring order, instances outermost: the nodes are runs of ranks.
+  std::vector<int> per_node;
+  int last = -1;
+  for (int r = 0; r < ranks; ++r) {
+    const int instance = topology_.coordinates(chip_of(r)).front();
+    if (instance != last) per_node.push_back(0);
+    ++per_node.back();
+    last = instance;
+  }
+  for (const int count : per_node)
+    if (count != per_node.front())
+      throw std::invalid_argument(fmt::format(
+          "{} ranks on {} nodes of {}: {} on the first node but {} on another (collectives "
+          "across nodes take the same number of ranks on each, internode-collective-comm.rst)",
+          ranks, per_node.size(), config_.name, per_node.front(), count));
+  return static_cast<int>(per_node.size());
 }
 
 const system::Route& CollectiveModel::route(int from_chip, int to_chip) const {
@@ -113,14 +133,15 @@ double CollectiveModel::step_time(const std::vector<Flow>& flows, std::string* b
 namespace {
 
 // The steps of an algorithm as (partner of rank r, bytes it sends) per step. Ring: to the
-// next rank; mesh: to every other rank at once; RDH: to r XOR d.
+// next rank; mesh: to every other rank at once; RDH: to r XOR d; hierarchical: to the next
+// rank of the node (m ranks each), or to the rank of the same local index on the next node.
 struct StepPlan {
-  enum class Kind { kNext, kAll, kXor } kind;
+  enum class Kind { kNext, kAll, kXor, kNextLocal, kNextNode } kind;
   double bytes;  // per transfer
   int distance = 0;
 };
 
-std::vector<StepPlan> steps_of(Op op, Algorithm a, double bytes, int n) {
+std::vector<StepPlan> steps_of(Op op, Algorithm a, double bytes, int n, int m) {
   std::vector<StepPlan> steps;
   const double chunk = bytes / n;
   const bool scatter = op != Op::kAllGather;  // a reduce-scatter phase
@@ -142,6 +163,18 @@ std::vector<StepPlan> steps_of(Op op, Algorithm a, double bytes, int n) {
         for (int d = 1, k = std::countr_zero(static_cast<unsigned>(n)); d < n; d *= 2, --k)
           steps.push_back({StepPlan::Kind::kXor, bytes / (1 << k), d});
       break;
+    case Algorithm::kHierarchical: {
+      // Reduce-scatter within the nodes, all-reduce (or its half) across, all-gather within.
+      const int nodes = n / m;
+      const double piece = bytes / m;
+      const auto add = [&](int count, StepPlan::Kind kind, double size) {
+        for (int k = 0; k < count; ++k) steps.push_back({kind, size});
+      };
+      if (scatter) add(m - 1, StepPlan::Kind::kNextLocal, piece);
+      add((scatter && gather ? 2 : 1) * (nodes - 1), StepPlan::Kind::kNextNode, piece / nodes);
+      if (gather) add(m - 1, StepPlan::Kind::kNextLocal, piece);
+      break;
+    }
   }
   return steps;
 }
@@ -155,13 +188,15 @@ Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
         fmt::format("{} ranks on {}: it holds 1 to {} ({} chips of {} ranks)", ranks, config_.name,
                     max_ranks(), topology_.chips(), ranks_per_chip_));
   Estimate e;
-  e.algorithm = algorithm.value_or(choose_algorithm(op, bytes, ranks));
+  const int nodes = nodes_of(ranks);
+  e.algorithm = algorithm.value_or(choose_algorithm(op, bytes, ranks, nodes));
   if (e.algorithm == Algorithm::kRdh && !std::has_single_bit(static_cast<unsigned>(ranks)))
     throw std::invalid_argument(fmt::format(
         "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", ranks));
+  const int m = ranks / nodes;  // ranks per node
   if (ranks == 1) return e;
   std::map<std::string, int> busiest_count;
-  for (const StepPlan& s : steps_of(op, e.algorithm, static_cast<double>(bytes), ranks)) {
+  for (const StepPlan& s : steps_of(op, e.algorithm, static_cast<double>(bytes), ranks, m)) {
     std::vector<Flow> flows;
     for (int r = 0; r < ranks; ++r) {
       switch (s.kind) {
@@ -174,6 +209,12 @@ Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
           break;
         case StepPlan::Kind::kXor:
           flows.push_back({r, r ^ s.distance, s.bytes});
+          break;
+        case StepPlan::Kind::kNextLocal:
+          flows.push_back({r, r / m * m + (r % m + 1) % m, s.bytes});
+          break;
+        case StepPlan::Kind::kNextNode:
+          flows.push_back({r, (r + m) % ranks, s.bytes});
           break;
       }
     }

@@ -107,6 +107,40 @@ TEST(Collective, EachAlgorithmMatchesAReferenceThatAddsInItsOrder) {
   EXPECT_NE(results[0], results[1]);
 }
 
+TEST(Collective, HierarchicalReducesWithinEachNodeThenAcrossTheNodes) {
+  // 2 nodes of 2 ranks: piece 0 of local chunk 0 is ring-reduced in each node from local
+  // rank 1, then across the nodes from node 1.
+  EXPECT_EQ(reduction_order(Algorithm::kHierarchical, 4, 0, 2), "(r3 + r2) + (r1 + r0)");
+  EXPECT_EQ(reduction_order(Algorithm::kHierarchical, 4, 3, 2), "(r0 + r1) + (r2 + r3)");
+  constexpr std::size_t kRanks = 8, kNodes = 2, kLocal = 4, kCount = 203;
+  const auto x = values(kRanks, kCount);
+  const std::vector<Buffer> in = buffers(DType::kBFloat16, x);
+  const std::vector<float> got =
+      decode(DType::kBFloat16,
+             all_reduce(in, DType::kBFloat16, Reduce::kSum, Algorithm::kHierarchical, kNodes)[0]);
+  const auto add = [](float a, float b) { return round_to(DType::kBFloat16, a + b); };
+  for (std::size_t j = 0; j < kLocal; ++j) {
+    const std::size_t begin = j * kCount / kLocal, length = (j + 1) * kCount / kLocal - begin;
+    for (std::size_t s = 0; s < kNodes; ++s)
+      for (std::size_t i = begin + s * length / kNodes; i < begin + (s + 1) * length / kNodes;
+           ++i) {
+        std::vector<float> node_sum(kNodes);
+        for (std::size_t node = 0; node < kNodes; ++node) {
+          float acc = x[node * kLocal + (j + 1) % kLocal][i];
+          for (std::size_t k = 2; k <= kLocal; ++k)
+            acc = add(acc, x[node * kLocal + (j + k) % kLocal][i]);
+          node_sum[node] = acc;
+        }
+        float acc = node_sum[(s + 1) % kNodes];
+        for (std::size_t k = 2; k <= kNodes; ++k) acc = add(acc, node_sum[(s + k) % kNodes]);
+        ASSERT_EQ(std::bit_cast<std::uint32_t>(got[i]), std::bit_cast<std::uint32_t>(acc))
+            << "element " << i;
+      }
+  }
+  EXPECT_THROW(all_reduce(in, DType::kBFloat16, Reduce::kSum, Algorithm::kHierarchical, 3),
+               std::invalid_argument);
+}
+
 TEST(Collective, ReduceScatterGivesEachRankItsChunkAndAllGatherJoinsThem) {
   constexpr std::size_t kRanks = 4, kCount = 10;  // chunks of 2, 3, 2 and 3 elements
   const std::vector<Buffer> in = buffers(DType::kFloat32, values(kRanks, kCount));

@@ -74,6 +74,24 @@ TEST(CollectiveTime, RanksOfOneChipShareItsHbm) {
   EXPECT_EQ(e.bound, "chip 0's HBM");
 }
 
+TEST(CollectiveTime, AcrossNodesTheChoiceIsHierarchical) {
+  // Two trn2.48xlarge over EFA, 2 ranks per chip: 32 ranks per node.
+  system::SystemConfig two = system::load_preset("trn2.48xlarge");
+  two.instances = 2;
+  const CollectiveModel model(two, 2);
+  EXPECT_EQ(model.nodes_of(64), 2);
+  EXPECT_EQ(model.nodes_of(32), 1);
+  const Estimate e = model.estimate(Op::kAllReduce, 256 * kMiB, 64);
+  EXPECT_EQ(e.algorithm, Algorithm::kHierarchical);
+  // 31 steps within the nodes, 2 across them, 31 within again.
+  EXPECT_EQ(e.steps, 31 + 2 + 31);
+  // Every chip's EFA link works at once: far faster than one ring through one of them.
+  const Estimate ring = model.estimate(Op::kAllReduce, 256 * kMiB, 64, Algorithm::kRing);
+  EXPECT_LT(e.time_ns, ring.time_ns / 3);
+  // Ranks must spread evenly over the nodes.
+  EXPECT_THROW((void)model.estimate(Op::kAllReduce, kMiB, 40), std::invalid_argument);
+}
+
 TEST(CollectiveTime, BadRankCountsAreClearErrors) {
   const CollectiveModel model(system::load_preset("trn2.48xlarge"));
   const auto message = [&](int ranks, std::optional<Algorithm> a) {

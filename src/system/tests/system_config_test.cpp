@@ -204,7 +204,8 @@ TEST(SystemErrors, ToleranceIsAFractionBelowOneAndOnlyAWiderOneNeedsAReason) {
 TEST(SystemPresets, Trn3ChecksTheFigureItsLinksModel) {
   for (const char* name : {"trn3-ultraserver-gen1", "trn3-ultraserver-gen2"}) {
     SCOPED_TRACE(name);
-    const auto& figure = load_preset(name).published.at("neuronlink_gbps_per_chip");
+    const SystemConfig config = load_preset(name);
+    const auto& figure = config.published.at("neuronlink_gbps_per_chip");
     EXPECT_EQ(figure.value, 704);
     EXPECT_EQ(figure.tolerance, arch::kDefaultPublishedTolerance);
     EXPECT_NE(figure.source.find("= 704 GB/s"), std::string::npos) << figure.source;
