@@ -11,6 +11,7 @@
 
 #include "numerics/numerics.h"
 #include "util/enum_names.h"
+#include "util/parallel.h"
 
 namespace trnsim::collective {
 
@@ -224,27 +225,33 @@ void reduce_range(std::span<const Buffer> inputs, DType dtype, Reduce op, const 
 
 // The whole reduction, segment by segment (chunk c: elements [c * count / n, (c + 1) * count /
 // n); a hierarchical reduction's pieces within its chunks).
+// Segments are independent and write disjoint ranges: they run on `threads` host threads
+// with the same bits for any count.
 Buffer reduce_all(std::span<const Buffer> inputs, DType dtype, Reduce op, Algorithm algorithm,
-                  std::size_t nodes) {
+                  std::size_t nodes, unsigned threads) {
   check(inputs, dtype, algorithm, nodes);
   const std::size_t word = numerics::storage_bytes(dtype);
   const std::size_t count = inputs[0].size() / word;
   Buffer out(inputs[0].size());
-  for (const Segment& s : segments(algorithm, inputs.size(), nodes, count))
+  const std::vector<Segment> parts = segments(algorithm, inputs.size(), nodes, count);
+  util::parallel_for(parts.size(), util::resolve_threads(threads), [&](std::size_t k) {
+    const Segment& s = parts[k];
     reduce_range(inputs, dtype, op, s.plan, s.begin, s.end, out.data() + s.begin * word);
+  });
   return out;
 }
 
 }  // namespace
 
 std::vector<Buffer> all_reduce(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                               Algorithm algorithm, std::size_t nodes) {
-  return std::vector<Buffer>(inputs.size(), reduce_all(inputs, dtype, op, algorithm, nodes));
+                               Algorithm algorithm, std::size_t nodes, unsigned threads) {
+  return std::vector<Buffer>(inputs.size(),
+                             reduce_all(inputs, dtype, op, algorithm, nodes, threads));
 }
 
 std::vector<Buffer> reduce_scatter(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                                   Algorithm algorithm, std::size_t nodes) {
-  const Buffer whole = reduce_all(inputs, dtype, op, algorithm, nodes);
+                                   Algorithm algorithm, std::size_t nodes, unsigned threads) {
+  const Buffer whole = reduce_all(inputs, dtype, op, algorithm, nodes, threads);
   const std::size_t word = numerics::storage_bytes(dtype);
   const std::size_t n = inputs.size();
   const std::size_t count = whole.size() / word;

@@ -48,13 +48,15 @@ using Buffer = std::vector<std::byte>;
 // (a NaN operand gives NaN; +0 is above -0). Throws std::invalid_argument for buffers of
 // different sizes, x4-packed or E8M0 types, no ranks, RDH on a rank count that is not a
 // power of two, or a hierarchical reduction whose `nodes` do not divide the ranks.
+// The chunks are computed on `threads` host threads (0: all), with the same bits for any count.
 std::vector<Buffer> all_reduce(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                               Algorithm algorithm, std::size_t nodes = 1);
+                               Algorithm algorithm, std::size_t nodes = 1, unsigned threads = 0);
 
 // Reduce-scatter: rank r gets chunk r of the reduction (chunk c holds elements
 // [c * count / n, (c + 1) * count / n)), reduced in the algorithm's order.
 std::vector<Buffer> reduce_scatter(std::span<const Buffer> inputs, DType dtype, Reduce op,
-                                   Algorithm algorithm, std::size_t nodes = 1);
+                                   Algorithm algorithm, std::size_t nodes = 1,
+                                   unsigned threads = 0);
 
 // All-gather: every rank gets the concatenation of every rank's buffer, in rank order (no
 // arithmetic: the same for every algorithm). The buffers may differ in size (all-gather-v).

@@ -100,8 +100,10 @@ TEST(Collective, EachAlgorithmMatchesAReferenceThatAddsInItsOrder) {
                   std::bit_cast<std::uint32_t>(reference(a, x, c, i)))
             << "element " << i << " of chunk " << c;
     results.push_back(got);
-    // The same bits on another run.
+    // The same bits on another run, on one host thread and on several.
     EXPECT_EQ(all_reduce(in, DType::kBFloat16, Reduce::kSum, a), out);
+    EXPECT_EQ(all_reduce(in, DType::kBFloat16, Reduce::kSum, a, 1, 1), out);
+    EXPECT_EQ(all_reduce(in, DType::kBFloat16, Reduce::kSum, a, 1, 5), out);
   }
   // The orders matter for this data: ring and mesh disagree somewhere.
   EXPECT_NE(results[0], results[1]);
