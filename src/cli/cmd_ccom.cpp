@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
 #include <map>
@@ -21,6 +22,7 @@
 #include "system/system.h"
 #include "util/diagnostic.h"
 #include "util/edit_distance.h"
+#include "util/parallel.h"
 
 namespace trnsim::cli {
 
@@ -73,7 +75,8 @@ numerics::DType dtype_named(const std::string& name) {
 std::optional<Algorithm> algorithm_named(const std::string& name) {
   if (name == "auto") return std::nullopt;
   if (const std::optional<Algorithm> a = collective::algorithm_named(name)) return a;
-  throw std::invalid_argument(fmt::format("--algorithm {}: one of auto, ring, mesh, rdh", name));
+  throw std::invalid_argument(
+      fmt::format("--algorithm {}: one of auto, ring, mesh, rdh, hier", name));
 }
 
 // "32M", "1G", "4096", "8K": bytes (K, M, G = 2^10, 2^20, 2^30, as nccom-test).
@@ -115,8 +118,21 @@ std::vector<std::uint64_t> sizes_of(const CcomArgs& a) {
   return sizes;
 }
 
-// Host memory a --check may use for one size: every rank's input and output.
+// Host memory a --check may use for one size: every rank's input and output, and the fp32 or
+// int64 working copies of the chunks being reduced.
 constexpr std::uint64_t kCheckBytes = std::uint64_t{1} << 30;
+
+std::uint64_t check_bytes(std::uint64_t size, std::size_t word, int ranks) {
+  const std::uint64_t elements = size / word;
+  return 2 * size * static_cast<std::uint64_t>(ranks) + 8 * elements * util::resolve_threads(0);
+}
+
+// The largest integer `dtype` holds exactly with every integer below it: 2^(mantissa + 1)
+// for a float type, the maximum for an integer type.
+double exact_integers(numerics::DType dtype) {
+  if (const std::optional<int> m = numerics::mantissa_bits(dtype)) return std::ldexp(1.0, *m + 1);
+  return numerics::max_finite(dtype);
+}
 
 // Rank r's element i: 1 (all_ones) or a small integer (random), so that every sum of up to
 // 255 ranks is exact in every nccom-test type and the expected result is known without
@@ -174,8 +190,17 @@ void run_ccom(const CcomArgs& a) {
   const Op op = op_named(a.op);
   if (!a.check.empty() && a.check != "all_ones" && a.check != "random")
     throw std::invalid_argument(fmt::format("--check {}: all_ones or random", a.check));
-  if (!a.check.empty() && a.ranks > 255)
-    throw std::invalid_argument("--check takes at most 255 ranks (exact sums in 8-bit types)");
+  if (!a.check.empty()) {
+    // Every partial sum must be exact, or a correct reduction would look wrong.
+    const double largest = a.check == "all_ones" ? 1.0 : 4.0;
+    const double limit = exact_integers(dtype_named(a.dtype));
+    if (largest * a.ranks > limit)
+      throw std::invalid_argument(fmt::format(
+          "--check {} with {} ranks of {}: sums reach {:g}, above {:g}, the largest integer up to "
+          "which {} is exact (fewer ranks{})",
+          a.check, a.ranks, a.dtype, largest * a.ranks, limit, a.dtype,
+          a.check == "random" ? ", or --check all_ones" : ""));
+  }
   const numerics::DType dtype = dtype_named(a.dtype);
   const std::size_t word = numerics::storage_bytes(dtype);
   const std::optional<Algorithm> forced = algorithm_named(a.algorithm);
@@ -217,7 +242,7 @@ void run_ccom(const CcomArgs& a) {
   if (!a.check.empty()) {
     int checked = 0, skipped = 0;
     for (std::size_t k = 0; k < sizes.size(); ++k) {
-      if (2 * sizes[k] * static_cast<std::uint64_t>(a.ranks) > kCheckBytes) {
+      if (check_bytes(sizes[k], word, a.ranks) > kCheckBytes) {
         ++skipped;
         continue;
       }
@@ -263,7 +288,7 @@ void register_ccom_command(CLI::App& app) {
                   "uint8, int8, uint16, int16, fp8, fp16, bf16, "
                   "int32, uint32, fp32");
   cmd->add_option("--algorithm", args->algorithm,
-                  "auto (the runtime's choice by size), ring, mesh or rdh");
+                  "auto (the runtime's choice by size and nodes), ring, mesh, rdh or hier");
   cmd->add_option("--ranks-per-chip", args->ranks_per_chip,
                   "Ranks on each chip (default: its logical cores)");
   cmd->add_flag("--show-algorithm", args->show_algorithm, "Add the algorithm column");

@@ -53,7 +53,8 @@ std::vector<Buffer> all_reduce(std::span<const Buffer> inputs, DType dtype, Redu
                                Algorithm algorithm, std::size_t nodes = 1, unsigned threads = 0);
 
 // Reduce-scatter: rank r gets chunk r of the reduction (chunk c holds elements
-// [c * count / n, (c + 1) * count / n)), reduced in the algorithm's order.
+// [c * count / n, (c + 1) * count / n)), each element reduced in the order the algorithm's
+// all-reduce gives it (for hier, the all-reduce's pieces: not necessarily ending at rank r).
 std::vector<Buffer> reduce_scatter(std::span<const Buffer> inputs, DType dtype, Reduce op,
                                    Algorithm algorithm, std::size_t nodes = 1,
                                    unsigned threads = 0);

@@ -195,32 +195,50 @@ Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
         "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", ranks));
   const int m = ranks / nodes;  // ranks per node
   if (ranks == 1) return e;
+  // A step's shape (who sends to whom) decides its latency and its busiest path; its time
+  // is linear in the bytes. Each shape is routed once, with one byte per transfer.
+  struct Shape {
+    double latency_ns = 0, ns_per_byte = 0;
+    std::string busiest;
+  };
+  std::map<std::pair<int, int>, Shape> shapes;
   std::map<std::string, int> busiest_count;
   for (const StepPlan& s : steps_of(op, e.algorithm, static_cast<double>(bytes), ranks, m)) {
-    std::vector<Flow> flows;
-    for (int r = 0; r < ranks; ++r) {
-      switch (s.kind) {
-        case StepPlan::Kind::kNext:
-          flows.push_back({r, (r + 1) % ranks, s.bytes});
-          break;
-        case StepPlan::Kind::kAll:
-          for (int to = 0; to < ranks; ++to)
-            if (to != r) flows.push_back({r, to, s.bytes});
-          break;
-        case StepPlan::Kind::kXor:
-          flows.push_back({r, r ^ s.distance, s.bytes});
-          break;
-        case StepPlan::Kind::kNextLocal:
-          flows.push_back({r, r / m * m + (r % m + 1) % m, s.bytes});
-          break;
-        case StepPlan::Kind::kNextNode:
-          flows.push_back({r, (r + m) % ranks, s.bytes});
-          break;
+    const std::pair<int, int> key{static_cast<int>(s.kind), s.distance};
+    auto it = shapes.find(key);
+    if (it == shapes.end()) {
+      std::vector<Flow> flows;
+      for (int r = 0; r < ranks; ++r) {
+        switch (s.kind) {
+          case StepPlan::Kind::kNext:
+            flows.push_back({r, (r + 1) % ranks, 1});
+            break;
+          case StepPlan::Kind::kAll:
+            for (int to = 0; to < ranks; ++to)
+              if (to != r) flows.push_back({r, to, 1});
+            break;
+          case StepPlan::Kind::kXor:
+            flows.push_back({r, r ^ s.distance, 1});
+            break;
+          case StepPlan::Kind::kNextLocal:
+            flows.push_back({r, r / m * m + (r % m + 1) % m, 1});
+            break;
+          case StepPlan::Kind::kNextNode:
+            flows.push_back({r, (r + m) % ranks, 1});
+            break;
+        }
       }
+      Shape shape;
+      double start_and_latency = 0;
+      step_time(flows, &shape.busiest, &shape.ns_per_byte, &start_and_latency);
+      shape.latency_ns = start_and_latency;
+      it = shapes.emplace(key, std::move(shape)).first;
     }
-    std::string busiest;
-    e.time_ns += step_time(flows, &busiest, &e.transfer_ns, &e.latency_ns);
-    ++busiest_count[busiest];
+    const Shape& shape = it->second;
+    e.transfer_ns += shape.ns_per_byte * s.bytes;
+    e.latency_ns += shape.latency_ns;
+    e.time_ns += shape.latency_ns + shape.ns_per_byte * s.bytes;
+    ++busiest_count[shape.busiest];
     ++e.steps;
   }
   e.bound = std::max_element(busiest_count.begin(), busiest_count.end(),

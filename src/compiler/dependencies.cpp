@@ -7,7 +7,6 @@
 #include <limits>
 #include <map>
 #include <optional>
-#include <utility>
 
 #include "compiler/passes.h"
 #include "isa/footprint.h"
@@ -134,9 +133,11 @@ std::vector<std::vector<std::uint32_t>> dependencies(
   // uses of one state stay in program order, so the random stream and a carried
   // accumulator do not depend on how the scheduler orders the engines' queues.
   std::array<std::optional<std::uint32_t>, isa::kNumEngineStates> last_state_user;
-  // The last sendrecv on each pipe: the simulator (and the hardware) pairs a core's k-th
-  // call on a pipe with its peer's k-th, so the calls of one pipe start in program order.
-  std::map<std::uint32_t, std::uint32_t> last_on_pipe;
+  // The last sendrecv: cores pair their k-th call on a pipe with the peer's k-th, and a call
+  // holds its DMA queue until its peer comes, so every core starts its calls in program order
+  // (calls on different pipes too: two cores putting them on a queue in different orders
+  // would wait for each other).
+  std::optional<std::uint32_t> last_sendrecv;
   for (std::size_t i = 0; i < n; ++i) {
     const auto idx = static_cast<std::uint32_t>(i);
     std::vector<std::uint32_t>& deps = preds[i];
@@ -152,9 +153,9 @@ std::vector<std::vector<std::uint32_t>> dependencies(
       if (last) deps.push_back(*last);
       last = idx;
     }
-    if (const auto* x = std::get_if<isa::SendRecv>(&phys[i].op)) {
-      const auto [last, first] = last_on_pipe.try_emplace(x->pipe, idx);
-      if (!first) deps.push_back(std::exchange(last->second, idx));
+    if (std::holds_alternative<isa::SendRecv>(phys[i].op)) {
+      if (last_sendrecv) deps.push_back(*last_sendrecv);
+      last_sendrecv = idx;
     }
     for (std::uint32_t p : ir.instructions[i].after) deps.push_back(p);  // NKI depends_on
     const std::vector<Footprint> fps = footprints(phys[i], ir.instructions[i].inst, idx);

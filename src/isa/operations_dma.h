@@ -36,9 +36,9 @@ struct DmaCopy {
 // Exchange between the cores of a logical core (NKI 0.6 nisa.sendrecv): this core's src goes
 // to the dst of core `send_to` (a program id of the logical core) and dst receives the src of
 // core `recv_from`. Matching instructions pair by pipe: the k-th sendrecv of a core on pipe p
-// meets the k-th of its peers on pipe p; the transfer starts when both have started (src is
-// read then) and each completes when its data has arrived. Both tiles in SBUF, the same
-// dtype and shape on every side (the data moves raw).
+// meets the k-th of its peers on pipe p; src is read when the call starts, the transfer
+// starts when both have started, and each call completes when its data has arrived. Both tiles in
+// SBUF, the same dtype and shape on every side (the data moves raw).
 struct SendRecv {
   static constexpr std::string_view kName = "sendrecv";
   static constexpr OpClass kClass = OpClass::kDmaTransfer;

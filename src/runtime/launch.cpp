@@ -121,6 +121,7 @@ sim::MemoryNamer memory_namer(const BuiltKernel& kernel, RankLayout layout) {
     const compiler::CompiledKernel& ck = kernel.compiled;
     if (memory == isa::Memory::kHbm) {
       const auto rank = layout.span > 0 ? static_cast<int>(byte / layout.span) : 0;
+      if (rank >= layout.ranks) return "";  // beyond every rank's tensors
       const std::uint64_t local = byte - layout.shift(rank);
       for (const compiler::HbmPlacement& p : ck.hbm)
         if (local >= p.address && local < p.address + p.bytes) {

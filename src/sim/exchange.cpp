@@ -8,7 +8,7 @@ namespace trnsim::sim::detail {
 
 std::vector<Exchanges::Transfer> Exchanges::arrive(int group, std::uint32_t rank,
                                                    ExchangeParty party) {
-  const auto& op = std::get<isa::SendRecv>(party.inst.op);
+  const isa::SendRecv op = std::get<isa::SendRecv>(party.inst.op);  // before the move below
   std::size_t slot = parties_.size();
   if (!free_.empty()) {
     slot = free_.back();

@@ -524,6 +524,12 @@ class Executor {
       guarded(receiver, to.index, [&] { io.store_bytes(dst, from.bytes); });
       std::vector<std::uint8_t>().swap(from.bytes);
     }
+    if (hazards_) {
+      // What the sender did before its sendrecv happens before what the receiver does after
+      // its own completes (as at a barrier).
+      join_into(receiver.in_flight_clock[to.id], sender.in_flight_clock[from.id]);
+      join_into(queues_[to.queue].clock, sender.in_flight_clock[from.id]);
+    }
     for (detail::ExchangeParty* p : {&from, &to})
       if (p->transfer_start < 0) p->transfer_start = now;
     from.sent_at = now + cost.latency;

@@ -115,6 +115,30 @@ TEST(SendRecv, PipesPairInOrderAndACoreMayExchangeWithItself) {
   EXPECT_EQ(received(one, 0), from_bytes<float>(tile_of(7)));
 }
 
+TEST(SendRecv, OrdersWhatTheSenderDidBeforeAfterWhatTheReceiverDoesAfter) {
+  // Core 0 stores a tile to HBM, then exchanges; core 1 exchanges, then loads that HBM. The
+  // exchange orders them: no race between the cores.
+  Device device(trn3(), 2);
+  device.allocate_at(0, 4096);
+  for (int c = 0; c < 2; ++c) fill_onchip(device.core(c), Memory::kSbuf, 0, kRows, 0, tile_of(c));
+  isa::DmaCopy store;
+  store.src = sbuf(DType::kFloat32, 0, kRows, 0, {{1, kCols}});
+  store.dst = hbm(DType::kFloat32, 0, kRows, kCols, {{1, kCols}});
+  isa::DmaCopy load;
+  load.src = store.dst;
+  load.dst = sbuf(DType::kFloat32, 0, kRows, 1024, {{1, kCols}});
+  isa::Program p0, p1;
+  p0.instructions.push_back(make(dma_q(1), store, {}, {{0, 1}}));
+  p0.instructions.push_back(sendrecv(1, 1, 0, {{0, 1}}));
+  p1.instructions.push_back(sendrecv(0, 0));
+  p1.instructions.back().signals.push_back({1, 1});
+  p1.instructions.push_back(make(dma_q(1), load, {{1, 1}}));
+  const MultiRunResult r = run_cores(device, {{{0, &p0, nullptr}, {1, &p1, nullptr}}});
+  EXPECT_TRUE(r.cores[0].hazards.empty());
+  EXPECT_TRUE(r.cores[1].hazards.empty()) << r.cores[1].hazards.front().diagnostic.message;
+  EXPECT_EQ(received(device, 1, 1024), from_bytes<float>(tile_of(0)));
+}
+
 TEST(SendRecv, ARankIsAPlaceInTheGroupNotAPhysicalCore) {
   // Two groups (ranks of an SPMD launch) on cores 0-3: rank 1 of group 1 is core 3.
   Device device(trn3(), 4);
