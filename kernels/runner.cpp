@@ -110,6 +110,15 @@ void check_ranks(ProblemReport& r, const Problem& problem,
   }
 }
 
+// Runs `check` as the checking phase and records its host time.
+template <class Check>
+void timed_check(ProblemReport& r, const RunProblemOptions& options, Check&& check) {
+  util::enter(options.progress, util::Progress::Phase::kChecking);
+  const auto start = std::chrono::steady_clock::now();
+  check();
+  r.check_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 }  // namespace
 
 void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipConfig& chip,
@@ -129,13 +138,8 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
     r.chip_timing = std::move(all.chip_timing);
     r.host_seconds = all.host_seconds;
     r.simulated_ns = all.simulated_ns;
-    if (options.functional) {
-      util::enter(options.progress, util::Progress::Phase::kChecking);
-      const auto start = std::chrono::steady_clock::now();
-      check_ranks(r, problem, inputs, all.ranks);
-      r.check_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
+    if (options.functional)
+      timed_check(r, options, [&] { check_ranks(r, problem, inputs, all.ranks); });
     r.launch = std::move(all.ranks.front());
     for (std::size_t k = 1; k < all.ranks.size(); ++k) {
       runtime::LaunchResult& rank = r.other_ranks.emplace_back();
@@ -149,13 +153,8 @@ void launch_problem(ProblemReport& r, const Problem& problem, const arch::ChipCo
     r.chip_timing = r.launch.chip_timing;
     r.host_seconds = r.launch.host_seconds;
     r.simulated_ns = r.launch.simulated_ns;
-    if (options.functional) {
-      util::enter(options.progress, util::Progress::Phase::kChecking);
-      const auto start = std::chrono::steady_clock::now();
-      r.check = check(problem, r.launch.outputs);
-      r.check_seconds =
-          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    }
+    if (options.functional)
+      timed_check(r, options, [&] { r.check = check(problem, r.launch.outputs); });
   }
 
   r.flops = problem.flops * r.ranks;

@@ -7,7 +7,6 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -16,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "collective/collective.h"
 #include "numerics/numerics.h"
@@ -262,9 +262,7 @@ void run_ccom(const CcomArgs& a) {
         {"op", collective::name(op)}, {"system", config.name},
         {"ranks", a.ranks},           {"ranks_per_chip", model.ranks_per_chip()},
         {"dtype", a.dtype},           {"results", rows}};
-    std::ofstream out(a.json);
-    if (!(out << j.dump(2) << "\n"))
-      throw std::runtime_error(fmt::format("{}: cannot write the JSON report", a.json));
+    write_text_file(a.json, j.dump(2) + "\n");
   }
 }
 
