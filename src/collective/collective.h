@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <optional>
 #include <span>
 #include <string>
@@ -94,10 +95,59 @@ struct Estimate {
   std::string bound;       // the link or chip-local path that was busiest most often
 };
 
+// What the event model measured (CollectiveModel::simulate).
+struct ChannelUse {
+  std::string name;  // "chip 3 (row 0, col 3) -> chip 4 (row 1, col 3) (y)", "chip 0's HBM"
+  double busy_ns = 0;
+  double bytes = 0;
+};
+
+// A rank's step as the event model ran it: it started at `start_ns` (its transfers began
+// after the step's start cost), its own transfers had all arrived at `sent_ns`, and the
+// step ended at `end_ns`, when the last transfer to it arrived, from `waited_on` (-1 when
+// its own were last or it received nothing).
+struct RankStep {
+  int rank = 0, step = 0, waited_on = -1;
+  double start_ns = 0, sent_ns = 0, end_ns = 0;
+};
+
+// A span of time a channel was busy without a gap.
+struct BusySpan {
+  int channel = 0;  // index into Simulation::channels
+  double start_ns = 0, end_ns = 0;
+};
+
+struct SimulateOptions {
+  int max_chunks = 8;                    // chunks per transfer, at most
+  double min_chunk_bytes = 64.0 * 1024;  // unless the transfer is smaller
+  bool trace = false;                    // keep rank steps and busy spans (write_chrome_trace)
+  std::uint64_t max_chunks_total = 50'000'000;
+};
+
+struct Simulation {
+  double time_ns = 0;
+  Algorithm algorithm = Algorithm::kRing;
+  int ranks = 0, ranks_per_chip = 1, steps = 0;
+  std::uint64_t events = 0;             // events processed: a chunk reaching a channel or its end
+  std::vector<ChannelUse> channels;     // every channel and chip-local path used, busiest first
+  RankStep longest_wait;                // the step whose end waited longest after its sends
+  std::string op_name, system_name;     // for the trace
+  std::vector<std::string> chip_names;  // the chip of ranks [k x ranks_per_chip, ...), by k
+  std::vector<RankStep> rank_steps;     // with options.trace: every rank's every step
+  std::vector<BusySpan> busy;           // with options.trace: when each channel was busy
+};
+
+// A Chrome/Perfetto trace of a traced simulation: a process per chip with a track per rank
+// (its steps and waits, naming the peer it waited on), a "links" process with a track per
+// channel (busy spans) and utilisation counters over `buckets` windows of the run.
+void write_chrome_trace(const Simulation& s, std::ostream& out, int buckets = 100);
+
 // Collectives on one system, timed step by step: each step is a set of transfers between
-// ranks (ranks fill the chips' logical cores, chips in ring order); a step takes its start cost,
-// the longest route latency among its transfers and the time its busiest channel needs for the
-// bytes all transfers put on it (transfers sharing a link share its bandwidth). Transfers
+// ranks (ranks fill the chips' logical cores, chips in ring order). In the analytical model a
+// rank's step takes the start cost, the longest route latency among its transfers (to it and
+// from it) and the time the busiest channel of any of them needs for the bytes all transfers
+// put on it (transfers sharing a link share its bandwidth); the operation takes the longest
+// sum over a rank's steps (ranks wait only for their partners, not for each other). Transfers
 // between ranks of one chip use the chip's HBM (read and write: half its bandwidth).
 class CollectiveModel {  // not thread-safe: routes are cached on use
  public:
@@ -115,14 +165,42 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   // The fixed cost of one step (an estimate: the chip's DMA start latency).
   double step_ns() const { return step_ns_; }
 
+  // The event model (event_model.cpp): the same steps, but each rank moves on when its own
+  // transfers of a step have arrived and its peers' have reached it, and every transfer is a
+  // stream of chunks through its route's channels, each channel serving chunks in the order
+  // they reach it (cut-through: a chunk's head goes on after the channel's latency). Throws
+  // what estimate() throws, and std::invalid_argument when the run would move more than
+  // options.max_chunks_total chunks (naming the analytical model).
+  Simulation simulate(Op op, std::uint64_t bytes, int ranks,
+                      std::optional<Algorithm> algorithm = {},
+                      const SimulateOptions& options = {}) const;
+  // The chunks simulate() would move (each passes every channel of its route): what host
+  // time and memory grow with, and what max_chunks_total limits.
+  std::uint64_t chunk_count(Op op, std::uint64_t bytes, int ranks,
+                            std::optional<Algorithm> algorithm = {},
+                            const SimulateOptions& options = {}) const;
+
  private:
+  struct Plan {
+    Algorithm algorithm = Algorithm::kRing;
+    int ranks_per_node = 1;
+  };
+  // Checks the rank count and the algorithm, and chooses the algorithm when not given.
+  Plan plan(Op op, std::uint64_t bytes, int ranks, std::optional<Algorithm> algorithm) const;
+  // The chip-local path's name and a channel's: "chip 0's HBM", "chip 1 (...) -> ... (x)".
+  std::string path_name(int chip_or_channel, bool local) const;
   struct Flow {
     int from_rank, to_rank;
     double bytes;
   };
-  // One step's time given its transfers; `busiest` gets the busiest path's name.
-  double step_time(const std::vector<Flow>& flows, std::string* busiest, double* transfer_ns,
-                   double* latency_ns) const;
+  // A step shape's cost to each rank, for one byte per transfer: the longest route latency
+  // among the transfers from it and to it, and the most time per byte any of them needs on
+  // its busiest channel (transfers sharing a channel share its bandwidth).
+  struct ShapeCost {
+    std::vector<double> latency_ns, ns_per_byte;  // by rank
+    std::string busiest;                          // the busiest channel's name
+  };
+  ShapeCost shape_cost(const std::vector<Flow>& flows, int ranks) const;
   const system::Route& route(int from_chip, int to_chip) const;
 
   int chip_of(int rank) const {

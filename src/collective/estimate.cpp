@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "collective/collective.h"
+#include "collective/plan.h"
 #include "util/enum_names.h"
 
 namespace trnsim::collective {
@@ -90,156 +91,120 @@ const system::Route& CollectiveModel::route(int from_chip, int to_chip) const {
   return from[static_cast<std::size_t>(to_chip)];
 }
 
-double CollectiveModel::step_time(const std::vector<Flow>& flows, std::string* busiest,
-                                  double* transfer_ns, double* latency_ns) const {
-  // Bytes per channel (>= 0) and per chip-local path (key -1 - chip).
-  std::map<int, double> load;
-  double latency = 0;
-  for (const Flow& f : flows) {
+std::string CollectiveModel::path_name(int id, bool local) const {
+  if (local) return fmt::format("chip {}'s HBM", id);
+  const system::Channel& c = topology_.channels()[static_cast<std::size_t>(id)];
+  return fmt::format("{} -> {} ({})", topology_.describe(c.from), topology_.describe(c.to),
+                     topology_.kind_names()[static_cast<std::size_t>(c.kind)]);
+}
+
+CollectiveModel::ShapeCost CollectiveModel::shape_cost(const std::vector<Flow>& flows,
+                                                       int ranks) const {
+  // Bytes per channel, then per chip-local path (at channels + chip).
+  const std::size_t links = topology_.channels().size();
+  std::vector<double> load(links + static_cast<std::size_t>(topology_.chips()));
+  const auto path = [&](const Flow& f) -> std::pair<const int*, int> {
     const int a = chip_of(f.from_rank), b = chip_of(f.to_rank);
-    if (a == b) {
-      load[-1 - a] += f.bytes;
-      continue;
-    }
+    if (a == b) return {nullptr, a};
     const system::Route& r = route(a, b);
-    latency = std::max(latency, r.latency_ns);
-    for (const int c : r.channels) load[c] += f.bytes;
+    return {r.channels.data(), r.hops()};
+  };
+  for (const Flow& f : flows) {
+    const auto [channels, count] = path(f);
+    if (channels == nullptr)
+      load[links + static_cast<std::size_t>(count)] += f.bytes;
+    else
+      for (int h = 0; h < count; ++h) load[static_cast<std::size_t>(channels[h])] += f.bytes;
   }
-  double transfer = 0;
-  int worst = 0;
-  for (const auto& [path, bytes] : load) {
-    const double rate = path < 0
-                            ? local_bytes_per_ns_
-                            : topology_.channels()[static_cast<std::size_t>(path)].bytes_per_ns;
-    if (bytes / rate > transfer) {
-      transfer = bytes / rate;
-      worst = path;
-    }
-  }
-  if (busiest != nullptr && !load.empty()) {
-    if (worst < 0) {
-      *busiest = fmt::format("chip {}'s HBM", -1 - worst);
+  const auto time_per_byte = [&](std::size_t c) {
+    return load[c] / (c >= links ? local_bytes_per_ns_ : topology_.channels()[c].bytes_per_ns);
+  };
+  ShapeCost cost;
+  cost.latency_ns.assign(static_cast<std::size_t>(ranks), 0);
+  cost.ns_per_byte.assign(static_cast<std::size_t>(ranks), 0);
+  for (const Flow& f : flows) {
+    const auto [channels, count] = path(f);
+    double latency = 0, per_byte = 0;
+    if (channels == nullptr) {
+      per_byte = time_per_byte(links + static_cast<std::size_t>(count));
     } else {
-      const system::Channel& c = topology_.channels()[static_cast<std::size_t>(worst)];
-      *busiest = fmt::format("{} -> {} ({})", topology_.describe(c.from), topology_.describe(c.to),
-                             topology_.kind_names()[static_cast<std::size_t>(c.kind)]);
+      latency = route(chip_of(f.from_rank), chip_of(f.to_rank)).latency_ns;
+      for (int h = 0; h < count; ++h)
+        per_byte = std::max(per_byte, time_per_byte(static_cast<std::size_t>(channels[h])));
+    }
+    for (const int r : {f.from_rank, f.to_rank}) {
+      auto& l = cost.latency_ns[static_cast<std::size_t>(r)];
+      auto& x = cost.ns_per_byte[static_cast<std::size_t>(r)];
+      l = std::max(l, latency);
+      x = std::max(x, per_byte);
     }
   }
-  *transfer_ns += transfer;
-  *latency_ns += step_ns_ + latency;
-  return step_ns_ + latency + transfer;
+  std::size_t worst = 0;
+  for (std::size_t c = 1; c < load.size(); ++c)
+    if (time_per_byte(c) > time_per_byte(worst)) worst = c;
+  cost.busiest = worst >= links ? path_name(static_cast<int>(worst - links), true)
+                                : path_name(static_cast<int>(worst), false);
+  return cost;
 }
 
-namespace {
-
-// The steps of an algorithm as (partner of rank r, bytes it sends) per step. Ring: to the
-// next rank; mesh: to every other rank at once; RDH: to r XOR d; hierarchical: to the next
-// rank of the node (m ranks each), or to the rank of the same local index on the next node.
-struct StepPlan {
-  enum class Kind { kNext, kAll, kXor, kNextLocal, kNextNode } kind;
-  double bytes;  // per transfer
-  int distance = 0;
-};
-
-std::vector<StepPlan> steps_of(Op op, Algorithm a, double bytes, int n, int m) {
-  std::vector<StepPlan> steps;
-  const double chunk = bytes / n;
-  const bool scatter = op != Op::kAllGather;  // a reduce-scatter phase
-  const bool gather = op != Op::kReduceScatter;
-  switch (a) {
-    case Algorithm::kRing:
-      for (int phase = 0; phase < (scatter && gather ? 2 : 1); ++phase)
-        for (int s = 0; s + 1 < n; ++s) steps.push_back({StepPlan::Kind::kNext, chunk});
-      break;
-    case Algorithm::kMesh:
-      for (int phase = 0; phase < (scatter && gather ? 2 : 1); ++phase)
-        steps.push_back({StepPlan::Kind::kAll, chunk});
-      break;
-    case Algorithm::kRdh:
-      if (scatter)  // halving: distance n/2 with half the buffer, then n/4 with a quarter, ...
-        for (int d = n / 2, k = 1; d >= 1; d /= 2, ++k)
-          steps.push_back({StepPlan::Kind::kXor, bytes / (1 << k), d});
-      if (gather)  // doubling: the reverse
-        for (int d = 1, k = std::countr_zero(static_cast<unsigned>(n)); d < n; d *= 2, --k)
-          steps.push_back({StepPlan::Kind::kXor, bytes / (1 << k), d});
-      break;
-    case Algorithm::kHierarchical: {
-      // Reduce-scatter within the nodes, all-reduce (or its half) across, all-gather within.
-      const int nodes = n / m;
-      const double piece = bytes / m;
-      const auto add = [&](int count, StepPlan::Kind kind, double size) {
-        for (int k = 0; k < count; ++k) steps.push_back({kind, size});
-      };
-      if (scatter) add(m - 1, StepPlan::Kind::kNextLocal, piece);
-      add((scatter && gather ? 2 : 1) * (nodes - 1), StepPlan::Kind::kNextNode, piece / nodes);
-      if (gather) add(m - 1, StepPlan::Kind::kNextLocal, piece);
-      break;
-    }
-  }
-  return steps;
-}
-
-}  // namespace
-
-Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
-                                   std::optional<Algorithm> algorithm) const {
+CollectiveModel::Plan CollectiveModel::plan(Op op, std::uint64_t bytes, int ranks,
+                                            std::optional<Algorithm> algorithm) const {
   if (ranks < 1 || ranks > max_ranks())
     throw std::invalid_argument(
         fmt::format("{} ranks on {}: it holds 1 to {} ({} chips of {} ranks)", ranks, config_.name,
                     max_ranks(), topology_.chips(), ranks_per_chip_));
-  Estimate e;
+  Plan p;
   const int nodes = nodes_of(ranks);
-  e.algorithm = algorithm.value_or(choose_algorithm(op, bytes, ranks, nodes));
-  if (e.algorithm == Algorithm::kRdh && !std::has_single_bit(static_cast<unsigned>(ranks)))
+  p.algorithm = algorithm.value_or(choose_algorithm(op, bytes, ranks, nodes));
+  if (p.algorithm == Algorithm::kRdh && !std::has_single_bit(static_cast<unsigned>(ranks)))
     throw std::invalid_argument(fmt::format(
         "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", ranks));
-  const int m = ranks / nodes;  // ranks per node
+  p.ranks_per_node = ranks / nodes;
+  return p;
+}
+
+Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
+                                   std::optional<Algorithm> algorithm) const {
+  const Plan p = plan(op, bytes, ranks, algorithm);
+  Estimate e;
+  e.algorithm = p.algorithm;
+  const int m = p.ranks_per_node;
   if (ranks == 1) return e;
-  // A step's shape (who sends to whom) decides its latency and its busiest path; its time
-  // is linear in the bytes. Each shape is routed once, with one byte per transfer.
+  // A step's shape (who sends to whom) decides each rank's latency and time per byte; each
+  // shape is routed once, with one byte per transfer, and its steps are summed per rank.
   struct Shape {
-    double latency_ns = 0, ns_per_byte = 0;
-    std::string busiest;
+    ShapeCost cost;
+    int steps = 0;
+    double bytes = 0;  // per transfer, over its steps
   };
   std::map<std::pair<int, int>, Shape> shapes;
   std::map<std::string, int> busiest_count;
-  for (const StepPlan& s : steps_of(op, e.algorithm, static_cast<double>(bytes), ranks, m)) {
+  for (const detail::StepPlan& s :
+       detail::steps_of(op, e.algorithm, static_cast<double>(bytes), ranks, m)) {
     const std::pair<int, int> key{static_cast<int>(s.kind), s.distance};
     auto it = shapes.find(key);
     if (it == shapes.end()) {
       std::vector<Flow> flows;
-      for (int r = 0; r < ranks; ++r) {
-        switch (s.kind) {
-          case StepPlan::Kind::kNext:
-            flows.push_back({r, (r + 1) % ranks, 1});
-            break;
-          case StepPlan::Kind::kAll:
-            for (int to = 0; to < ranks; ++to)
-              if (to != r) flows.push_back({r, to, 1});
-            break;
-          case StepPlan::Kind::kXor:
-            flows.push_back({r, r ^ s.distance, 1});
-            break;
-          case StepPlan::Kind::kNextLocal:
-            flows.push_back({r, r / m * m + (r % m + 1) % m, 1});
-            break;
-          case StepPlan::Kind::kNextNode:
-            flows.push_back({r, (r + m) % ranks, 1});
-            break;
-        }
-      }
-      Shape shape;
-      double start_and_latency = 0;
-      step_time(flows, &shape.busiest, &shape.ns_per_byte, &start_and_latency);
-      shape.latency_ns = start_and_latency;
-      it = shapes.emplace(key, std::move(shape)).first;
+      for (int r = 0; r < ranks; ++r)
+        detail::for_each_partner(s, r, ranks, m, [&](int to) { flows.push_back({r, to, 1}); });
+      it = shapes.emplace(key, Shape{shape_cost(flows, ranks)}).first;
     }
-    const Shape& shape = it->second;
-    e.transfer_ns += shape.ns_per_byte * s.bytes;
-    e.latency_ns += shape.latency_ns;
-    e.time_ns += shape.latency_ns + shape.ns_per_byte * s.bytes;
-    ++busiest_count[shape.busiest];
+    ++it->second.steps;
+    it->second.bytes += s.bytes;
+    ++busiest_count[it->second.cost.busiest];
     ++e.steps;
+  }
+  for (int r = 0; r < ranks; ++r) {
+    double latency = 0, transfer = 0;
+    for (const auto& [key, shape] : shapes) {
+      latency += shape.steps * (step_ns_ + shape.cost.latency_ns[static_cast<std::size_t>(r)]);
+      transfer += shape.bytes * shape.cost.ns_per_byte[static_cast<std::size_t>(r)];
+    }
+    if (latency + transfer > e.time_ns) {
+      e.time_ns = latency + transfer;
+      e.latency_ns = latency;
+      e.transfer_ns = transfer;
+    }
   }
   e.bound = std::max_element(busiest_count.begin(), busiest_count.end(),
                              [](const auto& a, const auto& b) { return a.second < b.second; })
