@@ -1,6 +1,6 @@
 // `trnsim ccom OP`: nccom-test for simulated systems. The same words, flags and table as
-// Neuron's nccom-test (tools/neuron-sys-tools/nccom-test.rst), timed by the analytical
-// collective model on a system preset or file (docs/collectives.md).
+// Neuron's nccom-test (tools/neuron-sys-tools/nccom-test.rst), timed by the collective event
+// model (or the analytical one) on a system preset or file (docs/collectives.md).
 #include <fmt/core.h>
 
 #include <array>
@@ -11,6 +11,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@ using collective::Op;
 
 struct CcomArgs {
   std::string op, system = "trn2.48xlarge", dtype = "fp32", algorithm = "auto", json;
+  std::string model = "event", trace;  // the time model; a Chrome trace of the largest size
   std::string min_bytes = "32M", max_bytes, step_bytes;
   double step_factor = 0;
   int ranks = 0, ranks_per_chip = 0;
@@ -52,8 +54,8 @@ Op op_named(const std::string& name) {
   const std::string near = util::closest(name, names);
   throw std::invalid_argument(fmt::format(
       "'{}' is not an operation trnsim ccom times{} (allr, allg, redsct, or their long names "
-      "all_reduce, all_gather, reduce_scatter; alltoall, permute and sendrecv come with the "
-      "event model)",
+      "all_reduce, all_gather, reduce_scatter; alltoall, permute and sendrecv are not "
+      "modelled yet)",
       name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
 }
 
@@ -186,6 +188,37 @@ std::string check_data(const CcomArgs& a, Op op, numerics::DType dtype, std::uin
   return "";
 }
 
+// One size's time from either model, with what that model can say about it for the JSON.
+struct Timed {
+  double time_ns = 0;
+  Algorithm algorithm = Algorithm::kRing;
+  nlohmann::json details;
+  std::optional<collective::Simulation> simulation;  // kept when traced
+
+  explicit Timed(const collective::Estimate& e)
+      : time_ns(e.time_ns),
+        algorithm(e.algorithm),
+        details({{"steps", e.steps},
+                 {"transfer_us", e.transfer_ns * 1e-3},
+                 {"latency_us", e.latency_ns * 1e-3},
+                 {"busiest", e.bound}}) {}
+
+  Timed(collective::Simulation s, bool keep) : time_ns(s.time_ns), algorithm(s.algorithm) {
+    details = {{"steps", s.steps}, {"events", s.events}};
+    if (!s.channels.empty())
+      details["busiest"] = {{"channel", s.channels.front().name},
+                            {"busy_us", s.channels.front().busy_ns * 1e-3},
+                            {"utilisation", s.channels.front().busy_ns / s.time_ns}};
+    const collective::RankStep& w = s.longest_wait;
+    if (w.waited_on >= 0)
+      details["longest_wait"] = {{"rank", w.rank},
+                                 {"step", w.step},
+                                 {"waited_on", w.waited_on},
+                                 {"wait_us", (w.end_ns - w.sent_ns) * 1e-3}};
+    if (keep) simulation = std::move(s);
+  }
+};
+
 void run_ccom(const CcomArgs& a) {
   const Op op = op_named(a.op);
   if (!a.check.empty() && a.check != "all_ones" && a.check != "random")
@@ -207,36 +240,44 @@ void run_ccom(const CcomArgs& a) {
   const system::SystemConfig config = system::load(a.system);
   const collective::CollectiveModel model(config, a.ranks_per_chip);
   const std::vector<std::uint64_t> sizes = sizes_of(a);
-  std::vector<collective::Estimate> estimates;  // all first: a bad input prints no table
-  for (const std::uint64_t size : sizes)
-    estimates.push_back(model.estimate(op, size, a.ranks, forced));
-  fmt::print(
-      "trnsim ccom {} on {} ({} ranks, {} per chip; analytical model, docs/collectives.md)\n",
-      collective::name(op), config.name, a.ranks, model.ranks_per_chip());
+  if (a.model != "event" && a.model != "analytical")
+    throw std::invalid_argument(fmt::format("--model {}: event or analytical", a.model));
+  const bool events = a.model == "event";
+  if (!a.trace.empty() && !events)
+    throw std::invalid_argument("--trace draws the event model's run (--model event)");
+  // Every size is timed before anything prints: a bad input prints no table.
+  std::vector<Timed> timed;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    collective::SimulateOptions options;
+    options.trace = !a.trace.empty() && k + 1 == sizes.size();
+    timed.push_back(events ? Timed(model.simulate(op, sizes[k], a.ranks, forced, options),
+                                   options.trace)
+                           : Timed(model.estimate(op, sizes[k], a.ranks, forced)));
+  }
+  fmt::print("trnsim ccom {} on {} ({} ranks, {} per chip; {} model, docs/collectives.md)\n",
+             collective::name(op), config.name, a.ranks, model.ranks_per_chip(), a.model);
   fmt::print("{:>14}{:>16}{:>8}{:>16}{:>14}{:>14}{}\n", "size(B)", "count(elems)", "type",
              "time:avg(us)", "algbw(GB/s)", "busbw(GB/s)", a.show_algorithm ? "    algorithm" : "");
   nlohmann::json rows = nlohmann::json::array();
   double busbw_sum = 0;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     const std::uint64_t size = sizes[k];
-    const collective::Estimate& e = estimates[k];
-    const double us = e.time_ns * 1e-3;
-    const double algbw = e.time_ns > 0 ? static_cast<double>(size) / e.time_ns : 0;  // GB/s
+    const Timed& t = timed[k];
+    const double us = t.time_ns * 1e-3;
+    const double algbw = t.time_ns > 0 ? static_cast<double>(size) / t.time_ns : 0;  // GB/s
     const double busbw = algbw * collective::bus_factor(op, a.ranks);
     busbw_sum += busbw;
     fmt::print("{:>14}{:>16}{:>8}{:>16.2f}{:>14.2f}{:>14.2f}{}\n", size, size / word, a.dtype, us,
                algbw, busbw,
-               a.show_algorithm ? fmt::format("    {}", collective::name(e.algorithm)) : "");
-    rows.push_back({{"size_bytes", size},
-                    {"count", size / word},
-                    {"time_us", us},
-                    {"algbw_gbps", algbw},
-                    {"busbw_gbps", busbw},
-                    {"algorithm", collective::name(e.algorithm)},
-                    {"steps", e.steps},
-                    {"transfer_us", e.transfer_ns * 1e-3},
-                    {"latency_us", e.latency_ns * 1e-3},
-                    {"busiest", e.bound}});
+               a.show_algorithm ? fmt::format("    {}", collective::name(t.algorithm)) : "");
+    nlohmann::json row = t.details;
+    row.update({{"size_bytes", size},
+                {"count", size / word},
+                {"time_us", us},
+                {"algbw_gbps", algbw},
+                {"busbw_gbps", busbw},
+                {"algorithm", collective::name(t.algorithm)}});
+    rows.push_back(std::move(row));
   }
   fmt::print("Avg bus bandwidth:\t{:.4f} GB/s\n", busbw_sum / static_cast<double>(sizes.size()));
   if (!a.check.empty()) {
@@ -246,11 +287,11 @@ void run_ccom(const CcomArgs& a) {
         ++skipped;
         continue;
       }
-      const std::string wrong = check_data(a, op, dtype, sizes[k], estimates[k].algorithm,
+      const std::string wrong = check_data(a, op, dtype, sizes[k], timed[k].algorithm,
                                            static_cast<std::size_t>(model.nodes_of(a.ranks)));
       if (!wrong.empty())
         throw std::runtime_error(fmt::format("--check {}: size {} ({}): {}", a.check, sizes[k],
-                                             collective::name(estimates[k].algorithm), wrong));
+                                             collective::name(timed[k].algorithm), wrong));
       ++checked;
     }
     fmt::print("check ({}): {} size{} computed and correct on every rank{}\n", a.check, checked,
@@ -258,11 +299,22 @@ void run_ccom(const CcomArgs& a) {
                skipped > 0 ? fmt::format("; {} skipped (over 1 GiB of host memory)", skipped) : "");
   }
   if (!a.json.empty()) {
-    const nlohmann::json j = {
-        {"op", collective::name(op)}, {"system", config.name},
-        {"ranks", a.ranks},           {"ranks_per_chip", model.ranks_per_chip()},
-        {"dtype", a.dtype},           {"results", rows}};
+    const nlohmann::json j = {{"op", collective::name(op)},
+                              {"system", config.name},
+                              {"ranks", a.ranks},
+                              {"ranks_per_chip", model.ranks_per_chip()},
+                              {"dtype", a.dtype},
+                              {"model", a.model},
+                              {"results", rows}};
     write_text_file(a.json, j.dump(2) + "\n");
+  }
+  if (!a.trace.empty()) {
+    std::ostringstream trace;
+    const collective::Simulation& traced = *timed.back().simulation;
+    collective::write_chrome_trace(traced, trace);
+    write_text_file(a.trace, trace.str());
+    fmt::print("trace: {} ({} B: {} rank steps, {} channels; open in https://ui.perfetto.dev)\n",
+               a.trace, sizes.back(), traced.rank_steps.size(), traced.channels.size());
   }
 }
 
@@ -294,6 +346,11 @@ void register_ccom_command(CLI::App& app) {
                   "Also compute the data (all_ones or random) with the chosen algorithm's "
                   "reduction order and check every rank's result");
   cmd->add_option("--report-to-json-file,--json", args->json, "Write the results as JSON");
+  cmd->add_option("--model", args->model,
+                  "event (chunks over the links, ranks waiting on their peers) or analytical "
+                  "(step by step, for systems too large for events)");
+  cmd->add_option("--trace", args->trace,
+                  "Write a Chrome/Perfetto trace of the largest size's event-model run");
   cmd->callback([args] {
     try {
       run_ccom(*args);
