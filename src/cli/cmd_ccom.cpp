@@ -250,9 +250,9 @@ void run_ccom(const CcomArgs& a) {
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     collective::SimulateOptions options;
     options.trace = !a.trace.empty() && k + 1 == sizes.size();
-    timed.push_back(events ? Timed(model.simulate(op, sizes[k], a.ranks, forced, options),
-                                   options.trace)
-                           : Timed(model.estimate(op, sizes[k], a.ranks, forced)));
+    timed.push_back(
+        events ? Timed(model.simulate(op, sizes[k], a.ranks, forced, options), options.trace)
+               : Timed(model.estimate(op, sizes[k], a.ranks, forced)));
   }
   fmt::print("trnsim ccom {} on {} ({} ranks, {} per chip; {} model, docs/collectives.md)\n",
              collective::name(op), config.name, a.ranks, model.ranks_per_chip(), a.model);
