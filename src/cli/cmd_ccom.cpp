@@ -24,6 +24,7 @@
 #include "util/diagnostic.h"
 #include "util/edit_distance.h"
 #include "util/parallel.h"
+#include "util/read_file.h"
 
 namespace trnsim::cli {
 
@@ -34,7 +35,9 @@ using collective::Op;
 
 struct CcomArgs {
   std::string op, system = "trn2.48xlarge", dtype = "fp32", algorithm = "auto", json;
-  std::string model = "event", trace;  // the time model; a Chrome trace of the largest size
+  std::string model = "event", trace;   // the time model; a Chrome trace of the largest size
+  std::string groups_file, pairs_file;  // --custom-replica-groups, --custom-src-target-pairs
+  int data_parallel = 0;                // --data-parallel-dimension
   std::string min_bytes = "32M", max_bytes, step_bytes;
   double step_factor = 0;
   int ranks = 0, ranks_per_chip = 0;
@@ -44,18 +47,23 @@ struct CcomArgs {
 
 // nccom-test's operation names and their aliases.
 Op op_named(const std::string& name) {
-  static const std::map<std::string, Op> kOps = {
-      {"all_reduce", Op::kAllReduce},         {"allr", Op::kAllReduce},
-      {"all_gather", Op::kAllGather},         {"allg", Op::kAllGather},
-      {"reduce_scatter", Op::kReduceScatter}, {"redsct", Op::kReduceScatter}};
+  static const std::map<std::string, Op> kOps = {{"all_reduce", Op::kAllReduce},
+                                                 {"allr", Op::kAllReduce},
+                                                 {"all_gather", Op::kAllGather},
+                                                 {"allg", Op::kAllGather},
+                                                 {"reduce_scatter", Op::kReduceScatter},
+                                                 {"redsct", Op::kReduceScatter},
+                                                 {"alltoall", Op::kAllToAll},
+                                                 {"all_to_all", Op::kAllToAll},
+                                                 {"permute", Op::kPermute}};
   if (const auto it = kOps.find(name); it != kOps.end()) return it->second;
   std::vector<std::string> names;
   for (const auto& [n, op] : kOps) names.push_back(n);
   const std::string near = util::closest(name, names);
   throw std::invalid_argument(fmt::format(
-      "'{}' is not an operation trnsim ccom times{} (allr, allg, redsct, or their long names "
-      "all_reduce, all_gather, reduce_scatter; alltoall, permute and sendrecv are not "
-      "modelled yet)",
+      "'{}' is not an operation trnsim ccom times{} (allr, allg, redsct, alltoall, permute, or "
+      "the long names all_reduce, all_gather, reduce_scatter, all_to_all; the -v variants and "
+      "sendrecv are not modelled yet)",
       name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
 }
 
@@ -144,12 +152,45 @@ float check_value(const std::string& mode, int rank, std::size_t i) {
                             : static_cast<float>((static_cast<std::size_t>(rank) * 7 + i * 3) % 5);
 }
 
-// Computes the collective on every rank's data and checks every rank's result against the
-// sums (or, for all-gather, the inputs) it must hold. Returns "" or the first wrong element.
+// Rank r's expected result for element k, given every rank's inputs (as check_value) and
+// the group it is in (`members`, r at `local`). Reductions hold sums of small integers, exact
+// in every type whatever the order.
+double expected_value(const CcomArgs& a, Op op, const std::vector<int>& members, std::size_t local,
+                      std::size_t per_rank, std::size_t k, const std::map<int, int>& source_of) {
+  const std::size_t n = members.size();
+  const auto input = [&](std::size_t member, std::size_t i) {
+    return static_cast<double>(check_value(a.check, members[member], i));
+  };
+  switch (op) {
+    case Op::kAllGather:
+      return input(k / per_rank, k % per_rank);
+    case Op::kAllToAll:  // chunk `local` of member k / chunk
+      return input(k / (per_rank / n), local * (per_rank / n) + k % (per_rank / n));
+    case Op::kPermute: {
+      const auto it = source_of.find(members[local]);
+      return it == source_of.end() ? 0.0 : check_value(a.check, it->second, k);
+    }
+    case Op::kAllReduce:
+    case Op::kReduceScatter: {
+      const std::size_t i = op == Op::kReduceScatter ? local * per_rank / n + k : k;
+      double sum = 0;
+      for (std::size_t q = 0; q < n; ++q) sum += input(q, i);
+      return sum;
+    }
+  }
+  return 0;
+}
+
+// Computes the collective on every rank's data, group by group, and checks every rank's
+// result against what it must hold. Returns "" or the first wrong element.
 std::string check_data(const CcomArgs& a, Op op, numerics::DType dtype, std::uint64_t size,
-                       Algorithm algorithm, std::size_t nodes) {
+                       Algorithm algorithm, std::size_t nodes,
+                       const collective::Participants& who) {
   const std::size_t word = numerics::storage_bytes(dtype);
-  const auto n = static_cast<std::size_t>(a.ranks);
+  const collective::ReplicaGroups groups = who.replica_groups.empty()
+                                               ? collective::consecutive_groups(a.ranks, a.ranks)
+                                               : who.replica_groups;
+  const std::size_t n = groups.front().size();
   const std::size_t total = size / word;  // the whole buffer
   const std::size_t per_rank = op == Op::kAllGather ? total / n : total;
   std::vector<collective::Buffer> inputs;
@@ -159,32 +200,36 @@ std::string check_data(const CcomArgs& a, Op op, numerics::DType dtype, std::uin
     inputs.emplace_back(per_rank * word);
     numerics::encode_bytes(dtype, v, inputs.back());
   }
-  // The sum over the ranks of element i depends on i mod 5 only (check_value).
-  std::array<double, 5> sums{};
-  for (std::size_t i = 0; i < sums.size(); ++i)
-    for (int q = 0; q < a.ranks; ++q) sums[i] += check_value(a.check, q, i);
   using collective::Reduce;
   const std::vector<collective::Buffer> out =
-      op == Op::kAllGather ? collective::all_gather(inputs)
-      : op == Op::kAllReduce
-          ? collective::all_reduce(inputs, dtype, Reduce::kSum, algorithm, nodes)
-          : collective::reduce_scatter(inputs, dtype, Reduce::kSum, algorithm, nodes);
-  for (std::size_t r = 0; r < n; ++r) {
-    std::vector<float> got(out[r].size() / word);
-    numerics::decode_bytes(dtype, out[r], got);
-    const std::size_t first = op == Op::kReduceScatter ? r * per_rank / n : 0;
-    for (std::size_t k = 0; k < got.size(); ++k) {
-      const std::size_t i = first + k;
-      double want = 0;
-      if (op == Op::kAllGather) {
-        want = check_value(a.check, static_cast<int>(i / per_rank), i % per_rank);
-      } else {
-        want = sums[i % sums.size()];
+      op == Op::kPermute
+          ? collective::permute(inputs, who.source_target_pairs)
+          : collective::in_groups(
+                inputs, who.replica_groups, [&](std::span<const collective::Buffer> in) {
+                  switch (op) {
+                    case Op::kAllGather:
+                      return collective::all_gather(in);
+                    case Op::kAllToAll:
+                      return collective::all_to_all(in, dtype);
+                    case Op::kAllReduce:
+                      return collective::all_reduce(in, dtype, Reduce::kSum, algorithm, nodes);
+                    default:
+                      return collective::reduce_scatter(in, dtype, Reduce::kSum, algorithm, nodes);
+                  }
+                });
+  std::map<int, int> source_of;
+  for (const auto& [source, target] : who.source_target_pairs) source_of[target] = source;
+  for (const std::vector<int>& members : groups)
+    for (std::size_t local = 0; local < members.size(); ++local) {
+      const auto r = static_cast<std::size_t>(members[local]);
+      std::vector<float> got(out[r].size() / word);
+      numerics::decode_bytes(dtype, out[r], got);
+      for (std::size_t k = 0; k < got.size(); ++k) {
+        const double want = expected_value(a, op, members, local, per_rank, k, source_of);
+        if (got[k] != want)
+          return fmt::format("rank {} element {} is {}, not {}", r, k, got[k], want);
       }
-      if (got[k] != want)
-        return fmt::format("rank {} element {} is {}, not {}", r, k, got[k], want);
     }
-  }
   return "";
 }
 
@@ -219,6 +264,68 @@ struct Timed {
   }
 };
 
+// A JSON file of nccom-test's form, {"KEY": [VALUE]} (an extra outer list), as VALUE.
+nlohmann::json read_nccom_json(const std::string& path, const char* key, const char* flag) {
+  const std::string text = util::read_file(path, std::uint64_t{64} << 20, flag);
+  const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded() || !j.is_object() || !j.contains(key) || !j[key].is_array() ||
+      j[key].size() != 1)
+    throw std::invalid_argument(fmt::format(
+        "{}: {} is not {{\"{}\": [[...]]}} (nccom-test's form: one list inside the outer one)",
+        flag, path, key));
+  return j[key][0];
+}
+
+// Replica groups and permute pairs from the flags; a permute without pairs is each rank to the
+// next of its group.
+collective::Participants participants(const CcomArgs& a, Op op) {
+  collective::Participants who;
+  if (a.data_parallel > 0 && !a.groups_file.empty())
+    throw std::invalid_argument(
+        "--data-parallel-dimension and --custom-replica-groups both give the groups: one of them");
+  if (a.data_parallel > 0)
+    who.replica_groups = collective::consecutive_groups(a.ranks, a.data_parallel);
+  const auto ints = [](const nlohmann::json& j, const std::string& where) {
+    std::vector<int> v;
+    if (!j.is_array()) throw std::invalid_argument(where + ": a list of ranks");
+    for (const nlohmann::json& x : j) {
+      if (!x.is_number_integer()) throw std::invalid_argument(where + ": ranks are integers");
+      v.push_back(x.get<int>());
+    }
+    return v;
+  };
+  if (!a.groups_file.empty()) {
+    const nlohmann::json groups =
+        read_nccom_json(a.groups_file, "replica_groups", "--custom-replica-groups");
+    if (!groups.is_array())
+      throw std::invalid_argument("--custom-replica-groups: a list of groups");
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      who.replica_groups.push_back(
+          ints(groups[g], fmt::format("--custom-replica-groups {}: group {}", a.groups_file, g)));
+  }
+  if (!who.replica_groups.empty()) collective::check_replica_groups(who.replica_groups, a.ranks);
+  if (!a.pairs_file.empty()) {
+    if (op != Op::kPermute)
+      throw std::invalid_argument("--custom-src-target-pairs belongs to permute");
+    const nlohmann::json pairs =
+        read_nccom_json(a.pairs_file, "src_target_pairs", "--custom-src-target-pairs");
+    for (std::size_t k = 0; pairs.is_array() && k < pairs.size(); ++k) {
+      const std::vector<int> pair =
+          ints(pairs[k], fmt::format("--custom-src-target-pairs {}: pair {}", a.pairs_file, k));
+      if (pair.size() != 2)
+        throw std::invalid_argument(
+            fmt::format("--custom-src-target-pairs {}: pair {} has {} ranks, not 2", a.pairs_file,
+                        k, pair.size()));
+      who.source_target_pairs.emplace_back(pair[0], pair[1]);
+    }
+  } else if (op == Op::kPermute) {
+    who.source_target_pairs = collective::ring_pairs(
+        who.replica_groups.empty() ? collective::consecutive_groups(a.ranks, a.ranks)
+                                   : who.replica_groups);
+  }
+  return who;
+}
+
 void run_ccom(const CcomArgs& a) {
   const Op op = op_named(a.op);
   if (!a.check.empty() && a.check != "all_ones" && a.check != "random")
@@ -240,6 +347,22 @@ void run_ccom(const CcomArgs& a) {
   const system::SystemConfig config = system::load(a.system);
   const collective::CollectiveModel model(config, a.ranks_per_chip);
   const std::vector<std::uint64_t> sizes = sizes_of(a);
+  model.check_ranks(a.ranks);
+  const collective::Participants who = participants(a, op);
+  const collective::ReplicaGroups groups = who.replica_groups.empty()
+                                               ? collective::consecutive_groups(a.ranks, a.ranks)
+                                               : who.replica_groups;
+  const int group_size = static_cast<int>(groups.front().size());
+  const int nodes = model.nodes_of_group(groups.front());
+  if (op == Op::kAllToAll && !a.check.empty())  // before any output: the data must split
+    for (const std::uint64_t size : sizes)
+      if (size / numerics::storage_bytes(dtype_named(a.dtype)) %
+              static_cast<std::uint64_t>(group_size) !=
+          0)
+        throw std::invalid_argument(fmt::format(
+            "--check with all_to_all: {} bytes of {} do not split into {} equal chunks, one per "
+            "rank (sizes that are multiples of {} elements)",
+            size, a.dtype, group_size, group_size));
   if (a.model != "event" && a.model != "analytical")
     throw std::invalid_argument(fmt::format("--model {}: event or analytical", a.model));
   const bool events = a.model == "event";
@@ -251,11 +374,13 @@ void run_ccom(const CcomArgs& a) {
     collective::SimulateOptions options;
     options.trace = !a.trace.empty() && k + 1 == sizes.size();
     timed.push_back(
-        events ? Timed(model.simulate(op, sizes[k], a.ranks, forced, options), options.trace)
-               : Timed(model.estimate(op, sizes[k], a.ranks, forced)));
+        events ? Timed(model.simulate(op, sizes[k], a.ranks, forced, who, options), options.trace)
+               : Timed(model.estimate(op, sizes[k], a.ranks, forced, who)));
   }
-  fmt::print("trnsim ccom {} on {} ({} ranks, {} per chip; {} model, docs/collectives.md)\n",
-             collective::name(op), config.name, a.ranks, model.ranks_per_chip(), a.model);
+  fmt::print("trnsim ccom {} on {} ({} ranks{}, {} per chip; {} model, docs/collectives.md)\n",
+             collective::name(op), config.name, a.ranks,
+             groups.size() > 1 ? fmt::format(" in {} groups of {}", groups.size(), group_size) : "",
+             model.ranks_per_chip(), a.model);
   fmt::print("{:>14}{:>16}{:>8}{:>16}{:>14}{:>14}{}\n", "size(B)", "count(elems)", "type",
              "time:avg(us)", "algbw(GB/s)", "busbw(GB/s)", a.show_algorithm ? "    algorithm" : "");
   nlohmann::json rows = nlohmann::json::array();
@@ -265,7 +390,7 @@ void run_ccom(const CcomArgs& a) {
     const Timed& t = timed[k];
     const double us = t.time_ns * 1e-3;
     const double algbw = t.time_ns > 0 ? static_cast<double>(size) / t.time_ns : 0;  // GB/s
-    const double busbw = algbw * collective::bus_factor(op, a.ranks);
+    const double busbw = algbw * collective::bus_factor(op, group_size);
     busbw_sum += busbw;
     fmt::print("{:>14}{:>16}{:>8}{:>16.2f}{:>14.2f}{:>14.2f}{}\n", size, size / word, a.dtype, us,
                algbw, busbw,
@@ -288,7 +413,7 @@ void run_ccom(const CcomArgs& a) {
         continue;
       }
       const std::string wrong = check_data(a, op, dtype, sizes[k], timed[k].algorithm,
-                                           static_cast<std::size_t>(model.nodes_of(a.ranks)));
+                                           static_cast<std::size_t>(nodes), who);
       if (!wrong.empty())
         throw std::runtime_error(fmt::format("--check {}: size {} ({}): {}", a.check, sizes[k],
                                              collective::name(timed[k].algorithm), wrong));
@@ -302,6 +427,7 @@ void run_ccom(const CcomArgs& a) {
     const nlohmann::json j = {{"op", collective::name(op)},
                               {"system", config.name},
                               {"ranks", a.ranks},
+                              {"replica_groups", collective::format_groups(groups)},
                               {"ranks_per_chip", model.ranks_per_chip()},
                               {"dtype", a.dtype},
                               {"model", a.model},
@@ -324,9 +450,11 @@ void register_ccom_command(CLI::App& app) {
   auto args = std::make_shared<CcomArgs>();
   auto* cmd = app.add_subcommand(
       "ccom",
-      "nccom-test for simulated systems: time a collective (allr, allg, redsct) over a range of "
+      "nccom-test for simulated systems: time a collective (allr, allg, redsct, alltoall, "
+      "permute) over a range of "
       "sizes on a system preset or file, with nccom-test's flags and table (docs/collectives.md)");
-  cmd->add_option("op", args->op, "allr|all_reduce, allg|all_gather, redsct|reduce_scatter")
+  cmd->add_option("op", args->op,
+                  "allr|all_reduce, allg|all_gather, redsct|reduce_scatter, alltoall, permute")
       ->required();
   cmd->add_option("-r,--nworkers", args->ranks, "Ranks taking part (logical cores)")->required();
   cmd->add_option("--system", args->system, "System preset or JSON file (trnsim system list)");
@@ -349,6 +477,12 @@ void register_ccom_command(CLI::App& app) {
   cmd->add_option("--model", args->model,
                   "event (chunks over the links, ranks waiting on their peers) or analytical "
                   "(step by step, for systems too large for events)");
+  cmd->add_option("--data-parallel-dimension", args->data_parallel,
+                  "Replica groups of this many consecutive ranks");
+  cmd->add_option("--custom-replica-groups", args->groups_file,
+                  "Replica groups from a JSON file: {\"replica_groups\": [[[0, 1], [2, 3]]]}");
+  cmd->add_option("--custom-src-target-pairs", args->pairs_file,
+                  "Permute pairs from a JSON file: {\"src_target_pairs\": [[[0, 1], [1, 0]]]}");
   cmd->add_option("--trace", args->trace,
                   "Write a Chrome/Perfetto trace of the largest size's event-model run");
   cmd->callback([args] {

@@ -8,10 +8,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "numerics/dtype.h"
@@ -20,6 +22,9 @@
 namespace trnsim::collective {
 
 using numerics::DType;
+namespace detail {
+class Layout;
+}
 
 // The algorithms the Neuron runtime uses for reductions (RT/explore/intranode-collective-
 // comm.rst, internode-collective-comm.rst). KangaRing reduces in ring order over the torus's
@@ -64,6 +69,51 @@ std::vector<Buffer> reduce_scatter(std::span<const Buffer> inputs, DType dtype, 
 // arithmetic: the same for every algorithm). The buffers may differ in size (all-gather-v).
 std::vector<Buffer> all_gather(std::span<const Buffer> inputs);
 
+// All-to-all: every rank's buffer is n chunks of equal size (chunk c for rank c); rank r gets
+// chunk r of every rank, in rank order. No arithmetic. Throws std::invalid_argument for
+// buffers of different sizes, or elements of `dtype` that do not split into n equal chunks.
+std::vector<Buffer> all_to_all(std::span<const Buffer> inputs, DType dtype);
+
+// Collective permute: for each (source, target) pair, the target gets the source's buffer; a
+// rank no pair targets gets zeros. Throws std::invalid_argument for a rank out of range, a
+// rank that is the source (or the target) of two pairs, or buffers of different sizes.
+using Pairs = std::vector<std::pair<int, int>>;
+std::vector<Buffer> permute(std::span<const Buffer> inputs, const Pairs& source_target_pairs);
+// The checks permute() makes on its pairs, over `ranks` ranks.
+void check_pairs(const Pairs& source_target_pairs, int ranks);
+
+// Replica groups: disjoint lists of ranks, each running the collective on its own; a rank's
+// place in its list is its rank within the group. Neuron's form: [[0, 1, 2, 3], [4, 5, 6, 7]].
+using ReplicaGroups = std::vector<std::vector<int>>;
+// Checks that `groups` split ranks 0..ranks-1 into groups of one size: throws
+// std::invalid_argument naming a rank out of range, in two groups or in none, an empty group
+// or groups of different sizes.
+void check_replica_groups(const ReplicaGroups& groups, int ranks);
+// `ranks` ranks in groups of `size` consecutive ranks (nccom-test's --data-parallel-dimension).
+ReplicaGroups consecutive_groups(int ranks, int size);
+// "[[0, 1], [2, 3]]"
+std::string format_groups(const ReplicaGroups& groups);
+// Each rank of each group to the next rank of its group (a permute's default: a ring).
+Pairs ring_pairs(const ReplicaGroups& groups);
+
+// Runs `op` on each group's inputs (in the group's order) and puts each result back at its
+// rank. An empty `groups` is one group of every rank.
+template <class Op>
+std::vector<Buffer> in_groups(std::span<const Buffer> inputs, const ReplicaGroups& groups,
+                              Op&& op) {
+  if (groups.empty()) return op(inputs);
+  check_replica_groups(groups, static_cast<int>(inputs.size()));
+  std::vector<Buffer> out(inputs.size());
+  for (const std::vector<int>& group : groups) {
+    std::vector<Buffer> mine;
+    for (const int r : group) mine.push_back(inputs[static_cast<std::size_t>(r)]);
+    std::vector<Buffer> result = op(std::span<const Buffer>(mine));
+    for (std::size_t k = 0; k < group.size(); ++k)
+      out[static_cast<std::size_t>(group[k])] = std::move(result[k]);
+  }
+  return out;
+}
+
 // The order in which chunk `chunk` of an all-reduce over `ranks` ranks combines the ranks'
 // values under `algorithm`, as a nested expression: "((r1 + r2) + r3) + r0". What the
 // reduction computes, for the docs and the tests that check the arithmetic against it. A
@@ -74,10 +124,11 @@ std::string reduction_order(Algorithm algorithm, std::size_t ranks, std::size_t 
 
 // ---- Time on a system: the analytical (alpha-beta) model ----------------------------------
 
-enum class Op : std::uint8_t { kAllReduce, kAllGather, kReduceScatter };
+enum class Op : std::uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kPermute };
 std::string_view name(Op op);
 
-// nccom-test's bus-bandwidth factor: busbw = algbw x factor (AR 2(r-1)/r, AG and RS (r-1)/r).
+// nccom-test's bus-bandwidth factor: busbw = algbw x factor (AR 2(r-1)/r; AG, RS and
+// all-to-all (r-1)/r; permute 1). `ranks`: the ranks of one replica group.
 double bus_factor(Op op, int ranks);
 
 // The Neuron runtime's choice by message size (intranode-collective-comm.rst, "sweet
@@ -85,6 +136,13 @@ double bus_factor(Op op, int ranks);
 // above (the runtime's KangaRing, a ring over the torus's Hamiltonian cycles); across several
 // nodes, hierarchical (internode-collective-comm.rst).
 Algorithm choose_algorithm(Op op, std::uint64_t bytes, int ranks, int nodes = 1);
+
+// Who takes part: replica groups (empty: one group of every rank) and, for a permute, the
+// source-target pairs (empty: each rank to the next of its group, a ring).
+struct Participants {
+  ReplicaGroups replica_groups;
+  Pairs source_target_pairs;
+};
 
 struct Estimate {
   double time_ns = 0;
@@ -154,14 +212,22 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   // `ranks_per_chip` 0: the chip's logical cores at its default logical-core size.
   explicit CollectiveModel(const system::SystemConfig& config, int ranks_per_chip = 0);
   int max_ranks() const { return ranks_per_chip_ * topology_.chips(); }
+  // Throws std::invalid_argument for ranks outside [1, max_ranks()].
+  void check_ranks(int ranks) const;
   int ranks_per_chip() const { return ranks_per_chip_; }
   // `bytes`: the whole buffer (all-reduce's input, all-gather's output, reduce-scatter's
   // input). Throws std::invalid_argument for ranks outside [1, max_ranks()] or RDH on a rank
   // count that is not a power of two.
-  Estimate estimate(Op op, std::uint64_t bytes, int ranks,
-                    std::optional<Algorithm> algorithm = {}) const;
+  // `bytes` for all-to-all and permute: one rank's buffer. Also throws for replica groups
+  // check_replica_groups() refuses, pairs check_pairs() refuses, or an algorithm other than
+  // mesh for all-to-all and permute (one step of direct transfers).
+  Estimate estimate(Op op, std::uint64_t bytes, int ranks, std::optional<Algorithm> algorithm = {},
+                    const Participants& who = {}) const;
   // The nodes (instances) ranks 0..ranks-1 span; throws unless each holds as many ranks.
   int nodes_of(int ranks) const;
+  // The nodes a replica group's ranks span; throws unless each holds as many of them, listed
+  // node by node.
+  int nodes_of_group(const std::vector<int>& members) const;
   // The fixed cost of one step (an estimate: the chip's DMA start latency).
   double step_ns() const { return step_ns_; }
 
@@ -172,21 +238,22 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   // what estimate() throws, and std::invalid_argument when the run would move more than
   // options.max_chunks_total chunks (naming the analytical model).
   Simulation simulate(Op op, std::uint64_t bytes, int ranks,
-                      std::optional<Algorithm> algorithm = {},
+                      std::optional<Algorithm> algorithm = {}, const Participants& who = {},
                       const SimulateOptions& options = {}) const;
   // The chunks simulate() would move (each passes every channel of its route): what host
   // time and memory grow with, and what max_chunks_total limits.
   std::uint64_t chunk_count(Op op, std::uint64_t bytes, int ranks,
-                            std::optional<Algorithm> algorithm = {},
+                            std::optional<Algorithm> algorithm = {}, const Participants& who = {},
                             const SimulateOptions& options = {}) const;
 
  private:
   struct Plan {
     Algorithm algorithm = Algorithm::kRing;
-    int ranks_per_node = 1;
+    std::shared_ptr<const detail::Layout> layout;  // who sends to whom
   };
-  // Checks the rank count and the algorithm, and chooses the algorithm when not given.
-  Plan plan(Op op, std::uint64_t bytes, int ranks, std::optional<Algorithm> algorithm) const;
+  // Checks the ranks, groups, pairs and algorithm, and chooses the algorithm when not given.
+  Plan plan(Op op, std::uint64_t bytes, int ranks, std::optional<Algorithm> algorithm,
+            const Participants& who) const;
   // The chip-local path's name and a channel's: "chip 0's HBM", "chip 1 (...) -> ... (x)".
   std::string path_name(int chip_or_channel, bool local) const;
   struct Flow {
@@ -198,6 +265,7 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   // its busiest channel (transfers sharing a channel share its bandwidth).
   struct ShapeCost {
     std::vector<double> latency_ns, ns_per_byte;  // by rank
+    std::vector<unsigned char> takes_part;        // by rank: sends or receives in the step
     std::string busiest;                          // the busiest channel's name
   };
   ShapeCost shape_cost(const std::vector<Flow>& flows, int ranks) const;

@@ -15,18 +15,20 @@
 namespace trnsim::collective {
 
 std::string_view name(Op op) {
-  static constexpr std::array<std::string_view, 3> kNames = {"all_reduce", "all_gather",
-                                                             "reduce_scatter"};
+  static constexpr std::array<std::string_view, 5> kNames = {
+      "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute"};
   return util::enum_name(kNames, op);
 }
 
 double bus_factor(Op op, int ranks) {
   const double r = ranks;
+  if (op == Op::kPermute) return 1;
   return op == Op::kAllReduce ? 2 * (r - 1) / r : (r - 1) / r;
 }
 
-Algorithm choose_algorithm(Op, std::uint64_t bytes, int ranks, int nodes) {
+Algorithm choose_algorithm(Op op, std::uint64_t bytes, int ranks, int nodes) {
   constexpr std::uint64_t kMiB = 1 << 20;
+  if (op == Op::kAllToAll || op == Op::kPermute) return Algorithm::kMesh;
   if (nodes > 1) return Algorithm::kHierarchical;
   if (bytes < kMiB) return Algorithm::kMesh;
   if (bytes <= 56 * kMiB && std::has_single_bit(static_cast<unsigned>(ranks)))
@@ -67,21 +69,33 @@ CollectiveModel::CollectiveModel(const system::SystemConfig& config, int ranks_p
 }
 
 int CollectiveModel::nodes_of(int ranks) const {
-  // Ranks fill the chips in ring order, instances outermost: the nodes are runs of ranks.
-  std::vector<int> per_node;
-  int last = -1;
-  for (int r = 0; r < ranks; ++r) {
+  std::vector<int> all(static_cast<std::size_t>(std::max(0, ranks)));
+  for (int r = 0; r < ranks; ++r) all[static_cast<std::size_t>(r)] = r;
+  return nodes_of_group(all);
+}
+
+int CollectiveModel::nodes_of_group(const std::vector<int>& members) const {
+  // Ranks fill the chips in ring order, instances outermost: a node's ranks come as one run.
+  std::vector<int> per_node, instances;
+  for (const int r : members) {
     const int instance = topology_.coordinates(chip_of(r)).front();
-    if (instance != last) per_node.push_back(0);
+    if (instances.empty() || instance != instances.back()) {
+      if (std::find(instances.begin(), instances.end(), instance) != instances.end())
+        throw std::invalid_argument(fmt::format(
+            "replica group {}: its ranks on node {} are not listed together (list a group's "
+            "ranks node by node)",
+            format_groups({members}), instance));
+      instances.push_back(instance);
+      per_node.push_back(0);
+    }
     ++per_node.back();
-    last = instance;
   }
   for (const int count : per_node)
     if (count != per_node.front())
       throw std::invalid_argument(fmt::format(
           "{} ranks on {} nodes of {}: {} on the first node but {} on another (collectives "
           "across nodes take the same number of ranks on each, internode-collective-comm.rst)",
-          ranks, per_node.size(), config_.name, per_node.front(), count));
+          members.size(), per_node.size(), config_.name, per_node.front(), count));
   return static_cast<int>(per_node.size());
 }
 
@@ -122,6 +136,7 @@ CollectiveModel::ShapeCost CollectiveModel::shape_cost(const std::vector<Flow>& 
   ShapeCost cost;
   cost.latency_ns.assign(static_cast<std::size_t>(ranks), 0);
   cost.ns_per_byte.assign(static_cast<std::size_t>(ranks), 0);
+  cost.takes_part.assign(static_cast<std::size_t>(ranks), 0);
   for (const Flow& f : flows) {
     const auto [channels, count] = path(f);
     double latency = 0, per_byte = 0;
@@ -135,6 +150,7 @@ CollectiveModel::ShapeCost CollectiveModel::shape_cost(const std::vector<Flow>& 
     for (const int r : {f.from_rank, f.to_rank}) {
       auto& l = cost.latency_ns[static_cast<std::size_t>(r)];
       auto& x = cost.ns_per_byte[static_cast<std::size_t>(r)];
+      cost.takes_part[static_cast<std::size_t>(r)] = 1;
       l = std::max(l, latency);
       x = std::max(x, per_byte);
     }
@@ -147,29 +163,60 @@ CollectiveModel::ShapeCost CollectiveModel::shape_cost(const std::vector<Flow>& 
   return cost;
 }
 
-CollectiveModel::Plan CollectiveModel::plan(Op op, std::uint64_t bytes, int ranks,
-                                            std::optional<Algorithm> algorithm) const {
+void CollectiveModel::check_ranks(int ranks) const {
   if (ranks < 1 || ranks > max_ranks())
     throw std::invalid_argument(
         fmt::format("{} ranks on {}: it holds 1 to {} ({} chips of {} ranks)", ranks, config_.name,
                     max_ranks(), topology_.chips(), ranks_per_chip_));
+}
+
+CollectiveModel::Plan CollectiveModel::plan(Op op, std::uint64_t bytes, int ranks,
+                                            std::optional<Algorithm> algorithm,
+                                            const Participants& who) const {
+  check_ranks(ranks);
+  if (!who.replica_groups.empty()) check_replica_groups(who.replica_groups, ranks);
+  const ReplicaGroups groups =
+      who.replica_groups.empty() ? consecutive_groups(ranks, ranks) : who.replica_groups;
+  const int n = static_cast<int>(groups.front().size());  // ranks per group
+  int nodes = 0;
+  for (const std::vector<int>& group : groups) {
+    const int mine = nodes_of_group(group);
+    if (nodes > 0 && mine != nodes)
+      throw std::invalid_argument(
+          fmt::format("replica group {} spans {} nodes, group 0 spans {} (groups of one shape)",
+                      format_groups({group}), mine, nodes));
+    nodes = mine;
+  }
   Plan p;
-  const int nodes = nodes_of(ranks);
-  p.algorithm = algorithm.value_or(choose_algorithm(op, bytes, ranks, nodes));
-  if (p.algorithm == Algorithm::kRdh && !std::has_single_bit(static_cast<unsigned>(ranks)))
+  p.algorithm = algorithm.value_or(choose_algorithm(op, bytes, n, nodes));
+  if ((op == Op::kAllToAll || op == Op::kPermute) && p.algorithm != Algorithm::kMesh)
     throw std::invalid_argument(fmt::format(
-        "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", ranks));
-  p.ranks_per_node = ranks / nodes;
+        "{} runs as one step of direct transfers (mesh), not {}", name(op), name(p.algorithm)));
+  if (p.algorithm == Algorithm::kRdh && !std::has_single_bit(static_cast<unsigned>(n)))
+    throw std::invalid_argument(fmt::format(
+        "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", n));
+  if (op != Op::kPermute && !who.source_target_pairs.empty())
+    throw std::invalid_argument(
+        fmt::format("source-target pairs belong to permute, not {}", name(op)));
+  Pairs pairs = who.source_target_pairs;
+  if (op == Op::kPermute) {
+    if (pairs.empty()) pairs = ring_pairs(groups);
+    check_pairs(pairs, ranks);
+  }
+  p.layout = std::make_shared<const detail::Layout>(ranks, groups, n / nodes, pairs);
   return p;
 }
 
 Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
-                                   std::optional<Algorithm> algorithm) const {
-  const Plan p = plan(op, bytes, ranks, algorithm);
+                                   std::optional<Algorithm> algorithm,
+                                   const Participants& who) const {
+  const Plan p = plan(op, bytes, ranks, algorithm, who);
+  const detail::Layout& layout = *p.layout;
   Estimate e;
   e.algorithm = p.algorithm;
-  const int m = p.ranks_per_node;
-  if (ranks == 1) return e;
+  const int n = layout.group_size();
+  const int m = layout.ranks_per_node();
+  if (n == 1) return e;
   // A step's shape (who sends to whom) decides each rank's latency and time per byte; each
   // shape is routed once, with one byte per transfer, and its steps are summed per rank.
   struct Shape {
@@ -180,13 +227,13 @@ Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
   std::map<std::pair<int, int>, Shape> shapes;
   std::map<std::string, int> busiest_count;
   for (const detail::StepPlan& s :
-       detail::steps_of(op, e.algorithm, static_cast<double>(bytes), ranks, m)) {
+       detail::steps_of(op, e.algorithm, static_cast<double>(bytes), n, m)) {
     const std::pair<int, int> key{static_cast<int>(s.kind), s.distance};
     auto it = shapes.find(key);
     if (it == shapes.end()) {
       std::vector<Flow> flows;
       for (int r = 0; r < ranks; ++r)
-        detail::for_each_partner(s, r, ranks, m, [&](int to) { flows.push_back({r, to, 1}); });
+        layout.for_each_partner(s, r, [&](int to) { flows.push_back({r, to, 1}); });
       it = shapes.emplace(key, Shape{shape_cost(flows, ranks)}).first;
     }
     ++it->second.steps;
@@ -197,6 +244,7 @@ Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
   for (int r = 0; r < ranks; ++r) {
     double latency = 0, transfer = 0;
     for (const auto& [key, shape] : shapes) {
+      if (shape.cost.takes_part[static_cast<std::size_t>(r)] == 0) continue;
       latency += shape.steps * (step_ns_ + shape.cost.latency_ns[static_cast<std::size_t>(r)]);
       transfer += shape.bytes * shape.cost.ns_per_byte[static_cast<std::size_t>(r)];
     }
@@ -206,6 +254,7 @@ Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
       e.transfer_ns = transfer;
     }
   }
+  if (busiest_count.empty()) return e;
   e.bound = std::max_element(busiest_count.begin(), busiest_count.end(),
                              [](const auto& a, const auto& b) { return a.second < b.second; })
                 ->first;

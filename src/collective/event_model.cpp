@@ -53,9 +53,9 @@ struct Transfer {
 // the transfers in flight.
 class EventRun {
  public:
-  EventRun(const std::vector<detail::StepPlan>& steps, int ranks, int ranks_per_node,
+  EventRun(const std::vector<detail::StepPlan>& steps, const detail::Layout& layout,
            const SimulateOptions& options, Simulation& out)
-      : steps_(steps), n_(ranks), m_(ranks_per_node), options_(options), out_(out) {
+      : steps_(steps), layout_(layout), n_(layout.ranks()), options_(options), out_(out) {
     const std::size_t cells = static_cast<std::size_t>(n_) * steps_.size();
     received_.assign(cells, 0);
     last_in_ns_.assign(cells, 0);
@@ -116,8 +116,8 @@ class EventRun {
     const detail::StepPlan& s = steps_[static_cast<std::size_t>(step)];
     start_ns_[ur] = now;
     sent_ns_[ur] = now;
-    pending_out_[ur] = detail::partners_per_rank(s, n_);
-    detail::for_each_partner(s, r, n_, m_, [&](int to) {
+    pending_out_[ur] = layout_.sends(s, r);
+    layout_.for_each_partner(s, r, [&](int to) {
       if (step_[static_cast<std::size_t>(to)] >= step)
         start_transfer(r, to, step, now, route);
       else
@@ -131,6 +131,7 @@ class EventRun {
       else
         still.push_back(from);
     waiting.swap(still);
+    if (pending_out_[ur] == 0) try_finish(r, now, route);  // a permute step it sits out
   }
 
   template <class Route>
@@ -199,7 +200,7 @@ class EventRun {
     const int s = step_[ur];
     if (s == static_cast<int>(steps_.size()) || pending_out_[ur] > 0) return;
     const std::size_t in = cell(r, s);
-    if (received_[in] < detail::partners_per_rank(steps_[static_cast<std::size_t>(s)], n_)) return;
+    if (received_[in] < layout_.receives(steps_[static_cast<std::size_t>(s)], r)) return;
     RankStep rs{r, s, -1, start_ns_[ur], sent_ns_[ur], now};
     if (last_in_ns_[in] > sent_ns_[ur]) rs.waited_on = last_in_peer_[in];
     if (rs.end_ns - rs.sent_ns > out_.longest_wait.end_ns - out_.longest_wait.sent_ns)
@@ -226,7 +227,8 @@ class EventRun {
 
  private:
   const std::vector<detail::StepPlan>& steps_;
-  int n_, m_;
+  const detail::Layout& layout_;
+  int n_;
   const SimulateOptions& options_;
   Simulation& out_;
   double step_ns_ = 0;
@@ -253,22 +255,25 @@ class EventRun {
 
 std::uint64_t CollectiveModel::chunk_count(Op op, std::uint64_t bytes, int ranks,
                                            std::optional<Algorithm> algorithm,
+                                           const Participants& who,
                                            const SimulateOptions& options) const {
-  const Plan p = plan(op, bytes, ranks, algorithm);
+  const Plan p = plan(op, bytes, ranks, algorithm, who);
+  const detail::Layout& layout = *p.layout;
+  const int n = layout.group_size();
   std::uint64_t chunks = 0;
   for (const detail::StepPlan& s :
-       detail::steps_of(op, p.algorithm, static_cast<double>(bytes), ranks, p.ranks_per_node))
-    chunks += static_cast<std::uint64_t>(ranks) *
-              static_cast<std::uint64_t>(detail::partners_per_rank(s, ranks)) *
-              static_cast<std::uint64_t>(chunks_of(s.bytes, options));
+       detail::steps_of(op, p.algorithm, static_cast<double>(bytes), n, layout.ranks_per_node()))
+    for (int r = 0; r < ranks; ++r)
+      chunks += static_cast<std::uint64_t>(layout.sends(s, r)) *
+                static_cast<std::uint64_t>(chunks_of(s.bytes, options));
   return chunks;
 }
 
 Simulation CollectiveModel::simulate(Op op, std::uint64_t bytes, int ranks,
-                                     std::optional<Algorithm> algorithm,
+                                     std::optional<Algorithm> algorithm, const Participants& who,
                                      const SimulateOptions& options) const {
-  const Plan p = plan(op, bytes, ranks, algorithm);
-  const std::uint64_t chunks = chunk_count(op, bytes, ranks, p.algorithm, options);
+  const Plan p = plan(op, bytes, ranks, algorithm, who);
+  const std::uint64_t chunks = chunk_count(op, bytes, ranks, p.algorithm, who, options);
   if (chunks > options.max_chunks_total)
     throw std::invalid_argument(fmt::format(
         "the event model would move {} chunks for this run (at most {}: host time and memory "
@@ -281,12 +286,14 @@ Simulation CollectiveModel::simulate(Op op, std::uint64_t bytes, int ranks,
   out.ranks_per_chip = ranks_per_chip_;
   out.op_name = std::string(name(op));
   out.system_name = config_.name;
+  const detail::Layout& layout = *p.layout;
+  const int n = layout.group_size();
   const std::vector<detail::StepPlan> steps =
-      detail::steps_of(op, p.algorithm, static_cast<double>(bytes), ranks, p.ranks_per_node);
+      detail::steps_of(op, p.algorithm, static_cast<double>(bytes), n, layout.ranks_per_node());
   out.steps = static_cast<int>(steps.size());
   for (int r = 0; r < ranks; r += ranks_per_chip_)
     out.chip_names.push_back(topology_.describe(chip_of(r)));
-  if (ranks == 1) return out;
+  if (n == 1) return out;
 
   // The topology's channels, then chip c's local path (its HBM, read and write) at C + c.
   const std::vector<system::Channel>& channels = topology_.channels();
@@ -302,7 +309,7 @@ Simulation CollectiveModel::simulate(Op op, std::uint64_t bytes, int ranks,
     rate.push_back(local_bytes_per_ns_);
     latency.push_back(0);
   }
-  EventRun run(steps, ranks, p.ranks_per_node, options, out);
+  EventRun run(steps, layout, options, out);
   run.set_channels(std::move(rate), std::move(latency));
   run.run(step_ns_, [&](int from, int to) -> std::pair<const int*, int> {
     const int a = chip_of(from), b = chip_of(to);

@@ -12,10 +12,10 @@ namespace trnsim::collective::detail {
 
 // One step: every rank sends `bytes` to each of its partners at once. Ring: the next rank;
 // mesh: every other rank; RDH: r XOR distance; hierarchical (m ranks per node): the next
-// rank of the node, or the rank of the same local index on the next node. In every kind a
-// rank receives from as many ranks as it sends to.
+// rank of the node, or the rank of the same local index on the next node; permute: the
+// rank's target, if it has one. Ranks are numbered within their replica group.
 struct StepPlan {
-  enum class Kind : unsigned char { kNext, kAll, kXor, kNextLocal, kNextNode } kind;
+  enum class Kind : unsigned char { kNext, kAll, kXor, kNextLocal, kNextNode, kPermute } kind;
   double bytes;  // per transfer
   int distance = 0;
 };
@@ -30,6 +30,8 @@ inline std::vector<StepPlan> steps_of(Op op, Algorithm a, double bytes, int n, i
   const auto add = [&](int count, StepPlan::Kind kind, double size) {
     for (int k = 0; k < count; ++k) steps.push_back({kind, size});
   };
+  if (op == Op::kAllToAll) return {{StepPlan::Kind::kAll, chunk}};
+  if (op == Op::kPermute) return {{StepPlan::Kind::kPermute, bytes}};
   switch (a) {
     case Algorithm::kRing:
       add(phases * (n - 1), StepPlan::Kind::kNext, chunk);
@@ -58,9 +60,10 @@ inline std::vector<StepPlan> steps_of(Op op, Algorithm a, double bytes, int n, i
   return steps;
 }
 
-// Calls send(to) for each rank rank `r` sends to in a step of this kind.
+// Calls send(to) for each rank `r` sends to in a step of this kind (not kPermute), ranks
+// numbered 0..n-1 within one group.
 template <class Send>
-void for_each_partner(const StepPlan& s, int r, int n, int m, Send&& send) {
+void for_each_local_partner(const StepPlan& s, int r, int n, int m, Send&& send) {
   switch (s.kind) {
     case StepPlan::Kind::kNext:
       send((r + 1) % n);
@@ -77,12 +80,63 @@ void for_each_partner(const StepPlan& s, int r, int n, int m, Send&& send) {
     case StepPlan::Kind::kNextNode:
       send((r + m) % n);
       break;
+    case StepPlan::Kind::kPermute:
+      break;
   }
 }
 
-// How many transfers a rank sends (and receives) in a step of this kind.
-inline int partners_per_rank(const StepPlan& s, int n) {
-  return s.kind == StepPlan::Kind::kAll ? n - 1 : 1;
-}
+// The ranks of a run in their replica groups (one group of every rank when none are given)
+// and, for a permute, each rank's target and source: who sends to whom in each step.
+class Layout {
+ public:
+  Layout(int ranks, const ReplicaGroups& groups, int ranks_per_node, const Pairs& pairs)
+      : groups_(groups), m_(ranks_per_node) {
+    if (groups_.empty()) groups_ = {consecutive_groups(ranks, ranks).front()};
+    n_ = static_cast<int>(groups_.front().size());
+    group_of_.assign(static_cast<std::size_t>(ranks), 0);
+    local_of_.assign(static_cast<std::size_t>(ranks), 0);
+    for (std::size_t g = 0; g < groups_.size(); ++g)
+      for (std::size_t k = 0; k < groups_[g].size(); ++k) {
+        group_of_[static_cast<std::size_t>(groups_[g][k])] = static_cast<int>(g);
+        local_of_[static_cast<std::size_t>(groups_[g][k])] = static_cast<int>(k);
+      }
+    target_.assign(static_cast<std::size_t>(ranks), -1);
+    source_.assign(static_cast<std::size_t>(ranks), -1);
+    for (const auto& [from, to] : pairs) {
+      target_[static_cast<std::size_t>(from)] = to;
+      source_[static_cast<std::size_t>(to)] = from;
+    }
+  }
+  int group_size() const { return n_; }
+  int ranks_per_node() const { return m_; }
+  int ranks() const { return static_cast<int>(group_of_.size()); }
+  const ReplicaGroups& groups() const { return groups_; }
+
+  template <class Send>
+  void for_each_partner(const StepPlan& s, int rank, Send&& send) const {
+    const auto r = static_cast<std::size_t>(rank);
+    if (s.kind == StepPlan::Kind::kPermute) {
+      if (target_[r] >= 0) send(target_[r]);
+      return;
+    }
+    const std::vector<int>& group = groups_[static_cast<std::size_t>(group_of_[r])];
+    for_each_local_partner(s, local_of_[r], n_, m_,
+                           [&](int local) { send(group[static_cast<std::size_t>(local)]); });
+  }
+  // How many transfers a rank sends, and receives, in a step.
+  int sends(const StepPlan& s, int rank) const {
+    if (s.kind == StepPlan::Kind::kPermute) return target_[static_cast<std::size_t>(rank)] >= 0;
+    return s.kind == StepPlan::Kind::kAll ? n_ - 1 : 1;
+  }
+  int receives(const StepPlan& s, int rank) const {
+    if (s.kind == StepPlan::Kind::kPermute) return source_[static_cast<std::size_t>(rank)] >= 0;
+    return s.kind == StepPlan::Kind::kAll ? n_ - 1 : 1;
+  }
+
+ private:
+  ReplicaGroups groups_;
+  int n_ = 1, m_ = 1;
+  std::vector<int> group_of_, local_of_, target_, source_;
+};
 
 }  // namespace trnsim::collective::detail

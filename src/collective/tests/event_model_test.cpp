@@ -147,7 +147,7 @@ TEST(CollectiveEvents, RunsTooLargeForEventsAreRefusedBeforeTheyStart) {
   small.max_chunks_total = 1000;
   EXPECT_EQ(model.chunk_count(Op::kAllReduce, 64 * kOneMiB, 16, Algorithm::kRing), 30u * 16 * 8);
   try {
-    (void)model.simulate(Op::kAllReduce, 64 * kOneMiB, 16, Algorithm::kRing, small);
+    (void)model.simulate(Op::kAllReduce, 64 * kOneMiB, 16, Algorithm::kRing, {}, small);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
     EXPECT_EQ(std::string(e.what()),
@@ -166,7 +166,8 @@ TEST(CollectiveEvents, ATraceHasRanksByChipLinksWaitsAndCounters) {
   const CollectiveModel model(three_rows, 1);
   SimulateOptions options;
   options.trace = true;
-  const Simulation s = model.simulate(Op::kAllGather, 12 * kOneMiB, 12, Algorithm::kRing, options);
+  const Simulation s =
+      model.simulate(Op::kAllGather, 12 * kOneMiB, 12, Algorithm::kRing, {}, options);
   EXPECT_EQ(s.rank_steps.size(), 12u * 11);
   std::ostringstream text;
   write_chrome_trace(s, text, 10);
