@@ -211,6 +211,8 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
  public:
   // `ranks_per_chip` 0: the chip's logical cores at its default logical-core size.
   explicit CollectiveModel(const system::SystemConfig& config, int ranks_per_chip = 0);
+  CollectiveModel(const CollectiveModel&) = delete;  // its route cache refers to its topology
+  CollectiveModel& operator=(const CollectiveModel&) = delete;
   int max_ranks() const { return ranks_per_chip_ * topology_.chips(); }
   // Throws std::invalid_argument for ranks outside [1, max_ranks()].
   void check_ranks(int ranks) const;
@@ -280,7 +282,7 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   int ranks_per_chip_ = 1;
   double step_ns_ = 0;
   double local_bytes_per_ns_ = 0;
-  mutable std::vector<std::vector<system::Route>> routes_;  // by source chip, filled on use
+  mutable system::RouteCache routes_;  // filled on use
   // The chips in ring order: a snake over the dimensions (on a torus each step is one link,
   // and so is the way back), ranks filling each chip's logical cores in turn.
   std::vector<int> chip_order_;

@@ -37,7 +37,7 @@ Algorithm choose_algorithm(Op op, std::uint64_t bytes, int ranks, int nodes) {
 }
 
 CollectiveModel::CollectiveModel(const system::SystemConfig& config, int ranks_per_chip)
-    : config_(config), topology_(config) {
+    : config_(config), topology_(config), routes_(topology_) {
   const arch::ChipConfig& chip = config.chip_config;
   const int logical = chip.cores_per_chip / std::max(1, chip.default_lnc);
   ranks_per_chip_ = ranks_per_chip > 0 ? ranks_per_chip : std::max(1, logical);
@@ -46,7 +46,6 @@ CollectiveModel::CollectiveModel(const system::SystemConfig& config, int ranks_p
                                             chip.name, chip.cores_per_chip));
   step_ns_ = chip.dma.fixed_latency_ns;
   local_bytes_per_ns_ = chip.hbm.bandwidth_gbps / 2;  // each byte read and written
-  routes_.resize(static_cast<std::size_t>(topology_.chips()));
   // A boustrophedon over the dimensions (outermost first): dimension j runs backwards
   // whenever the row-major index of the dimensions before it is odd, so consecutive chips
   // differ by one in one coordinate.
@@ -100,9 +99,7 @@ int CollectiveModel::nodes_of_group(const std::vector<int>& members) const {
 }
 
 const system::Route& CollectiveModel::route(int from_chip, int to_chip) const {
-  auto& from = routes_[static_cast<std::size_t>(from_chip)];
-  if (from.empty()) from = topology_.routes_from(from_chip);
-  return from[static_cast<std::size_t>(to_chip)];
+  return routes_.route(from_chip, to_chip);
 }
 
 std::string CollectiveModel::path_name(int id, bool local) const {

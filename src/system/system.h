@@ -16,6 +16,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "arch/arch.h"
@@ -160,6 +161,15 @@ struct Route {
   int hops() const { return static_cast<int>(channels.size()); }
 };
 
+// A search's state, kept between calls of Topology::route(from, to, scratch): each call then
+// visits only the nodes nearer to `from` than `to` is, and clears only what it touched.
+struct RouteScratch {
+  std::vector<double> latency;
+  std::vector<int> hops;
+  std::vector<int> via;      // the channel a shortest route arrives by, -1 for none
+  std::vector<int> touched;  // nodes whose entries the last search set
+};
+
 // The length of the shortest route from one chip to every chip (index: destination chip),
 // without the routes themselves: what statistics over many pairs need.
 struct RouteLengths {
@@ -198,6 +208,9 @@ class Topology {
 
   // One shortest route: a search from `from_chip`, then its chain back from `to_chip` only.
   Route route(int from_chip, int to_chip) const;
+  // The same route, searching only until `to_chip` is settled (the same route: a settled
+  // node's route is final, and ties keep the first route found).
+  Route route(int from_chip, int to_chip, RouteScratch& scratch) const;
   // Every shortest route from one chip (index: destination chip): costs chips x hops.
   std::vector<Route> routes_from(int chip) const;
   RouteLengths route_lengths_from(int chip) const;
@@ -212,12 +225,11 @@ class Topology {
                 double extra_b_to_a, int kind);
   void index_channels();
   void check_reachable() const;
-  struct Search {  // Dijkstra from one node, over every node
-    std::vector<double> latency;
-    std::vector<int> hops;
-    std::vector<int> via;  // the channel a shortest route arrives by, -1 for none
-  };
-  Search search_from(int chip) const;  // throws std::out_of_range for a chip that is not one
+  using Search = RouteScratch;
+  // Dijkstra from `chip` (std::out_of_range for a chip that is not one), over every node, or
+  // until `stop_at` is settled; `search` holds infinities wherever it is not touched.
+  void search(int chip, int stop_at, Search& search) const;
+  Search search_from(int chip) const;
   Route route_in(const Search& search, int from, int to) const;
 
   std::vector<Dimension> dimensions_;
@@ -229,6 +241,30 @@ class Topology {
   std::vector<std::string> kind_names_;
   std::map<std::string, int> kind_ids_;       // kind_names_ by name
   std::map<std::string, int> dimension_ids_;  // dimensions_ by name
+};
+
+// Routes on demand for systems too large to route from every chip: each is the route
+// Topology::route gives, found by a search that stops at its target, translated from the
+// first instance when both chips are in another one (instances are identical), or built
+// directly over EFA between instances (their only connection), and kept for the next call.
+// References stay valid for the cache's life. Not thread-safe.
+class RouteCache {
+ public:
+  explicit RouteCache(const Topology& topology);
+  const Route& route(int from_chip, int to_chip);
+  std::size_t size() const { return routes_.size(); }
+
+ private:
+  Route translated(const Route& first, int instance) const;
+
+  const Topology& topology_;
+  int per_instance_ = 0;                // chips in one instance
+  std::vector<int> node_shift_;         // a node's id step from one instance to the next
+  std::vector<int> efa_up_, efa_down_;  // by chip: its EFA channels, -1 with one instance
+  std::unordered_map<std::uint64_t, int> channel_by_ends_;  // from x nodes + to
+  bool translatable_ = true;                                // no two channels join the same nodes
+  std::unordered_map<std::uint64_t, Route> routes_;
+  RouteScratch scratch_;
 };
 
 // A drawing of the topology a planner can read in a terminal: the chips as a grid (the last

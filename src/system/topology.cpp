@@ -290,27 +290,39 @@ std::string Topology::describe(int id) const {
   return "?";
 }
 
-Topology::Search Topology::search_from(int chip) const {
+void Topology::search(int chip, int stop_at, Search& s) const {
   if (chip < 0 || chip >= chips_) throw std::out_of_range(fmt::format("no chip {}", chip));
-  Search s;
-  s.latency.assign(nodes_.size(), std::numeric_limits<double>::infinity());
-  s.hops.assign(nodes_.size(), std::numeric_limits<int>::max());
-  s.via.assign(nodes_.size(), -1);
+  if (s.latency.size() != nodes_.size()) {
+    s.latency.assign(nodes_.size(), std::numeric_limits<double>::infinity());
+    s.hops.assign(nodes_.size(), std::numeric_limits<int>::max());
+    s.via.assign(nodes_.size(), -1);
+    s.touched.clear();
+  }
+  for (const int n : s.touched) {  // clear the last search's entries
+    const auto ni = static_cast<std::size_t>(n);
+    s.latency[ni] = std::numeric_limits<double>::infinity();
+    s.hops[ni] = std::numeric_limits<int>::max();
+    s.via[ni] = -1;
+  }
+  s.touched.clear();
   using Entry = std::tuple<double, int, int>;  // latency, hops, node: ties go to the lower node
   std::priority_queue<Entry, std::vector<Entry>, std::greater<>> queue;
   s.latency[static_cast<std::size_t>(chip)] = 0;
   s.hops[static_cast<std::size_t>(chip)] = 0;
+  s.touched.push_back(chip);
   queue.emplace(0.0, 0, chip);
   while (!queue.empty()) {
     const auto [l, h, n] = queue.top();
     queue.pop();
     const auto ni = static_cast<std::size_t>(n);
     if (l != s.latency[ni] || h != s.hops[ni]) continue;  // a stale entry
+    if (n == stop_at) return;
     for (const int ch : out_channels(n)) {
       const Channel& c = channels_[static_cast<std::size_t>(ch)];
       const auto to = static_cast<std::size_t>(c.to);
       const double nl = l + c.latency_ns;
       if (nl < s.latency[to] || (nl == s.latency[to] && h + 1 < s.hops[to])) {
+        if (s.via[to] < 0 && to != static_cast<std::size_t>(chip)) s.touched.push_back(c.to);
         s.latency[to] = nl;
         s.hops[to] = h + 1;
         s.via[to] = ch;
@@ -318,6 +330,11 @@ Topology::Search Topology::search_from(int chip) const {
       }
     }
   }
+}
+
+Topology::Search Topology::search_from(int chip) const {
+  Search s;
+  search(chip, -1, s);
   return s;
 }
 
@@ -346,8 +363,14 @@ std::vector<Route> Topology::routes_from(int chip) const {
 }
 
 Route Topology::route(int from_chip, int to_chip) const {
+  RouteScratch scratch;
+  return route(from_chip, to_chip, scratch);
+}
+
+Route Topology::route(int from_chip, int to_chip, RouteScratch& scratch) const {
   if (to_chip < 0 || to_chip >= chips_) throw std::out_of_range(fmt::format("no chip {}", to_chip));
-  return route_in(search_from(from_chip), from_chip, to_chip);
+  search(from_chip, to_chip, scratch);
+  return route_in(scratch, from_chip, to_chip);
 }
 
 RouteLengths Topology::route_lengths_from(int chip) const {
