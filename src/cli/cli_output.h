@@ -19,9 +19,16 @@ inline void write_text_file(const std::string& path, const std::string& text) {
     fmt::print("{}", text);
     return;
   }
-  std::ofstream out(path);
+  std::ofstream out(path, std::ios::binary);
   out << text;
+  out.close();
   if (!out) throw std::runtime_error(fmt::format("cannot write '{}'", path));
+}
+
+// write_text_file, then "wrote PATH" on stderr when it went to a file.
+inline void write_text_file_announced(const std::string& path, const std::string& text) {
+  write_text_file(path, text);
+  if (!path.empty() && path != "-") fmt::print(stderr, "wrote {}\n", path);
 }
 
 // {"version", "git", "build"}: which trnsim made a --json result.

@@ -2,7 +2,6 @@
 #include <fmt/core.h>
 
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -10,6 +9,7 @@
 
 #include "arch/arch.h"
 #include "cli/chip_summary.h"
+#include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "util/diagnostic.h"
 
@@ -79,16 +79,7 @@ void print_list() {
 }
 
 void write_export(const std::string& what, const std::string& output) {
-  const std::string text = arch::to_json(arch::load(what)).dump(2) + "\n";
-  if (output.empty() || output == "-") {
-    fmt::print("{}", text);
-    return;
-  }
-  std::ofstream out(output, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error(fmt::format("cannot write \"{}\"", output));
-  fmt::print(stderr, "wrote {}\n", output);
+  write_text_file_announced(output, arch::to_json(arch::load(what)).dump(2) + "\n");
 }
 
 }  // namespace

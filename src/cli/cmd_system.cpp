@@ -2,7 +2,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -11,6 +10,7 @@
 #include <vector>
 
 #include "arch/arch.h"
+#include "cli/cli_output.h"
 #include "cli/commands.h"
 #include "system/system.h"
 #include "util/diagnostic.h"
@@ -154,14 +154,6 @@ void print_summary(const SystemConfig& c, const Topology& t) {
   fmt::print("\n{}", system::draw(c, t));
 }
 
-void write_text(const std::string& text, const std::string& output) {
-  std::ofstream out(output, std::ios::binary);
-  out << text;
-  out.close();
-  if (!out) throw std::runtime_error(fmt::format("cannot write \"{}\"", output));
-  fmt::print(stderr, "wrote {}\n", output);
-}
-
 void print_route(const std::string& what, const std::string& from_spec,
                  const std::string& to_spec) {
   const SystemConfig c = system::load(what);
@@ -221,7 +213,7 @@ void register_system_command(CLI::App& app) {
       }
       const Topology t(c);
       print_summary(c, t);
-      if (!dot->empty()) write_text(system::to_dot(c, t), *dot);
+      if (!dot->empty()) write_text_file_announced(*dot, system::to_dot(c, t));
     });
   });
 
