@@ -55,15 +55,17 @@ Op op_named(const std::string& name) {
                                                  {"redsct", Op::kReduceScatter},
                                                  {"alltoall", Op::kAllToAll},
                                                  {"all_to_all", Op::kAllToAll},
-                                                 {"permute", Op::kPermute}};
+                                                 {"permute", Op::kPermute},
+                                                 {"bcast", Op::kBroadcast},
+                                                 {"broadcast", Op::kBroadcast}};
   if (const auto it = kOps.find(name); it != kOps.end()) return it->second;
   std::vector<std::string> names;
   for (const auto& [n, op] : kOps) names.push_back(n);
   const std::string near = util::closest(name, names);
   throw std::invalid_argument(fmt::format(
-      "'{}' is not an operation trnsim ccom times{} (allr, allg, redsct, alltoall, permute, or "
-      "the long names all_reduce, all_gather, reduce_scatter, all_to_all; the -v variants and "
-      "sendrecv are not modelled yet)",
+      "'{}' is not an operation trnsim ccom times{} (allr, allg, redsct, alltoall, permute, "
+      "bcast, or the long names all_reduce, all_gather, reduce_scatter, all_to_all, broadcast; "
+      "the -v variants and sendrecv are not modelled yet)",
       name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
 }
 
@@ -166,6 +168,8 @@ double expected_value(const CcomArgs& a, Op op, const std::vector<int>& members,
       return input(k / per_rank, k % per_rank);
     case Op::kAllToAll:  // chunk `local` of member k / chunk
       return input(k / (per_rank / n), local * (per_rank / n) + k % (per_rank / n));
+    case Op::kBroadcast:  // from the group's first rank
+      return input(0, k);
     case Op::kPermute: {
       const auto it = source_of.find(members[local]);
       return it == source_of.end() ? 0.0 : check_value(a.check, it->second, k);
@@ -211,11 +215,16 @@ std::string check_data(const CcomArgs& a, Op op, numerics::DType dtype, std::uin
                       return collective::all_gather(in);
                     case Op::kAllToAll:
                       return collective::all_to_all(in, dtype);
+                    case Op::kBroadcast:
+                      return collective::broadcast(in, 0);
                     case Op::kAllReduce:
                       return collective::all_reduce(in, dtype, Reduce::kSum, algorithm, nodes);
-                    default:
+                    case Op::kReduceScatter:
                       return collective::reduce_scatter(in, dtype, Reduce::kSum, algorithm, nodes);
+                    case Op::kPermute:
+                      break;
                   }
+                  throw std::logic_error("check_data: permute is not run by groups");
                 });
   std::map<int, int> source_of;
   for (const auto& [source, target] : who.source_target_pairs) source_of[target] = source;
@@ -451,10 +460,11 @@ void register_ccom_command(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "ccom",
       "nccom-test for simulated systems: time a collective (allr, allg, redsct, alltoall, "
-      "permute) over a range of "
+      "permute, bcast) over a range of "
       "sizes on a system preset or file, with nccom-test's flags and table (docs/collectives.md)");
   cmd->add_option("op", args->op,
-                  "allr|all_reduce, allg|all_gather, redsct|reduce_scatter, alltoall, permute")
+                  "allr|all_reduce, allg|all_gather, redsct|reduce_scatter, alltoall, permute, "
+                  "bcast|broadcast (trnsim's: from each group's first rank)")
       ->required();
   cmd->add_option("-r,--nworkers", args->ranks, "Ranks taking part (logical cores)")->required();
   cmd->add_option("--system", args->system, "System preset or JSON file (trnsim system list)");

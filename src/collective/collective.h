@@ -74,6 +74,10 @@ std::vector<Buffer> all_gather(std::span<const Buffer> inputs);
 // buffers of different sizes, or elements of `dtype` that do not split into n equal chunks.
 std::vector<Buffer> all_to_all(std::span<const Buffer> inputs, DType dtype);
 
+// Broadcast: every rank gets a copy of rank `root`'s buffer (the other ranks' buffers are not
+// read). Throws std::invalid_argument for a root that is not a rank.
+std::vector<Buffer> broadcast(std::span<const Buffer> inputs, int root);
+
 // Collective permute: for each (source, target) pair, the target gets the source's buffer; a
 // rank no pair targets gets zeros. Throws std::invalid_argument for a rank out of range, a
 // rank that is the source (or the target) of two pairs, or buffers of different sizes.
@@ -124,11 +128,19 @@ std::string reduction_order(Algorithm algorithm, std::size_t ranks, std::size_t 
 
 // ---- Time on a system: the analytical (alpha-beta) model ----------------------------------
 
-enum class Op : std::uint8_t { kAllReduce, kAllGather, kReduceScatter, kAllToAll, kPermute };
+enum class Op : std::uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kPermute,
+  kBroadcast,  // from the first rank of each group
+};
 std::string_view name(Op op);
 
 // nccom-test's bus-bandwidth factor: busbw = algbw x factor (AR 2(r-1)/r; AG, RS and
-// all-to-all (r-1)/r; permute 1). `ranks`: the ranks of one replica group.
+// all-to-all (r-1)/r; permute 1; broadcast 1, as nccl-tests). `ranks`: the ranks of one
+// replica group.
 double bus_factor(Op op, int ranks);
 
 // The Neuron runtime's choice by message size (intranode-collective-comm.rst, "sweet

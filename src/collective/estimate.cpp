@@ -15,20 +15,21 @@
 namespace trnsim::collective {
 
 std::string_view name(Op op) {
-  static constexpr std::array<std::string_view, 5> kNames = {
-      "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute"};
+  static constexpr std::array<std::string_view, 6> kNames = {
+      "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute", "broadcast"};
   return util::enum_name(kNames, op);
 }
 
 double bus_factor(Op op, int ranks) {
   const double r = ranks;
-  if (op == Op::kPermute) return 1;
+  if (op == Op::kPermute || op == Op::kBroadcast) return 1;
   return op == Op::kAllReduce ? 2 * (r - 1) / r : (r - 1) / r;
 }
 
 Algorithm choose_algorithm(Op op, std::uint64_t bytes, int ranks, int nodes) {
   constexpr std::uint64_t kMiB = 1 << 20;
   if (op == Op::kAllToAll || op == Op::kPermute) return Algorithm::kMesh;
+  if (op == Op::kBroadcast) return bytes < kMiB ? Algorithm::kMesh : Algorithm::kRing;
   if (nodes > 1) return Algorithm::kHierarchical;
   if (bytes < kMiB) return Algorithm::kMesh;
   if (bytes <= 56 * kMiB && std::has_single_bit(static_cast<unsigned>(ranks)))
@@ -189,6 +190,11 @@ CollectiveModel::Plan CollectiveModel::plan(Op op, std::uint64_t bytes, int rank
   if ((op == Op::kAllToAll || op == Op::kPermute) && p.algorithm != Algorithm::kMesh)
     throw std::invalid_argument(fmt::format(
         "{} runs as one step of direct transfers (mesh), not {}", name(op), name(p.algorithm)));
+  if (op == Op::kBroadcast && p.algorithm != Algorithm::kMesh && p.algorithm != Algorithm::kRing)
+    throw std::invalid_argument(fmt::format(
+        "broadcast runs as mesh (the root sends to every rank) or ring (scatter, then a ring "
+        "all-gather), not {}",
+        name(p.algorithm)));
   if (p.algorithm == Algorithm::kRdh && !std::has_single_bit(static_cast<unsigned>(n)))
     throw std::invalid_argument(fmt::format(
         "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", n));

@@ -43,6 +43,14 @@ std::vector<Buffer> all_to_all(std::span<const Buffer> inputs, DType dtype) {
   return out;
 }
 
+std::vector<Buffer> broadcast(std::span<const Buffer> inputs, int root) {
+  const int n = static_cast<int>(inputs.size());
+  if (root < 0 || root >= n)
+    throw std::invalid_argument(
+        fmt::format("broadcast: root {} is not a rank (0 to {})", root, n - 1));
+  return std::vector<Buffer>(inputs.size(), inputs[static_cast<std::size_t>(root)]);
+}
+
 void check_pairs(const Pairs& pairs, int n) {
   std::vector<int> source_of(static_cast<std::size_t>(std::max(0, n)), -1);
   std::vector<int> target_of(source_of.size(), -1);

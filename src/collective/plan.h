@@ -13,9 +13,18 @@ namespace trnsim::collective::detail {
 // One step: every rank sends `bytes` to each of its partners at once. Ring: the next rank;
 // mesh: every other rank; RDH: r XOR distance; hierarchical (m ranks per node): the next
 // rank of the node, or the rank of the same local index on the next node; permute: the
-// rank's target, if it has one. Ranks are numbered within their replica group.
+// rank's target, if it has one; from-root: the group's first rank to every other rank.
+// Ranks are numbered within their replica group.
 struct StepPlan {
-  enum class Kind : unsigned char { kNext, kAll, kXor, kNextLocal, kNextNode, kPermute } kind;
+  enum class Kind : unsigned char {
+    kNext,
+    kAll,
+    kXor,
+    kNextLocal,
+    kNextNode,
+    kPermute,
+    kFromRoot,  // the group's first rank to every other rank
+  } kind;
   double bytes;  // per transfer
   int distance = 0;
 };
@@ -32,6 +41,14 @@ inline std::vector<StepPlan> steps_of(Op op, Algorithm a, double bytes, int n, i
   };
   if (op == Op::kAllToAll) return {{StepPlan::Kind::kAll, chunk}};
   if (op == Op::kPermute) return {{StepPlan::Kind::kPermute, bytes}};
+  if (op == Op::kBroadcast) {
+    // Mesh: the root sends the whole buffer to every rank at once. Ring: it scatters one
+    // chunk to each rank, and a ring all-gather completes every rank's copy.
+    if (a == Algorithm::kMesh) return {{StepPlan::Kind::kFromRoot, bytes}};
+    steps.push_back({StepPlan::Kind::kFromRoot, chunk});
+    add(n - 1, StepPlan::Kind::kNext, chunk);
+    return steps;
+  }
   switch (a) {
     case Algorithm::kRing:
       add(phases * (n - 1), StepPlan::Kind::kNext, chunk);
@@ -80,6 +97,9 @@ void for_each_local_partner(const StepPlan& s, int r, int n, int m, Send&& send)
     case StepPlan::Kind::kNextNode:
       send((r + m) % n);
       break;
+    case StepPlan::Kind::kFromRoot:
+      for (int to = 1; r == 0 && to < n; ++to) send(to);
+      break;
     case StepPlan::Kind::kPermute:
       break;
   }
@@ -125,11 +145,15 @@ class Layout {
   }
   // How many transfers a rank sends, and receives, in a step.
   int sends(const StepPlan& s, int rank) const {
-    if (s.kind == StepPlan::Kind::kPermute) return target_[static_cast<std::size_t>(rank)] >= 0;
+    const auto r = static_cast<std::size_t>(rank);
+    if (s.kind == StepPlan::Kind::kPermute) return target_[r] >= 0;
+    if (s.kind == StepPlan::Kind::kFromRoot) return local_of_[r] == 0 ? n_ - 1 : 0;
     return s.kind == StepPlan::Kind::kAll ? n_ - 1 : 1;
   }
   int receives(const StepPlan& s, int rank) const {
-    if (s.kind == StepPlan::Kind::kPermute) return source_[static_cast<std::size_t>(rank)] >= 0;
+    const auto r = static_cast<std::size_t>(rank);
+    if (s.kind == StepPlan::Kind::kPermute) return source_[r] >= 0;
+    if (s.kind == StepPlan::Kind::kFromRoot) return local_of_[r] == 0 ? 0 : 1;
     return s.kind == StepPlan::Kind::kAll ? n_ - 1 : 1;
   }
 

@@ -81,6 +81,12 @@ TEST(Movement, PermuteMovesBuffersAndZeroesRanksNoPairTargets) {
             (Pairs{{0, 1}, {1, 2}, {2, 0}, {3, 4}, {4, 5}, {5, 3}}));
 }
 
+TEST(Movement, BroadcastCopiesTheRootsBufferToEveryRank) {
+  const std::vector<Buffer> in = {ints({1, 2}), ints({3, 4}), ints({5})};
+  for (const Buffer& b : broadcast(in, 1)) EXPECT_EQ(values(b), (std::vector<std::int32_t>{3, 4}));
+  EXPECT_EQ(error_of([&] { (void)broadcast(in, 3); }), "broadcast: root 3 is not a rank (0 to 2)");
+}
+
 TEST(Movement, ReplicaGroupsMustSplitTheRanksIntoGroupsOfOneSize) {
   EXPECT_NO_THROW(check_replica_groups({{0, 2}, {1, 3}}, 4));
   EXPECT_EQ(error_of([] {
@@ -167,6 +173,18 @@ TEST(Movement, PermuteAndAllToAllAreOneStepOfDirectTransfers) {
   const Estimate a2a = model.estimate(Op::kAllToAll, bytes, 16);
   EXPECT_EQ(a2a.steps, 1);
   EXPECT_NEAR(model.simulate(Op::kAllToAll, bytes, 16).time_ns / a2a.time_ns, 1.0, 0.05);
+  // Broadcast: small, the root sends S to the 15 others at once (its 4 links carry them);
+  // large, a scatter then a ring all-gather: 16 steps of S/16, each one link per transfer.
+  const Estimate bcast = model.estimate(Op::kBroadcast, bytes, 16);
+  EXPECT_EQ(bcast.algorithm, Algorithm::kRing);
+  EXPECT_EQ(bcast.steps, 16);
+  EXPECT_NEAR(model.simulate(Op::kBroadcast, bytes, 16).time_ns / bcast.time_ns, 1.0, 0.05);
+  EXPECT_EQ(model.estimate(Op::kBroadcast, 4096, 16).algorithm, Algorithm::kMesh);
+  EXPECT_EQ(model.estimate(Op::kBroadcast, 4096, 16).steps, 1);
+  EXPECT_LT(bcast.time_ns, model.estimate(Op::kBroadcast, bytes, 16, Algorithm::kMesh).time_ns);
+  EXPECT_EQ(error_of([&] { (void)model.estimate(Op::kBroadcast, bytes, 16, Algorithm::kRdh); }),
+            "broadcast runs as mesh (the root sends to every rank) or ring (scatter, then a ring "
+            "all-gather), not rdh");
   EXPECT_EQ(error_of([&] { (void)model.estimate(Op::kAllToAll, bytes, 16, Algorithm::kRing); }),
             "all_to_all runs as one step of direct transfers (mesh), not ring");
   EXPECT_EQ(error_of([&] {
