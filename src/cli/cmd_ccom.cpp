@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -37,7 +38,7 @@ struct CcomArgs {
   std::string op, system = "trn2.48xlarge", dtype = "fp32", algorithm = "auto", json;
   std::string model = "event", trace;   // the time model; a Chrome trace of the largest size
   std::string groups_file, pairs_file;  // --custom-replica-groups, --custom-src-target-pairs
-  int data_parallel = 0;                // --data-parallel-dimension
+  int data_parallel = -1;               // --data-parallel-dimension (-1: not given)
   std::string min_bytes = "32M", max_bytes, step_bytes;
   double step_factor = 0;
   int ranks = 0, ranks_per_chip = 0;
@@ -289,9 +290,12 @@ nlohmann::json read_nccom_json(const std::string& path, const char* key, const c
 // next of its group.
 collective::Participants participants(const CcomArgs& a, Op op) {
   collective::Participants who;
-  if (a.data_parallel > 0 && !a.groups_file.empty())
+  if (a.data_parallel >= 0 && !a.groups_file.empty())
     throw std::invalid_argument(
         "--data-parallel-dimension and --custom-replica-groups both give the groups: one of them");
+  if (a.data_parallel == 0 || a.data_parallel < -1)
+    throw std::invalid_argument(fmt::format(
+        "--data-parallel-dimension {}: a positive number of ranks per group", a.data_parallel));
   if (a.data_parallel > 0)
     who.replica_groups = collective::consecutive_groups(a.ranks, a.data_parallel);
   const auto ints = [](const nlohmann::json& j, const std::string& where) {
@@ -299,15 +303,19 @@ collective::Participants participants(const CcomArgs& a, Op op) {
     if (!j.is_array()) throw std::invalid_argument(where + ": a list of ranks");
     for (const nlohmann::json& x : j) {
       if (!x.is_number_integer()) throw std::invalid_argument(where + ": ranks are integers");
-      v.push_back(x.get<int>());
+      const auto rank = x.get<std::int64_t>();
+      if (rank < 0 || rank > std::numeric_limits<int>::max())
+        throw std::invalid_argument(fmt::format("{}: rank {} is not a rank", where, rank));
+      v.push_back(static_cast<int>(rank));
     }
     return v;
   };
   if (!a.groups_file.empty()) {
     const nlohmann::json groups =
         read_nccom_json(a.groups_file, "replica_groups", "--custom-replica-groups");
-    if (!groups.is_array())
-      throw std::invalid_argument("--custom-replica-groups: a list of groups");
+    if (!groups.is_array() || groups.empty())
+      throw std::invalid_argument(
+          fmt::format("--custom-replica-groups {}: a non-empty list of groups", a.groups_file));
     for (std::size_t g = 0; g < groups.size(); ++g)
       who.replica_groups.push_back(
           ints(groups[g], fmt::format("--custom-replica-groups {}: group {}", a.groups_file, g)));
@@ -318,7 +326,11 @@ collective::Participants participants(const CcomArgs& a, Op op) {
       throw std::invalid_argument("--custom-src-target-pairs belongs to permute");
     const nlohmann::json pairs =
         read_nccom_json(a.pairs_file, "src_target_pairs", "--custom-src-target-pairs");
-    for (std::size_t k = 0; pairs.is_array() && k < pairs.size(); ++k) {
+    if (!pairs.is_array() || pairs.empty())
+      throw std::invalid_argument(
+          fmt::format("--custom-src-target-pairs {}: a non-empty list of [source, target] pairs",
+                      a.pairs_file));
+    for (std::size_t k = 0; k < pairs.size(); ++k) {
       const std::vector<int> pair =
           ints(pairs[k], fmt::format("--custom-src-target-pairs {}: pair {}", a.pairs_file, k));
       if (pair.size() != 2)

@@ -239,9 +239,10 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
                     const Participants& who = {}) const;
   // The nodes (instances) ranks 0..ranks-1 span; throws unless each holds as many ranks.
   int nodes_of(int ranks) const;
-  // The nodes a replica group's ranks span; throws unless each holds as many of them, listed
-  // node by node.
-  int nodes_of_group(const std::vector<int>& members) const;
+  // The nodes a replica group's ranks span; throws unless each holds as many of them (and,
+  // with `node_by_node`, unless they are listed node by node, as hier needs), or for a rank
+  // that is not one.
+  int nodes_of_group(const std::vector<int>& members, bool node_by_node = false) const;
   // The fixed cost of one step (an estimate: the chip's DMA start latency).
   double step_ns() const { return step_ns_; }
 

@@ -41,6 +41,9 @@ CollectiveModel::CollectiveModel(const system::SystemConfig& config, int ranks_p
     : config_(config), topology_(config), routes_(topology_) {
   const arch::ChipConfig& chip = config.chip_config;
   const int logical = chip.cores_per_chip / std::max(1, chip.default_lnc);
+  if (ranks_per_chip < 0)
+    throw std::invalid_argument(fmt::format(
+        "{} ranks per chip: a positive count (or 0 for the chip's logical cores)", ranks_per_chip));
   ranks_per_chip_ = ranks_per_chip > 0 ? ranks_per_chip : std::max(1, logical);
   if (ranks_per_chip_ > chip.cores_per_chip)
     throw std::invalid_argument(fmt::format("{} ranks per chip; a {} has {} cores", ranks_per_chip_,
@@ -69,26 +72,32 @@ CollectiveModel::CollectiveModel(const system::SystemConfig& config, int ranks_p
 }
 
 int CollectiveModel::nodes_of(int ranks) const {
-  std::vector<int> all(static_cast<std::size_t>(std::max(0, ranks)));
+  check_ranks(ranks);
+  std::vector<int> all(static_cast<std::size_t>(ranks));
   for (int r = 0; r < ranks; ++r) all[static_cast<std::size_t>(r)] = r;
   return nodes_of_group(all);
 }
 
-int CollectiveModel::nodes_of_group(const std::vector<int>& members) const {
-  // Ranks fill the chips in ring order, instances outermost: a node's ranks come as one run.
-  std::vector<int> per_node, instances;
+int CollectiveModel::nodes_of_group(const std::vector<int>& members, bool node_by_node) const {
+  // Ranks fill the chips in ring order, instances outermost.
+  std::vector<int> instances, per_node;  // in the order the members first reach each node
   for (const int r : members) {
+    if (r < 0 || r >= max_ranks())
+      throw std::invalid_argument(
+          fmt::format("rank {} is not one of {}'s {} ranks", r, config_.name, max_ranks()));
     const int instance = topology_.coordinates(chip_of(r)).front();
-    if (instances.empty() || instance != instances.back()) {
-      if (std::find(instances.begin(), instances.end(), instance) != instances.end())
-        throw std::invalid_argument(fmt::format(
-            "replica group {}: its ranks on node {} are not listed together (list a group's "
-            "ranks node by node)",
-            format_groups({members}), instance));
+    const auto it = std::find(instances.begin(), instances.end(), instance);
+    if (it != instances.end() && it + 1 != instances.end() && node_by_node)
+      throw std::invalid_argument(fmt::format(
+          "replica group {}: its ranks on node {} are not listed together (a hierarchical "
+          "collective takes a group's ranks node by node)",
+          format_groups({members}), instance));
+    if (it == instances.end()) {
       instances.push_back(instance);
       per_node.push_back(0);
     }
-    ++per_node.back();
+    ++per_node[static_cast<std::size_t>(std::find(instances.begin(), instances.end(), instance) -
+                                        instances.begin())];
   }
   for (const int count : per_node)
     if (count != per_node.front())
@@ -172,6 +181,7 @@ CollectiveModel::Plan CollectiveModel::plan(Op op, std::uint64_t bytes, int rank
                                             std::optional<Algorithm> algorithm,
                                             const Participants& who) const {
   check_ranks(ranks);
+  if (bytes == 0) throw std::invalid_argument("a collective of 0 bytes moves nothing to time");
   if (!who.replica_groups.empty()) check_replica_groups(who.replica_groups, ranks);
   const ReplicaGroups groups =
       who.replica_groups.empty() ? consecutive_groups(ranks, ranks) : who.replica_groups;
@@ -195,6 +205,8 @@ CollectiveModel::Plan CollectiveModel::plan(Op op, std::uint64_t bytes, int rank
         "broadcast runs as mesh (the root sends to every rank) or ring (scatter, then a ring "
         "all-gather), not {}",
         name(p.algorithm)));
+  if (p.algorithm == Algorithm::kHierarchical)
+    for (const std::vector<int>& group : groups) (void)nodes_of_group(group, true);
   if (p.algorithm == Algorithm::kRdh && !std::has_single_bit(static_cast<unsigned>(n)))
     throw std::invalid_argument(fmt::format(
         "rdh (recursive halving-doubling) needs a power-of-two number of ranks, not {}", n));
@@ -204,11 +216,27 @@ CollectiveModel::Plan CollectiveModel::plan(Op op, std::uint64_t bytes, int rank
   Pairs pairs = who.source_target_pairs;
   if (op == Op::kPermute) {
     if (pairs.empty()) pairs = ring_pairs(groups);
+    std::vector<int> group_of(static_cast<std::size_t>(ranks));
+    for (std::size_t g = 0; g < groups.size(); ++g)
+      for (const int r : groups[g]) group_of[static_cast<std::size_t>(r)] = static_cast<int>(g);
+    for (const auto& [from, to] : pairs)
+      if (from >= 0 && to >= 0 && from < ranks && to < ranks &&
+          group_of[static_cast<std::size_t>(from)] != group_of[static_cast<std::size_t>(to)])
+        throw std::invalid_argument(fmt::format(
+            "permute pair ({}, {}) joins replica groups {} and {} (a pair stays within a group)",
+            from, to, group_of[static_cast<std::size_t>(from)],
+            group_of[static_cast<std::size_t>(to)]));
     check_pairs(pairs, ranks);
   }
   p.layout = std::make_shared<const detail::Layout>(ranks, groups, n / nodes, pairs);
   return p;
 }
+
+namespace {
+// The analytical model keeps one flow per transfer of a step shape, and the route cache one
+// route per pair: about 100 bytes each.
+constexpr std::uint64_t kMaxFlows = 50'000'000;
+}  // namespace
 
 Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
                                    std::optional<Algorithm> algorithm,
@@ -234,6 +262,12 @@ Estimate CollectiveModel::estimate(Op op, std::uint64_t bytes, int ranks,
     const std::pair<int, int> key{static_cast<int>(s.kind), s.distance};
     auto it = shapes.find(key);
     if (it == shapes.end()) {
+      const std::uint64_t transfers = layout.transfers(s);
+      if (transfers > kMaxFlows)
+        throw std::invalid_argument(fmt::format(
+            "{} over {} ranks is {} transfers in one step (the analytical model routes at most "
+            "{}): a ring, RDH or hierarchical collective takes one transfer per rank",
+            name(e.algorithm), ranks, transfers, kMaxFlows));
       std::vector<Flow> flows;
       for (int r = 0; r < ranks; ++r)
         layout.for_each_partner(s, r, [&](int to) { flows.push_back({r, to, 1}); });

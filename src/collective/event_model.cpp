@@ -91,6 +91,11 @@ class EventRun {
       else
         forward(e);
     }
+    for (int r = 0; r < n_; ++r)  // every transfer arrived: every rank finished every step
+      if (step_[static_cast<std::size_t>(r)] != static_cast<int>(steps_.size()))
+        throw std::logic_error(
+            fmt::format("collective event model: rank {} stopped at step {} of {}", r,
+                        step_[static_cast<std::size_t>(r)], steps_.size()));
   }
 
  private:
@@ -261,11 +266,10 @@ std::uint64_t CollectiveModel::chunk_count(Op op, std::uint64_t bytes, int ranks
   const detail::Layout& layout = *p.layout;
   const int n = layout.group_size();
   std::uint64_t chunks = 0;
+  if (n == 1) return 0;
   for (const detail::StepPlan& s :
        detail::steps_of(op, p.algorithm, static_cast<double>(bytes), n, layout.ranks_per_node()))
-    for (int r = 0; r < ranks; ++r)
-      chunks += static_cast<std::uint64_t>(layout.sends(s, r)) *
-                static_cast<std::uint64_t>(chunks_of(s.bytes, options));
+    chunks += layout.transfers(s) * static_cast<std::uint64_t>(chunks_of(s.bytes, options));
   return chunks;
 }
 
@@ -290,7 +294,7 @@ Simulation CollectiveModel::simulate(Op op, std::uint64_t bytes, int ranks,
   const int n = layout.group_size();
   const std::vector<detail::StepPlan> steps =
       detail::steps_of(op, p.algorithm, static_cast<double>(bytes), n, layout.ranks_per_node());
-  out.steps = static_cast<int>(steps.size());
+  out.steps = n == 1 ? 0 : static_cast<int>(steps.size());  // a group of one does nothing
   for (int r = 0; r < ranks; r += ranks_per_chip_)
     out.chip_names.push_back(topology_.describe(chip_of(r)));
   if (n == 1) return out;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bit>
+#include <cstdint>
 #include <vector>
 
 #include "collective/collective.h"
@@ -126,6 +127,7 @@ class Layout {
       target_[static_cast<std::size_t>(from)] = to;
       source_[static_cast<std::size_t>(to)] = from;
     }
+    pairs_ = pairs.size();
   }
   int group_size() const { return n_; }
   int ranks_per_node() const { return m_; }
@@ -150,6 +152,21 @@ class Layout {
     if (s.kind == StepPlan::Kind::kFromRoot) return local_of_[r] == 0 ? n_ - 1 : 0;
     return s.kind == StepPlan::Kind::kAll ? n_ - 1 : 1;
   }
+  // Transfers in a step over all ranks.
+  std::uint64_t transfers(const StepPlan& s) const {
+    const auto ranks = static_cast<std::uint64_t>(group_of_.size());
+    const auto n = static_cast<std::uint64_t>(n_);
+    switch (s.kind) {
+      case StepPlan::Kind::kAll:
+        return ranks * (n - 1);
+      case StepPlan::Kind::kFromRoot:
+        return groups_.size() * (n - 1);
+      case StepPlan::Kind::kPermute:
+        return pairs_;
+      default:
+        return ranks;
+    }
+  }
   int receives(const StepPlan& s, int rank) const {
     const auto r = static_cast<std::size_t>(rank);
     if (s.kind == StepPlan::Kind::kPermute) return source_[r] >= 0;
@@ -160,6 +177,7 @@ class Layout {
  private:
   ReplicaGroups groups_;
   int n_ = 1, m_ = 1;
+  std::uint64_t pairs_ = 0;
   std::vector<int> group_of_, local_of_, target_, source_;
 };
 

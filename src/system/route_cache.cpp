@@ -1,7 +1,10 @@
 // Routes on demand (RouteCache): early-exit searches, translation between identical instances
 // and direct EFA routes, each the route Topology::route gives (a test compares them).
+#include <fmt/core.h>
+
 #include <algorithm>
 #include <cstdint>
+#include <stdexcept>
 #include <utility>
 
 #include "system/system.h"
@@ -47,6 +50,9 @@ RouteCache::RouteCache(const Topology& topology) : topology_(topology) {
 }
 
 const Route& RouteCache::route(int from_chip, int to_chip) {
+  for (const int chip : {from_chip, to_chip})
+    if (chip < 0 || chip >= topology_.chips())
+      throw std::out_of_range(fmt::format("no chip {}", chip));
   const std::uint64_t key =
       static_cast<std::uint64_t>(from_chip) * static_cast<std::uint64_t>(topology_.chips()) +
       static_cast<std::uint64_t>(to_chip);

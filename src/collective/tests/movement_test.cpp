@@ -163,10 +163,16 @@ TEST(Movement, PermuteAndAllToAllAreOneStepOfDirectTransfers) {
   EXPECT_NEAR(ring.time_ns, model.step_ns() + 300 + bytes / 256.0, 1e-9 * ring.time_ns);
   const Simulation events = model.simulate(Op::kPermute, bytes, 16);
   EXPECT_NEAR(events.time_ns, ring.time_ns, 1e-6 * ring.time_ns);
-  // One pair: the other ranks sit the step out, and nothing waits for them.
+  // One pair: the other ranks sit the step out, and nothing waits for them; rank 1 ends
+  // when the transfer reaches it, the others at once.
   const Participants one{{}, {{0, 1}}};
-  EXPECT_NEAR(model.simulate(Op::kPermute, bytes, 16, {}, one).time_ns, ring.time_ns,
-              1e-6 * ring.time_ns);
+  SimulateOptions traced;
+  traced.trace = true;
+  const Simulation pair = model.simulate(Op::kPermute, bytes, 16, {}, one, traced);
+  EXPECT_NEAR(pair.time_ns, ring.time_ns, 1e-6 * ring.time_ns);
+  ASSERT_EQ(pair.rank_steps.size(), 16u);
+  for (const RankStep& rs : pair.rank_steps)
+    EXPECT_EQ(rs.end_ns, rs.rank <= 1 ? pair.time_ns : 0.0) << "rank " << rs.rank;
   EXPECT_NEAR(model.estimate(Op::kPermute, bytes, 16, {}, one).time_ns, ring.time_ns,
               1e-6 * ring.time_ns);
   // All-to-all: each rank sends S/16 to each of the 15 others at once.
@@ -185,6 +191,15 @@ TEST(Movement, PermuteAndAllToAllAreOneStepOfDirectTransfers) {
   EXPECT_EQ(error_of([&] { (void)model.estimate(Op::kBroadcast, bytes, 16, Algorithm::kRdh); }),
             "broadcast runs as mesh (the root sends to every rank) or ring (scatter, then a ring "
             "all-gather), not rdh");
+  EXPECT_EQ(error_of([&] {
+              (void)model.estimate(Op::kPermute, bytes, 4, {},
+                                   Participants{{{0, 1}, {2, 3}}, {{0, 2}, {2, 0}}});
+            }),
+            "permute pair (0, 2) joins replica groups 0 and 1 (a pair stays within a group)");
+  EXPECT_EQ(error_of([&] { (void)model.simulate(Op::kAllReduce, 0, 16); }),
+            "a collective of 0 bytes moves nothing to time");
+  EXPECT_EQ(error_of([] { (void)CollectiveModel(system::load_preset("trn2.48xlarge"), -3); }),
+            "-3 ranks per chip: a positive count (or 0 for the chip's logical cores)");
   EXPECT_EQ(error_of([&] { (void)model.estimate(Op::kAllToAll, bytes, 16, Algorithm::kRing); }),
             "all_to_all runs as one step of direct transfers (mesh), not ring");
   EXPECT_EQ(error_of([&] {

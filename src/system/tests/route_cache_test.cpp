@@ -2,7 +2,9 @@
 // routes translated between instances and routes over EFA are each checked pair by pair.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "system/system.h"
 
@@ -21,9 +23,16 @@ void expect_same_routes(const SystemConfig& config, int stride) {
   RouteCache cache(topology);
   RouteScratch scratch;
   const int chips = topology.chips();
+  std::vector<Route> full;  // every route from `from` by a search over every node
+  int full_from = -1;
   for (long pair = 0; pair < static_cast<long>(chips) * chips; pair += stride) {
     const int from = static_cast<int>(pair / chips), to = static_cast<int>(pair % chips);
-    const Route want = topology.route(from, to);
+    if (from != full_from) {
+      full = topology.routes_from(from);
+      full_from = from;
+    }
+    const Route& want = full[static_cast<std::size_t>(to)];
+    ASSERT_EQ(topology.route(from, to).channels, want.channels);  // the search that stops
     const Route& got = cache.route(from, to);
     ASSERT_EQ(got.channels, want.channels) << config.name << ": chip " << from << " -> " << to;
     EXPECT_EQ(got.latency_ns, want.latency_ns);
@@ -50,6 +59,8 @@ TEST(RouteCache, KeepsEachRoute) {
   (void)cache.route(0, 31);                  // across: over EFA
   EXPECT_EQ(&cache.route(17, 30), &first);
   EXPECT_EQ(cache.route(0, 31).hops(), 2);
+  EXPECT_THROW((void)cache.route(0, 32), std::out_of_range);
+  EXPECT_THROW((void)cache.route(-1, 3), std::out_of_range);
 }
 
 }  // namespace
