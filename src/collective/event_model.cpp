@@ -2,10 +2,10 @@
 // Each transfer is a stream of chunks through its route's channels; a channel serves the
 // chunks in the order their heads reach it, and a chunk's head goes on to the next channel
 // after this one's latency (virtual cut-through), its tail no earlier than it left the
-// channel before; a channel is busy for a chunk's bytes at its own rate. A rank starts its next
-// step when its own transfers of the step have arrived and every transfer to it has: ranks drift
-// apart where links differ, and a late peer shows as a wait (docs/collectives.md, "The event
-// model").
+// channel before; a channel is busy for a chunk's bytes at its own rate. A rank sends its
+// step-s transfer once the receiver has begun step s, and starts its next step when its own
+// transfers of the step have arrived and every transfer to it has: ranks drift apart where
+// links differ, and a late peer shows as a wait (docs/collectives.md, "The event model").
 #include <fmt/core.h>
 
 #include <algorithm>
