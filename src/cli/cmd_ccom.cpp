@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -347,8 +348,9 @@ collective::Participants participants(const CcomArgs& a, Op op) {
   return who;
 }
 
-void run_ccom(const CcomArgs& a) {
-  const Op op = op_named(a.op);
+// The flags that need no system: --check's mode and exactness, --model and --trace. Then,
+// with the groups known, that an all-to-all's data splits.
+void check_flags(const CcomArgs& a) {
   if (!a.check.empty() && a.check != "all_ones" && a.check != "random")
     throw std::invalid_argument(fmt::format("--check {}: all_ones or random", a.check));
   if (!a.check.empty()) {
@@ -362,8 +364,51 @@ void run_ccom(const CcomArgs& a) {
           a.check, a.ranks, a.dtype, largest * a.ranks, limit, a.dtype,
           a.check == "random" ? ", or --check all_ones" : ""));
   }
+  if (a.model != "event" && a.model != "analytical")
+    throw std::invalid_argument(fmt::format("--model {}: event or analytical", a.model));
+  if (!a.trace.empty() && a.model != "event")
+    throw std::invalid_argument("--trace draws the event model's run (--model event)");
+}
+
+void check_splits(const CcomArgs& a, Op op, int group_size, std::span<const std::uint64_t> sizes) {
+  if (op != Op::kAllToAll || a.check.empty()) return;
+  const std::size_t word = numerics::storage_bytes(dtype_named(a.dtype));
+  for (const std::uint64_t size : sizes)
+    if (size / word % static_cast<std::uint64_t>(group_size) != 0)
+      throw std::invalid_argument(fmt::format(
+          "--check with all_to_all: {} bytes of {} do not split into {} equal chunks, one per "
+          "rank (sizes that are multiples of {} elements)",
+          size, a.dtype, group_size, group_size));
+}
+
+// --check: computes every size that fits in host memory and checks every rank's result.
+void check_every_size(const CcomArgs& a, Op op, std::span<const std::uint64_t> sizes,
+                      std::span<const Timed> timed, int nodes,
+                      const collective::Participants& who) {
   const numerics::DType dtype = dtype_named(a.dtype);
   const std::size_t word = numerics::storage_bytes(dtype);
+  int checked = 0, skipped = 0;
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    if (check_bytes(sizes[k], word, a.ranks) > kCheckBytes) {
+      ++skipped;
+      continue;
+    }
+    const std::string wrong = check_data(a, op, dtype, sizes[k], timed[k].algorithm,
+                                         static_cast<std::size_t>(nodes), who);
+    if (!wrong.empty())
+      throw std::runtime_error(fmt::format("--check {}: size {} ({}): {}", a.check, sizes[k],
+                                           collective::name(timed[k].algorithm), wrong));
+    ++checked;
+  }
+  fmt::print("check ({}): {} size{} computed and correct on every rank{}\n", a.check, checked,
+             checked == 1 ? "" : "s",
+             skipped > 0 ? fmt::format("; {} skipped (over 1 GiB of host memory)", skipped) : "");
+}
+
+void run_ccom(const CcomArgs& a) {
+  const Op op = op_named(a.op);
+  check_flags(a);
+  const std::size_t word = numerics::storage_bytes(dtype_named(a.dtype));
   const std::optional<Algorithm> forced = algorithm_named(a.algorithm);
   const system::SystemConfig config = system::load(a.system);
   const collective::CollectiveModel model(config, a.ranks_per_chip);
@@ -374,29 +419,16 @@ void run_ccom(const CcomArgs& a) {
                                                ? collective::consecutive_groups(a.ranks, a.ranks)
                                                : who.replica_groups;
   const int group_size = static_cast<int>(groups.front().size());
-  const int nodes = model.nodes_of_group(groups.front());
-  if (op == Op::kAllToAll && !a.check.empty())  // before any output: the data must split
-    for (const std::uint64_t size : sizes)
-      if (size / numerics::storage_bytes(dtype_named(a.dtype)) %
-              static_cast<std::uint64_t>(group_size) !=
-          0)
-        throw std::invalid_argument(fmt::format(
-            "--check with all_to_all: {} bytes of {} do not split into {} equal chunks, one per "
-            "rank (sizes that are multiples of {} elements)",
-            size, a.dtype, group_size, group_size));
-  if (a.model != "event" && a.model != "analytical")
-    throw std::invalid_argument(fmt::format("--model {}: event or analytical", a.model));
-  const bool events = a.model == "event";
-  if (!a.trace.empty() && !events)
-    throw std::invalid_argument("--trace draws the event model's run (--model event)");
+  check_splits(a, op, group_size, sizes);
   // Every size is timed before anything prints: a bad input prints no table.
   std::vector<Timed> timed;
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     collective::SimulateOptions options;
     options.trace = !a.trace.empty() && k + 1 == sizes.size();
     timed.push_back(
-        events ? Timed(model.simulate(op, sizes[k], a.ranks, forced, who, options), options.trace)
-               : Timed(model.estimate(op, sizes[k], a.ranks, forced, who)));
+        a.model == "event"
+            ? Timed(model.simulate(op, sizes[k], a.ranks, forced, who, options), options.trace)
+            : Timed(model.estimate(op, sizes[k], a.ranks, forced, who)));
   }
   fmt::print("trnsim ccom {} on {} ({} ranks{}, {} per chip; {} model, docs/collectives.md)\n",
              collective::name(op), config.name, a.ranks,
@@ -426,24 +458,8 @@ void run_ccom(const CcomArgs& a) {
     rows.push_back(std::move(row));
   }
   fmt::print("Avg bus bandwidth:\t{:.4f} GB/s\n", busbw_sum / static_cast<double>(sizes.size()));
-  if (!a.check.empty()) {
-    int checked = 0, skipped = 0;
-    for (std::size_t k = 0; k < sizes.size(); ++k) {
-      if (check_bytes(sizes[k], word, a.ranks) > kCheckBytes) {
-        ++skipped;
-        continue;
-      }
-      const std::string wrong = check_data(a, op, dtype, sizes[k], timed[k].algorithm,
-                                           static_cast<std::size_t>(nodes), who);
-      if (!wrong.empty())
-        throw std::runtime_error(fmt::format("--check {}: size {} ({}): {}", a.check, sizes[k],
-                                             collective::name(timed[k].algorithm), wrong));
-      ++checked;
-    }
-    fmt::print("check ({}): {} size{} computed and correct on every rank{}\n", a.check, checked,
-               checked == 1 ? "" : "s",
-               skipped > 0 ? fmt::format("; {} skipped (over 1 GiB of host memory)", skipped) : "");
-  }
+  if (!a.check.empty())
+    check_every_size(a, op, sizes, timed, model.nodes_of_group(groups.front()), who);
   if (!a.json.empty()) {
     const nlohmann::json j = {{"op", collective::name(op)},
                               {"system", config.name},
