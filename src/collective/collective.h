@@ -269,6 +269,9 @@ class CollectiveModel {  // not thread-safe: routes are cached on use
   // Checks the ranks, groups, pairs and algorithm, and chooses the algorithm when not given.
   Plan plan(Op op, std::uint64_t bytes, int ranks, std::optional<Algorithm> algorithm,
             const Participants& who) const;
+  // The chunks a planned run moves (chunk_count's answer, without planning again).
+  std::uint64_t chunks_in(const Plan& p, Op op, std::uint64_t bytes,
+                          const SimulateOptions& options) const;
   // The chip-local path's name and a channel's: "chip 0's HBM", "chip 1 (...) -> ... (x)".
   std::string path_name(int chip_or_channel, bool local) const;
   struct Flow {

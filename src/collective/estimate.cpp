@@ -124,18 +124,16 @@ CollectiveModel::ShapeCost CollectiveModel::shape_cost(const std::vector<Flow>& 
   // Bytes per channel, then per chip-local path (at channels + chip).
   const std::size_t links = topology_.channels().size();
   std::vector<double> load(links + static_cast<std::size_t>(topology_.chips()));
-  const auto path = [&](const Flow& f) -> std::pair<const int*, int> {
+  // A flow's route between chips, or nullptr between two ranks of one chip.
+  const auto path = [&](const Flow& f) -> const system::Route* {
     const int a = chip_of(f.from_rank), b = chip_of(f.to_rank);
-    if (a == b) return {nullptr, a};
-    const system::Route& r = route(a, b);
-    return {r.channels.data(), r.hops()};
+    return a == b ? nullptr : &route(a, b);
   };
   for (const Flow& f : flows) {
-    const auto [channels, count] = path(f);
-    if (channels == nullptr)
-      load[links + static_cast<std::size_t>(count)] += f.bytes;
+    if (const system::Route* r = path(f))
+      for (const int c : r->channels) load[static_cast<std::size_t>(c)] += f.bytes;
     else
-      for (int h = 0; h < count; ++h) load[static_cast<std::size_t>(channels[h])] += f.bytes;
+      load[links + static_cast<std::size_t>(chip_of(f.from_rank))] += f.bytes;
   }
   const auto time_per_byte = [&](std::size_t c) {
     return load[c] / (c >= links ? local_bytes_per_ns_ : topology_.channels()[c].bytes_per_ns);
@@ -145,14 +143,13 @@ CollectiveModel::ShapeCost CollectiveModel::shape_cost(const std::vector<Flow>& 
   cost.ns_per_byte.assign(static_cast<std::size_t>(ranks), 0);
   cost.takes_part.assign(static_cast<std::size_t>(ranks), 0);
   for (const Flow& f : flows) {
-    const auto [channels, count] = path(f);
     double latency = 0, per_byte = 0;
-    if (channels == nullptr) {
-      per_byte = time_per_byte(links + static_cast<std::size_t>(count));
+    if (const system::Route* r = path(f)) {
+      latency = r->latency_ns;
+      for (const int c : r->channels)
+        per_byte = std::max(per_byte, time_per_byte(static_cast<std::size_t>(c)));
     } else {
-      latency = route(chip_of(f.from_rank), chip_of(f.to_rank)).latency_ns;
-      for (int h = 0; h < count; ++h)
-        per_byte = std::max(per_byte, time_per_byte(static_cast<std::size_t>(channels[h])));
+      per_byte = time_per_byte(links + static_cast<std::size_t>(chip_of(f.from_rank)));
     }
     for (const int r : {f.from_rank, f.to_rank}) {
       auto& l = cost.latency_ns[static_cast<std::size_t>(r)];

@@ -262,11 +262,15 @@ std::uint64_t CollectiveModel::chunk_count(Op op, std::uint64_t bytes, int ranks
                                            std::optional<Algorithm> algorithm,
                                            const Participants& who,
                                            const SimulateOptions& options) const {
-  const Plan p = plan(op, bytes, ranks, algorithm, who);
+  return chunks_in(plan(op, bytes, ranks, algorithm, who), op, bytes, options);
+}
+
+std::uint64_t CollectiveModel::chunks_in(const Plan& p, Op op, std::uint64_t bytes,
+                                         const SimulateOptions& options) const {
   const detail::Layout& layout = *p.layout;
   const int n = layout.group_size();
-  std::uint64_t chunks = 0;
   if (n == 1) return 0;
+  std::uint64_t chunks = 0;
   for (const detail::StepPlan& s :
        detail::steps_of(op, p.algorithm, static_cast<double>(bytes), n, layout.ranks_per_node()))
     chunks += layout.transfers(s) * static_cast<std::uint64_t>(chunks_of(s.bytes, options));
@@ -277,7 +281,7 @@ Simulation CollectiveModel::simulate(Op op, std::uint64_t bytes, int ranks,
                                      std::optional<Algorithm> algorithm, const Participants& who,
                                      const SimulateOptions& options) const {
   const Plan p = plan(op, bytes, ranks, algorithm, who);
-  const std::uint64_t chunks = chunk_count(op, bytes, ranks, p.algorithm, who, options);
+  const std::uint64_t chunks = chunks_in(p, op, bytes, options);
   if (chunks > options.max_chunks_total)
     throw std::invalid_argument(fmt::format(
         "the event model would move {} chunks for this run (at most {}: host time and memory "
