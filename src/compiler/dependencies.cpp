@@ -133,11 +133,11 @@ std::vector<std::vector<std::uint32_t>> dependencies(
   // uses of one state stay in program order, so the random stream and a carried
   // accumulator do not depend on how the scheduler orders the engines' queues.
   std::array<std::optional<std::uint32_t>, isa::kNumEngineStates> last_state_user;
-  // The last sendrecv: cores pair their k-th call on a pipe with the peer's k-th, and a call
+  // The last sendrecv or collective: cores pair their k-th call with the peer's k-th, and a call
   // holds its DMA queue until its peer comes, so every core starts its calls in program order
   // (calls on different pipes too: two cores putting them on a queue in different orders
   // would wait for each other).
-  std::optional<std::uint32_t> last_sendrecv;
+  std::optional<std::uint32_t> last_meeting;
   for (std::size_t i = 0; i < n; ++i) {
     const auto idx = static_cast<std::uint32_t>(i);
     std::vector<std::uint32_t>& deps = preds[i];
@@ -153,9 +153,9 @@ std::vector<std::vector<std::uint32_t>> dependencies(
       if (last) deps.push_back(*last);
       last = idx;
     }
-    if (std::holds_alternative<isa::SendRecv>(phys[i].op)) {
-      if (last_sendrecv) deps.push_back(*last_sendrecv);
-      last_sendrecv = idx;
+    if (isa::meets_other_cores(phys[i].op)) {
+      if (last_meeting) deps.push_back(*last_meeting);
+      last_meeting = idx;
     }
     for (std::uint32_t p : ir.instructions[i].after) deps.push_back(p);  // NKI depends_on
     const std::vector<Footprint> fps = footprints(phys[i], ir.instructions[i].inst, idx);

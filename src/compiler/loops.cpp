@@ -428,10 +428,10 @@ struct TripAccesses {
 TripAccesses trip_accesses(const KernelIr& ir, const std::vector<isa::Instruction>& phys,
                            std::size_t x) {
   TripAccesses out;
-  // A sendrecv pairs with other cores' calls in order: trips keep them in order (as a
-  // barrier does) so that no trip's exchange overtakes the last trip's.
-  out.barrier = std::holds_alternative<isa::CoreBarrier>(phys[x].op) ||
-                std::holds_alternative<isa::SendRecv>(phys[x].op);
+  // A sendrecv or collective meets other cores' calls in order: trips keep them in order
+  // (as a barrier does) so that no trip's exchange overtakes the last trip's.
+  out.barrier =
+      std::holds_alternative<isa::CoreBarrier>(phys[x].op) || isa::meets_other_cores(phys[x].op);
   out.state = isa::engine_state(phys[x].op);
   isa::for_each_operand(
       ir.instructions[x].inst.op, [&](const AccessPattern& ap, const isa::OperandRef& ref) {

@@ -50,6 +50,7 @@ inline constexpr std::tuple kEnumSpellings{
     EnumSpelling<ReduceCmd>{kNumReduceCmds, "reduce command", reduce_cmd_name},
     EnumSpelling<RoundingMode>{kNumRoundingModes, "rounding mode", rounding_mode_name},
     EnumSpelling<BranchCond>{kNumBranchConds, "branch condition", branch_cond_name},
+    EnumSpelling<CollectiveKind>{kNumCollectiveKinds, "collective kind", collective_kind_name},
 };
 
 // The row of E (a compile error when E has none).

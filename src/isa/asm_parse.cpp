@@ -273,6 +273,11 @@ void parse_value(LineParser& p, std::vector<float>& values, std::string_view fie
   parse_list(p, field, [&] { values.push_back(p.floating(field_what(field))); });
 }
 
+void parse_value(LineParser& p, std::vector<std::uint32_t>& values, std::string_view field) {
+  values.clear();
+  parse_list(p, field, [&] { values.push_back(p.integer<std::uint32_t>(field_what(field))); });
+}
+
 void parse_value(LineParser& p, std::string& text, std::string_view field) {
   text = p.string_literal(field_what(field));
 }

@@ -155,6 +155,10 @@ void print_value(std::string& out, const std::vector<float>& values) {
   print_list(out, values, ",", [&](float v) { print_float(out, v); });
 }
 
+void print_value(std::string& out, const std::vector<std::uint32_t>& values) {
+  print_list(out, values, ",", [&](std::uint32_t v) { out += std::to_string(v); });
+}
+
 void print_value(std::string& out, const std::string& text) {
   print_string(out, text);
 }

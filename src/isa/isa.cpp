@@ -67,6 +67,8 @@ constexpr std::array<std::string_view, kNumIndirectModes> kIndirectNames = {"gat
 constexpr std::array<std::string_view, kNumOobModes> kOobModeNames = {"error", "skip"};
 constexpr std::array<std::string_view, kNumReduceCmds> kReduceCmdNames = {
     "idle", "reset", "reduce", "reset_reduce", "load_reduce"};
+constexpr std::array<std::string_view, kNumCollectiveKinds> kCollectiveKindNames = {
+    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute"};
 constexpr std::array<std::string_view, kNumBranchConds> kBranchCondNames = {"always", "lt", "ge",
                                                                             "eq", "ne"};
 
@@ -145,6 +147,9 @@ std::string_view rounding_mode_name(RoundingMode m) {
 std::string_view perf_mode_name(MatmulPerfMode m) {
   return util::enum_name(kPerfModeNames, m);
 }
+std::string_view collective_kind_name(CollectiveKind k) {
+  return util::enum_name(kCollectiveKindNames, k);
+}
 std::string_view dma_accumulate_name(DmaAccumulate m) {
   return util::enum_name(kDmaAccumulateNames, m);
 }
@@ -164,6 +169,10 @@ std::string_view branch_cond_name(BranchCond c) {
 
 std::string_view op_name(const Operation& op) {
   return std::visit([](const auto& o) { return std::decay_t<decltype(o)>::kName; }, op);
+}
+
+bool meets_other_cores(const Operation& op) {
+  return std::holds_alternative<SendRecv>(op) || std::holds_alternative<Collective>(op);
 }
 
 EngineState engine_state(const Operation& op) {

@@ -686,11 +686,16 @@ using Operation =
                  Rand2, RandSetState, RandGetState, DmaCopy, DmaTranspose, DmaIndirect, SemaphoreOp,
                  CoreBarrier, TensorScalarReduce, TensorCopyPredicated, NcMatchReplace8, Activate2,
                  RegSet, RegAdd, RegLoad, RegStore, Branch, TensorScalarCumulative, Rng, SetRngSeed,
-                 Dropout, SequenceBounds, NonzeroWithCount, NcNGather, Topk, DmaCompute, SendRecv>;
+                 Dropout, SequenceBounds, NonzeroWithCount, NcNGather, Topk, DmaCompute, SendRecv,
+                 Collective>;
 
 std::string_view op_name(const Operation& op);
 // The engine-held state `op` reads or writes (its kState trait; kNone when it declares none).
 EngineState engine_state(const Operation& op);
+// Whether `op` meets other cores' calls in the order each core makes them (sendrecv,
+// collective): a schedule must keep such calls in program order, and a core waiting at one
+// waits for its peers.
+bool meets_other_cores(const Operation& op);
 // Engines allowed to execute `op` (its kEngines bit set).
 std::uint8_t op_engines(const Operation& op);
 // A default-constructed operation for a mnemonic (kName), or nullopt if there is none.

@@ -1,7 +1,7 @@
-// The DMA transfers (dma_copy, sendrecv, dma_transpose, dma_indirect, dma_compute) and the
-// synchronisation
-// operations (sem, core_barrier), declared as every operation is (isa/operations.h explains
-// the traits). Part of the public header isa/isa.h, through isa/operations.h; include that.
+// The DMA transfers (dma_copy, sendrecv, collective, dma_transpose, dma_indirect, dma_compute) and
+// the synchronisation operations (sem, core_barrier), declared as every operation is
+// (isa/operations.h explains the traits). Part of the public header isa/isa.h, through
+// isa/operations.h; include that.
 #pragma once
 
 #include <cstdint>
@@ -53,6 +53,41 @@ struct SendRecv {
     v("send_to", send_to, Role::kAttr);
     v("recv_from", recv_from, Role::kAttr);
     v("pipe", pipe, Role::kAttr);
+  }
+};
+
+// A collective among the ranks of an SPMD launch (NKI 0.6 nki.collectives): every rank of
+// a replica group runs it with its own src and dst, and the launch's collective engine moves
+// and reduces the data (docs/collectives.md, "In kernels"). all_reduce: dst = op over the
+// group's srcs; all_gather: dst = the srcs in group order, concatenated along the outermost
+// dimension; reduce_scatter: dst = this rank's slice (in group order) of the op over the srcs;
+// all_to_all: slice j of src goes to rank j, slice i of dst comes from rank i; permute: dst
+// receives the src of the rank whose pair names this one as its target. `groups` lists the
+// replica groups' ranks, `group_size` at a time (empty: one group of every rank); `pairs`
+// lists a permute's source, target, source, target, ... The k-th collective a core runs on
+// a set of ranks meets the k-th of every other rank of that set (the same program id of each
+// rank's logical core). src is read when the call starts; the call completes when its dst
+// holds the result. HBM or SBUF (not both), the same dtype on both sides.
+struct Collective {
+  static constexpr std::string_view kName = "collective";
+  static constexpr OpClass kClass = OpClass::kDmaTransfer;
+  static constexpr std::uint8_t kEngines = engine_bit(Engine::kDma);
+  friend bool operator==(const Collective&, const Collective&) = default;
+  AccessPattern dst, src;
+  CollectiveKind kind = CollectiveKind::kAllReduce;
+  AluOp op = AluOp::kAdd;  // the reduction: add, max or min (all_reduce, reduce_scatter)
+  std::vector<std::uint32_t> groups;
+  std::uint32_t group_size = 0;
+  std::vector<std::uint32_t> pairs;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kWrite);
+    v("src", src, Role::kRead);
+    v("kind", kind, Role::kAttr);
+    v("op", op, Role::kAttr);
+    v("groups", groups, Role::kAttr);
+    v("group_size", group_size, Role::kAttr);
+    v("pairs", pairs, Role::kAttr);
   }
 };
 

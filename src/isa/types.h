@@ -220,6 +220,14 @@ enum class RoundingMode : std::uint8_t { kNearestEven, kStochastic };
 enum class MatmulPerfMode : std::uint8_t { kNone, kDoubleRow };
 enum class DmaAccumulate : std::uint8_t { kNone, kAdd };  // gen4 near-memory read-add-write
 enum class IndirectMode : std::uint8_t { kGather, kScatter };
+// What an isa::Collective does (NKI's nki.collectives calls).
+enum class CollectiveKind : std::uint8_t {
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kPermute
+};
 // NKI's nisa.oob_mode: an index outside the indexed rows is an error, or its row is skipped.
 enum class OobMode : std::uint8_t { kError, kSkip };
 // NKI's nisa.reduce_cmd: how an instruction treats its engine's accumulator registers.
@@ -246,6 +254,8 @@ std::string_view indirect_mode_name(IndirectMode m);
 std::string_view oob_mode_name(OobMode m);
 std::string_view reduce_cmd_name(ReduceCmd c);    // "idle", "reset", "reduce", ... (NKI's)
 std::string_view branch_cond_name(BranchCond c);  // "always", "lt", "ge", "eq", "ne"
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute"
+std::string_view collective_kind_name(CollectiveKind k);
 inline constexpr int kNumAccumulateModes = 2;
 inline constexpr int kNumRoundingModes = 2;
 inline constexpr int kNumPerfModes = 2;
@@ -254,6 +264,7 @@ inline constexpr int kNumIndirectModes = 2;
 inline constexpr int kNumOobModes = 2;
 inline constexpr int kNumReduceCmds = 5;
 inline constexpr int kNumBranchConds = 5;
+inline constexpr int kNumCollectiveKinds = 5;
 
 // ---------------------------------------------------------------------------------------
 // Traits every operation declares next to its operands (isa/operations.h)

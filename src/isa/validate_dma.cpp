@@ -1,7 +1,9 @@
 // Validation rules of the DMA and synchronisation operations: dma_copy, dma_transpose,
-// dma_indirect, dma_compute, sem and core_barrier (listed, with their sources, in docs/isa.md
-// "Validation rules").
+// dma_indirect, dma_compute, sendrecv, collective, sem and core_barrier (listed, with their
+// sources, in docs/isa.md "Validation rules").
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "isa/validate_detail.h"
 
@@ -173,6 +175,46 @@ void check_op(Checker& c, const CoreBarrier& op) {
                                    "of {})",
                                    op.num_cores, largest, c.chip.name));
   }
+}
+
+// NKI 0.6 nki.collectives: HBM or SBUF on both sides (all_to_all and permute: HBM only), the
+// same dtype; add, max or min reductions; replica groups that are whole and disjoint. What
+// depends on the launch (group sizes against dst's size, ranks that exist) is checked when
+// the collective runs.
+void check_op(Checker& c, const Collective& op) {
+  c.require_memory("src", op.src, {Memory::kHbm, Memory::kSbuf});
+  c.require_memory("dst", op.dst, {Memory::kHbm, Memory::kSbuf});
+  if (op.src.memory != op.dst.memory)
+    c.add("dst", "src and dst must both be in HBM or both in SBUF (NKI mixes no memories)");
+  if (op.kind == CollectiveKind::kAllToAll || op.kind == CollectiveKind::kPermute)
+    c.require_memory("src", op.src, {Memory::kHbm});
+  if (op.dst.dtype != op.src.dtype)
+    c.add("dst", fmt::format("{}; src is {} (a collective moves data of one dtype)",
+                             numerics::name(op.dst.dtype), numerics::name(op.src.dtype)));
+  if (numerics::is_mx_packed(op.src.dtype))
+    c.add("src", "x4-packed data cannot be reduced or split by a collective");
+  const bool reduces =
+      op.kind == CollectiveKind::kAllReduce || op.kind == CollectiveKind::kReduceScatter;
+  if (reduces && op.op != AluOp::kAdd && op.op != AluOp::kMaximum && op.op != AluOp::kMinimum)
+    c.add("op", fmt::format("{} (a collective reduces with add, maximum or minimum)",
+                            alu_op_name(op.op)));
+  if (op.kind == CollectiveKind::kPermute) {
+    if (op.pairs.empty() || op.pairs.size() % 2 != 0)
+      c.add("pairs", "a permute lists source, target pairs (an even, non-zero count)");
+    if (!op.groups.empty()) c.add("groups", "a permute takes pairs, not replica groups");
+  } else if (!op.pairs.empty()) {
+    c.add("pairs",
+          fmt::format("only a permute takes pairs, not {}", collective_kind_name(op.kind)));
+  }
+  if (op.group_size == 0 && !op.groups.empty())
+    c.add("group_size", "0 with groups listed (give the ranks per group)");
+  if (op.group_size != 0 && op.groups.size() % op.group_size != 0)
+    c.add("groups",
+          fmt::format("{} ranks do not make groups of {}", op.groups.size(), op.group_size));
+  std::vector<std::uint32_t> sorted = op.groups;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
+    c.add("groups", "a rank is listed twice (replica groups do not overlap)");
 }
 
 }  // namespace trnsim::isa::validate_detail

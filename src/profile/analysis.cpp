@@ -427,11 +427,11 @@ void attribute_stall(CoreWalk& w, std::size_t i, InstructionProfile& ip) {
   } else if (std::holds_alternative<isa::CoreBarrier>(w.program.instructions[i].op)) {
     ip.cause = StallCause::kBarrier;
     w.add_stall("barrier", "other", gap);
-  } else if (std::holds_alternative<isa::SendRecv>(w.program.instructions[i].op)) {
-    // A sendrecv starts its transfer when its peer has started too: waiting for another core,
-    // as at a barrier.
+  } else if (isa::meets_other_cores(w.program.instructions[i].op)) {
+    // A sendrecv or collective starts its transfer when its peers have started too: waiting
+    // for other cores, as at a barrier.
     ip.cause = StallCause::kBarrier;
-    w.add_stall("sendrecv peer", "other", gap);
+    w.add_stall(fmt::format("{} peer", isa::op_name(w.program.instructions[i].op)), "other", gap);
   } else {
     ip.cause = StallCause::kUnresolved;
     w.add_stall("unresolved", "other", gap);

@@ -9,9 +9,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
+#include <optional>
 #include <stdexcept>
 
 #include "isa/operands.h"
+#include "runtime/collective_engine.h"
 #include "runtime/runtime.h"
 #include "util/format_bytes.h"
 #include "util/host_memory.h"
@@ -101,13 +104,21 @@ std::string describe_storage(const BuiltKernel& kernel, std::size_t program, ker
   return fmt::format("{} '{}' (declared at {})", what, s.name, util::to_string(s.origin));
 }
 
-// Where the launch's ranks lie on the device.
+// Where the launch's ranks lie: rank r on chip r / ranks_per_chip, and on the device's cores
+// first_core + r x programs onwards (the device numbers the launched cores of every chip in
+// one row: a system's idle cores would only take host memory).
 struct RankLayout {
   int ranks = 1;
   int programs = 1;        // physical cores per rank
   int first_core = 0;      // of rank 0
   std::uint64_t span = 0;  // HBM bytes between one rank's tensors and the next's
-  int rank_of(int core) const { return (core - first_core) / programs; }
+  int ranks_per_chip = 1;
+  int chips() const { return (ranks + ranks_per_chip - 1) / ranks_per_chip; }
+  int chip_of(int rank) const { return rank / ranks_per_chip; }
+  // Slot of (rank, program) among its chip's launched cores.
+  int slot(int rank, int program) const { return rank % ranks_per_chip * programs + program; }
+  int core_of(int rank, int program) const { return first_core + rank * programs + program; }
+  int rank_of(int core) const { return core < first_core ? -1 : (core - first_core) / programs; }
   int program_of(int core) const { return (core - first_core) % programs; }
   std::uint64_t shift(int rank) const { return static_cast<std::uint64_t>(rank) * span; }
 };
@@ -131,7 +142,7 @@ sim::MemoryNamer memory_namer(const BuiltKernel& kernel, RankLayout layout) {
         }
       return "";
     }
-    if (core < layout.first_core || layout.rank_of(core) >= layout.ranks) return "";
+    if (layout.rank_of(core) < 0 || layout.rank_of(core) >= layout.ranks) return "";
     const auto program = static_cast<std::size_t>(layout.program_of(core));
     std::vector<std::string> tiles;
     for (const compiler::OnChipPlacement& p : ck.onchip[program])
@@ -222,37 +233,71 @@ void read_rank_results(LaunchResult& result, const BuiltKernel& kernel, const si
   }
 }
 
-RanksResult launch_all(const BuiltKernel& kernel, const arch::ChipConfig& chip,
-                       std::span<const std::span<const HostTensor>> rank_inputs,
-                       const LaunchOptions& options) {
-  util::enter(options.progress, util::Progress::Phase::kLoading);
+// Checks that the ranks fit the chips' cores and HBM.
+void check_fits(const BuiltKernel& kernel, const arch::ChipConfig& chip, const RankLayout& layout,
+                int chips) {
   const compiler::CompiledKernel& ck = kernel.compiled;
-  RankLayout layout{static_cast<int>(rank_inputs.size()), static_cast<int>(ck.programs.size()),
-                    options.first_core, rank_hbm_span(ck)};
   if (layout.ranks < 1) throw std::invalid_argument("a launch needs at least one rank");
-  for (int r = 0; r < layout.ranks; ++r)
-    check_inputs(kernel, rank_inputs[static_cast<std::size_t>(r)],
-                 layout.ranks > 1 ? fmt::format("rank {}: ", r) : "");
-  const int cores = layout.first_core + layout.ranks * layout.programs;
+  const int per_chip = std::min(layout.ranks, layout.ranks_per_chip);
+  const int cores = layout.first_core + per_chip * layout.programs;
+  if (layout.chips() > chips)
+    throw std::invalid_argument(
+        fmt::format("{} ranks at {} per chip need {} chips; the system has {}", layout.ranks,
+                    layout.ranks_per_chip, layout.chips(), chips));
   if (layout.first_core < 0 || cores > chip.cores_per_chip)
     throw std::invalid_argument(
         layout.ranks > 1
-            ? fmt::format("{} ranks of {} core{} from core {} need {} cores; {} has {}",
-                          layout.ranks, layout.programs, layout.programs == 1 ? "" : "s",
-                          layout.first_core, cores - layout.first_core, chip.name,
-                          chip.cores_per_chip)
+            ? fmt::format("{} ranks of {} core{} from core {} need {} cores; {} has {}", per_chip,
+                          layout.programs, layout.programs == 1 ? "" : "s", layout.first_core,
+                          cores - layout.first_core, chip.name, chip.cores_per_chip)
             : fmt::format("{} programs from core {} do not fit the {} cores of {}", layout.programs,
                           layout.first_core, chip.cores_per_chip, chip.name));
-  if (layout.ranks > 1 && static_cast<double>(layout.span) * layout.ranks >
-                              static_cast<double>(arch::hbm_capacity_bytes(chip)))
-    throw std::invalid_argument(fmt::format(
-        "{} ranks of kernel '{}' need {} of HBM ({} each); {} has {}", layout.ranks, ck.name,
-        util::format_bytes(layout.span * static_cast<std::uint64_t>(layout.ranks)),
-        util::format_bytes(layout.span), chip.name,
-        util::format_bytes(arch::hbm_capacity_bytes(chip))));
+  if (per_chip > 1 && static_cast<double>(layout.span) * per_chip >
+                          static_cast<double>(arch::hbm_capacity_bytes(chip)))
+    throw std::invalid_argument(
+        fmt::format("{} ranks of kernel '{}' need {} of HBM ({} each); {} has {}", per_chip,
+                    ck.name, util::format_bytes(layout.span * static_cast<std::uint64_t>(per_chip)),
+                    util::format_bytes(layout.span), chip.name,
+                    util::format_bytes(arch::hbm_capacity_bytes(chip))));
+}
+
+bool has_collectives(const compiler::CompiledKernel& ck) {
+  return std::any_of(ck.programs.begin(), ck.programs.end(), [](const isa::Program& p) {
+    return std::any_of(p.instructions.begin(), p.instructions.end(), [](const isa::Instruction& i) {
+      return std::holds_alternative<isa::Collective>(i.op);
+    });
+  });
+}
+
+// Where a launch runs: one chip, or `ranks_per_chip` ranks on each chip of a system.
+struct Target {
+  const arch::ChipConfig& chip;
+  const system::SystemConfig* system = nullptr;
+  int ranks_per_chip = 0;  // system launches
+};
+
+RanksResult launch_all(const BuiltKernel& kernel, const Target& target,
+                       std::span<const std::span<const HostTensor>> rank_inputs,
+                       const LaunchOptions& options) {
+  util::enter(options.progress, util::Progress::Phase::kLoading);
+  const arch::ChipConfig& chip = target.chip;
+  const compiler::CompiledKernel& ck = kernel.compiled;
+  const int ranks = static_cast<int>(rank_inputs.size());
+  RankLayout layout{ranks, static_cast<int>(ck.programs.size()), options.first_core,
+                    rank_hbm_span(ck)};
+  layout.ranks_per_chip = target.system != nullptr ? target.ranks_per_chip : std::max(ranks, 1);
+  check_fits(kernel, chip, layout,
+             target.system != nullptr ? static_cast<int>(target.system->chips()) : 1);
+  for (int r = 0; r < layout.ranks; ++r)
+    check_inputs(kernel, rank_inputs[static_cast<std::size_t>(r)],
+                 layout.ranks > 1 ? fmt::format("rank {}: ", r) : "");
 
   if (options.functional) require_host_memory(kernel, rank_inputs);
-  sim::Device device(chip, cores);
+  // One device holds every chip's launched cores, and HBM address space for all of them.
+  const int chips = layout.chips();
+  arch::ChipConfig device_chip = chip;
+  device_chip.hbm.capacity_gib.value *= chips;
+  sim::Device device(device_chip, layout.first_core + ranks * layout.programs);
   // Rank 0 runs the compiled programs; the others their shifted copies.
   std::vector<std::vector<isa::Program>> copies(static_cast<std::size_t>(layout.ranks));
   for (int r = 0; r < layout.ranks; ++r) {
@@ -268,16 +313,25 @@ RanksResult launch_all(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   };
 
   const auto t0 = std::chrono::steady_clock::now();
-  // One chip timing model: every core of every rank shares the chip's HBM bandwidth.
-  const int launched = layout.ranks * layout.programs;
-  sim::ChipTimingModel chip_timing(chip, launched, sim::TimingOptions{options.power_ramp});
+  // A chip timing model per chip: the cores of a chip's ranks share its HBM bandwidth.
+  std::vector<std::unique_ptr<sim::ChipTimingModel>> chip_timing;
+  for (int c = 0; c < chips; ++c)
+    chip_timing.push_back(std::make_unique<sim::ChipTimingModel>(
+        chip, std::min(layout.ranks_per_chip, ranks - c * layout.ranks_per_chip) * layout.programs,
+        sim::TimingOptions{options.power_ramp}));
   std::vector<sim::CoreProgram> launches;
   for (int r = 0; r < layout.ranks; ++r)
-    for (int p = 0; p < layout.programs; ++p) {
-      const int slot = r * layout.programs + p;
-      launches.push_back({layout.first_core + slot, &program_of_rank(r, p),
-                          options.timing ? chip_timing.core(slot) : nullptr, r});
-    }
+    for (int p = 0; p < layout.programs; ++p)
+      launches.push_back(
+          {layout.core_of(r, p), &program_of_rank(r, p),
+           options.timing
+               ? chip_timing[static_cast<std::size_t>(layout.chip_of(r))]->core(layout.slot(r, p))
+               : nullptr,
+           r});
+  std::optional<detail::SystemCollectives> collectives;
+  if (has_collectives(ck))
+    collectives.emplace(target.system != nullptr ? *target.system : detail::one_chip_system(chip),
+                        layout.ranks_per_chip);
   sim::RunOptions run_options;
   run_options.check_hazards = options.check_hazards;
   run_options.uninitialized = options.uninitialized;
@@ -285,6 +339,7 @@ RanksResult launch_all(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   run_options.seed = options.seed;
   run_options.name_memory = memory_namer(kernel, layout);
   run_options.progress = options.progress;  // the simulating phase
+  run_options.collectives = collectives ? &*collectives : nullptr;
   // The compiler validated the programs against this very chip: a timing-only run need not
   // check them again (functional runs always do; moving HBM operands keeps them valid).
   run_options.validate = !(ck.validated_for && *ck.validated_for == chip);
@@ -293,7 +348,20 @@ RanksResult launch_all(const BuiltKernel& kernel, const arch::ChipConfig& chip,
   RanksResult out;
   out.host_seconds = seconds_since(t0);
   out.simulated_ns = options.timing ? multi.end_time : 0;
-  if (options.timing && launched > 1) out.chip_timing = chip_timing.chip_report(launches, multi);
+  if (collectives) out.collectives = collectives->records();
+  const int launched = layout.ranks * layout.programs;
+  if (options.timing && launched > 1) {
+    const auto per_chip =
+        static_cast<std::size_t>(layout.ranks_per_chip) * static_cast<std::size_t>(layout.programs);
+    for (int c = 0; c < chips; ++c) {
+      const std::size_t first = static_cast<std::size_t>(c) * per_chip;
+      const std::size_t count = std::min(launches.size() - first, per_chip);
+      out.chips.push_back(chip_timing[static_cast<std::size_t>(c)]->chip_report(
+          std::span(launches).subspan(first, count),
+          std::span<const sim::RunResult>(multi.cores).subspan(first, count)));
+    }
+    if (chips == 1) out.chip_timing = out.chips.front();
+  }
   for (int r = 0; r < layout.ranks; ++r) {
     LaunchResult& rank = out.ranks.emplace_back();
     const std::size_t count = static_cast<std::size_t>(layout.programs);
@@ -302,12 +370,13 @@ RanksResult launch_all(const BuiltKernel& kernel, const arch::ChipConfig& chip,
       rank.runs.push_back(std::move(multi.cores[i]));
     rank.host_seconds = out.host_seconds;
     if (options.timing) {
+      const sim::ChipTimingModel& model = *chip_timing[static_cast<std::size_t>(layout.chip_of(r))];
       for (int p = 0; p < layout.programs; ++p)
-        rank.timing.push_back(chip_timing.report(r * layout.programs + p, program_of_rank(r, p),
-                                                 rank.runs[static_cast<std::size_t>(p)]));
+        rank.timing.push_back(model.report(layout.slot(r, p), program_of_rank(r, p),
+                                           rank.runs[static_cast<std::size_t>(p)]));
       if (layout.programs > 1)
-        rank.chip_timing = chip_timing.chip_report(std::span(launches).subspan(first, count),
-                                                   std::span<const sim::RunResult>(rank.runs));
+        rank.chip_timing = model.chip_report(std::span(launches).subspan(first, count),
+                                             std::span<const sim::RunResult>(rank.runs));
       for (const sim::RunResult& run : rank.runs)
         rank.simulated_ns = std::max(rank.simulated_ns, run.end_time);
     }
@@ -321,7 +390,7 @@ RanksResult launch_all(const BuiltKernel& kernel, const arch::ChipConfig& chip,
 LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
                     std::span<const HostTensor> inputs, const LaunchOptions& options) {
   const std::span<const HostTensor> one[] = {inputs};
-  RanksResult all = launch_all(kernel, chip, one, options);
+  RanksResult all = launch_all(kernel, Target{chip}, one, options);
   return std::move(all.ranks.front());
 }
 
@@ -329,7 +398,21 @@ RanksResult launch_ranks(const BuiltKernel& kernel, const arch::ChipConfig& chip
                          std::span<const std::vector<HostTensor>> inputs,
                          const LaunchOptions& options) {
   std::vector<std::span<const HostTensor>> spans(inputs.begin(), inputs.end());
-  return launch_all(kernel, chip, spans, options);
+  return launch_all(kernel, Target{chip}, spans, options);
+}
+
+RanksResult launch_system(const BuiltKernel& kernel, const system::SystemConfig& system,
+                          std::span<const std::vector<HostTensor>> inputs, int ranks_per_chip,
+                          const LaunchOptions& options) {
+  const arch::ChipConfig& chip = system.chip_config;
+  const int programs = static_cast<int>(kernel.compiled.programs.size());
+  if (ranks_per_chip < 0)
+    throw std::invalid_argument(fmt::format(
+        "{} ranks per chip: a positive count (or 0 for as many as the chip's cores hold)",
+        ranks_per_chip));
+  if (ranks_per_chip == 0) ranks_per_chip = std::max(1, chip.cores_per_chip / programs);
+  std::vector<std::span<const HostTensor>> spans(inputs.begin(), inputs.end());
+  return launch_all(kernel, Target{chip, &system, ranks_per_chip}, spans, options);
 }
 
 }  // namespace trnsim::runtime

@@ -20,6 +20,7 @@
 #include "kernel/kernel.h"
 #include "sim/sim.h"
 #include "sim/timing_model.h"
+#include "system/system.h"
 
 namespace trnsim::runtime {
 
@@ -144,6 +145,17 @@ struct LaunchResult {
 LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
                     std::span<const HostTensor> inputs, const LaunchOptions& options = {});
 
+// A collective a launch ran (nki.collectives in the kernel: every member's call, matched),
+// as its engine timed it from the last member's arrival.
+struct CollectiveRun {
+  isa::CollectiveKind kind = isa::CollectiveKind::kAllReduce;
+  std::string algorithm;    // "ring", "mesh", "rdh", "hier"
+  std::uint64_t bytes = 0;  // as nccom-test counts them (the whole buffer; one rank's for
+                            // all_to_all and permute)
+  int members = 0;
+  double start_ns = 0, end_ns = 0;
+};
+
 // Several ranks of one kernel at once (SPMD), in one event loop on one device.
 struct RanksResult {
   // Per rank: its outputs, prints, runs and timing (LaunchResult::chip_timing covers the
@@ -152,7 +164,10 @@ struct RanksResult {
   // Every core of every rank together against the chip's peaks (timed launches of more
   // than one core).
   std::optional<sim::ChipTimingReport> chip_timing;
-  double simulated_ns = 0;  // end of the last core of any rank
+  // Per chip of a timed launch of more than one core: its cores against its peaks.
+  std::vector<sim::ChipTimingReport> chips;
+  std::vector<CollectiveRun> collectives;  // in the order they completed
+  double simulated_ns = 0;                 // end of the last core of any rank
   double host_seconds = 0;
 };
 
@@ -164,5 +179,15 @@ struct RanksResult {
 RanksResult launch_ranks(const BuiltKernel& kernel, const arch::ChipConfig& chip,
                          std::span<const std::vector<HostTensor>> inputs,
                          const LaunchOptions& options = {});
+
+// Ranks of a kernel on the chips of a system (nki.collectives between them): rank r runs on
+// chip r / ranks_per_chip (chips in the collective model's ring order), on the cores
+// launch_ranks would give it there, each chip's cores sharing that chip's HBM bandwidth. The
+// kernel's collectives are computed by src/collective and timed by its analytical model on
+// the system (docs/collectives.md, "In kernels"). `ranks_per_chip` 0: as many as the chip's
+// cores hold. Throws std::invalid_argument when the ranks do not fit the chips.
+RanksResult launch_system(const BuiltKernel& kernel, const system::SystemConfig& system,
+                          std::span<const std::vector<HostTensor>> inputs, int ranks_per_chip = 0,
+                          const LaunchOptions& options = {});
 
 }  // namespace trnsim::runtime

@@ -21,8 +21,10 @@
 #include <map>
 
 #include "isa/validate.h"
+#include "sim/collective_calls.h"
 #include "sim/core_io.h"
 #include "sim/describe.h"
+#include "sim/event_queue.h"
 #include "sim/exchange.h"
 #include "sim/executor_detail.h"
 #include "sim/hazards.h"
@@ -38,91 +40,6 @@ static_assert(std::endian::native == std::endian::little,
 namespace {
 
 using namespace executor_detail;
-
-// kCompleteAndFree: an instruction whose latency equals its occupancy (a DMA transfer)
-// completes and frees its queue in one event, handled exactly as the kComplete and
-// kQueueFree events it stands for (see Executor::run).
-enum class EventKind : std::uint8_t { kComplete, kQueueFree, kCompleteAndFree };
-
-// Ordered by time, then queue, id and kind: a total order (a queue's id has at most one
-// event of each kind pending), so the run's order of events does not depend on how they are
-// stored. The id is the instruction's index, or in a program with control flow the execution
-// slot of its start (CoreRun::looping). The last three are packed into one integer that
-// compares in that order, so that comparing events needs no branch.
-class Event {
- public:
-  Event(Duration at, std::uint32_t queue, std::size_t id, EventKind kind)
-      : time(at),
-        key_(std::uint64_t{queue} << 34 | std::uint64_t{id} << 2 |
-             static_cast<std::uint64_t>(kind)) {}
-  Duration time;
-  std::uint32_t queue() const { return static_cast<std::uint32_t>(key_ >> 34); }
-  std::uint32_t id() const { return static_cast<std::uint32_t>((key_ >> 2) & 0xFFFFFFFF); }
-  EventKind kind() const { return static_cast<EventKind>(key_ & 3); }
-  friend bool earlier(const Event& a, const Event& b) {
-    return (a.time < b.time) | ((a.time == b.time) & (a.key_ < b.key_));
-  }
-
- private:
-  std::uint64_t key_;
-};
-
-// The pending events, earliest first. A run keeps few pending (one or two per busy queue:
-// 3 at most in bench_timing's pipeline), and finding the earliest of a few by a branch-free
-// scan costs less than a binary heap's unpredictable branches (bench_timing's event loop
-// took 30% less time than with std::push_heap / pop_heap); past kScanLimit events it
-// becomes a binary heap.
-class EventQueue {
- public:
-  bool empty() const { return events_.empty(); }
-  // Inlined into the event loop (GCC kept push out of line: ~10% more loop time).
-  [[gnu::always_inline]] void push(const Event& e) {
-    events_.push_back(e);
-    if (heap_ || events_.size() > kScanLimit) [[unlikely]]
-      push_heap();
-  }
-  [[gnu::always_inline]] Event pop() {
-    if (heap_) [[unlikely]]
-      return pop_heap();
-    std::size_t first = 0;
-    for (std::size_t i = 1; i < events_.size(); ++i)
-      if (earlier(events_[i], events_[first])) first = i;
-    const Event e = events_[first];
-    events_[first] = events_.back();
-    events_.pop_back();
-    return e;
-  }
-  // Whether a pending event comes before `e`.
-  bool has_earlier(const Event& e) const {
-    if (heap_) [[unlikely]]
-      return earlier(events_.front(), e);
-    for (const Event& p : events_)
-      if (earlier(p, e)) return true;
-    return false;
-  }
-
- private:
-  static constexpr std::size_t kScanLimit = 16;
-  static bool later(const Event& a, const Event& b) { return earlier(b, a); }  // max-heap
-  // Out of line: the scanned array's push and pop stay small enough to inline.
-  [[gnu::noinline]] void push_heap() {
-    if (heap_) {
-      std::push_heap(events_.begin(), events_.end(), later);
-      return;
-    }
-    std::make_heap(events_.begin(), events_.end(), later);
-    heap_ = true;
-  }
-  [[gnu::noinline]] Event pop_heap() {
-    std::pop_heap(events_.begin(), events_.end(), later);
-    const Event e = events_.back();
-    events_.pop_back();
-    heap_ = events_.size() > kScanLimit / 2;  // an unsorted array needs no rebuilding
-    return e;
-  }
-  std::vector<Event> events_;
-  bool heap_ = false;
-};
 
 SimError instruction_error(const isa::Program& program, std::size_t index, std::string why,
                            std::vector<util::Note> notes) {
@@ -233,6 +150,7 @@ class Executor {
       run.cost = l.cost_model != nullptr ? l.cost_model : &unit_cost_;
       run.seed = options.seed.value_or(l.program->seed);
       cores_.push_back(std::move(run));
+      ranks_ = std::max(ranks_, static_cast<std::uint32_t>(std::max(l.group, 0)) + 1);
     }
   }
 
@@ -424,7 +342,7 @@ class Executor {
     }
 
     std::optional<std::uint32_t> jump;  // a taken branch's target
-    std::vector<std::uint8_t> sent;     // a sendrecv's src
+    std::vector<std::uint8_t> sent;     // a sendrecv's or collective's src
     if (options_.functional) {
       CoreOperandIO io(device_, *c.core, *inst, index, c.seed, options_.uninitialized,
                        &options_.name_memory, run);
@@ -434,6 +352,8 @@ class Executor {
             jump = run_control(*inst, queue.regs, &io);
           } else if (info.exchange) {
             sent = io.load_bytes(std::get<isa::SendRecv>(inst->op).src);  // moves on pairing
+          } else if (info.collective) {
+            sent = io.load_bytes(std::get<isa::Collective>(inst->op).src);
           } else {
             execute(*inst, io, device_);
           }
@@ -453,6 +373,10 @@ class Executor {
     }
     if (info.exchange) {
       exchange_start(c, q, id, index, *inst, std::move(sent), time);
+      return;
+    }
+    if (info.collective) {
+      collective_start(c, q, id, index, *inst, std::move(sent), time);
       return;
     }
     const InstructionCost cost =
@@ -546,6 +470,64 @@ class Executor {
     record_time(c, p.id, {p.transfer_start, end, end});
     schedule(c, p.queue, p.id, end, end, true);
     exchanges_.release(i);
+  }
+
+  // A collective reached the head of its queue: it keeps the queue until the collective engine
+  // has run it among every member of its set.
+  void collective_start(CoreRun& c, std::uint32_t q, std::uint32_t id, std::size_t index,
+                        const isa::Instruction& inst, std::vector<std::uint8_t> src,
+                        Duration time) {
+    record_time(c, id, {time, time, time});
+    if (options_.collectives == nullptr)
+      fail(c, index,
+           "a collective needs a launch of ranks with a collective engine "
+           "(runtime::launch_ranks or launch_system)");
+    detail::CollectiveArrival a{
+        static_cast<std::uint32_t>(&c - cores_.data()), q, id, index, inst, std::move(src), time};
+    isa::Origin first{};
+    std::optional<std::vector<detail::CollectiveArrival>> set;
+    try {
+      set = collectives_.arrive(static_cast<std::uint32_t>(c.group), c.rank, ranks_, std::move(a),
+                                &first);
+    } catch (const std::invalid_argument& e) {
+      fail(c, index, e.what(),
+           !first.known() ? std::vector<util::Note>{}
+                          : std::vector<util::Note>{{first, "the call it meets"}});
+    }
+    if (set) run_collective(*set);
+  }
+
+  // Runs a collective whose members have all arrived: the engine computes and times it, each
+  // member's dst takes its data and its call completes when the engine says.
+  void run_collective(std::vector<detail::CollectiveArrival>& set) {
+    std::vector<CollectiveMember> members(set.size());
+    for (std::size_t k = 0; k < set.size(); ++k) {
+      members[k].rank = cores_[set[k].core].group;
+      members[k].op = &std::get<isa::Collective>(set[k].inst.op);
+      members[k].src = std::move(set[k].src);
+      members[k].arrived = set[k].time;
+    }
+    CoreRun& last = cores_[set.back().core];
+    std::vector<Duration> ends;
+    guarded(last, set.back().index, [&] {
+      ends = options_.collectives->run(members, static_cast<int>(ranks_), options_.functional);
+      if (ends.size() != members.size())
+        throw std::logic_error("the collective engine gave a time per member");
+    });
+    for (std::size_t k = 0; k < set.size(); ++k) {
+      CoreRun& c = cores_[set[k].core];
+      if (options_.functional) {
+        CoreOperandIO io(device_, *c.core, set[k].inst, set[k].index, c.seed,
+                         options_.uninitialized, &options_.name_memory);
+        guarded(c, set[k].index, [&] { io.store_bytes(members[k].op->dst, members[k].dst); });
+      }
+      if (hazards_)  // what every member did before the call happens before what each does after
+        for (const detail::CollectiveArrival& other : set)
+          join_into(queues_[set[k].queue].clock, cores_[other.core].in_flight_clock[other.id]);
+      const Duration end = std::max(ends[k], set[k].time);
+      record_time(c, set[k].id, {set[k].time, end, end});
+      schedule(c, set[k].queue, set[k].id, end, end, true);
+    }
   }
 
   // The times of the start with id `id`: its instruction's (the last run's) and, in a
@@ -702,7 +684,9 @@ class Executor {
       const isa::Instruction& inst = c.program->instructions[index];
       std::string what = fmt::format("{}{} on queue {}", prefix, describe_instruction(inst, index),
                                      queue_name(q.id));
-      if (q.busy && std::holds_alternative<isa::SendRecv>(inst.op)) {
+      if (q.busy && std::holds_alternative<isa::Collective>(inst.op)) {
+        what += collectives_.status(q.core, index);
+      } else if (q.busy && std::holds_alternative<isa::SendRecv>(inst.op)) {
         std::vector<int> physical_of_rank;
         for (const CoreRun& o : cores_)
           if (o.group == c.group) physical_of_rank.push_back(o.physical);
@@ -767,6 +751,8 @@ class Executor {
   // By (group, barrier id).
   std::map<std::pair<int, std::uint32_t>, std::vector<BarrierGeneration>> barriers_;
   detail::Exchanges exchanges_;
+  detail::CollectiveCalls collectives_;
+  std::uint32_t ranks_ = 1;  // the launch's groups (CoreProgram::group 0 to ranks_ - 1)
 };
 
 }  // namespace

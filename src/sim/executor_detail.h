@@ -52,6 +52,7 @@ struct CoreRun {
     std::uint16_t waits = 0, signals = 0;
     bool barrier = false;         // a core_barrier among more than one core
     bool exchange = false;        // a sendrecv (paired with its peers' by the executor)
+    bool collective = false;      // a collective (matched with its peers' by the executor)
     bool control = false;         // a control operation (registers, branches)
     bool dynamic = false;         // register-relative operands: runs as a resolved copy
     bool relative_waits = false;  // a wait counts from a register

@@ -269,6 +269,7 @@ class Preparation {
           check_exchange(c, i, *x);
           info.exchange = true;
         }
+        info.collective = std::holds_alternative<isa::Collective>(inst.op);
         info.control = isa::op_class(inst.op) == isa::OpClass::kControl;
         chunk.control = chunk.control || info.control;
         c.cost->prepare(inst, i);

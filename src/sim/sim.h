@@ -200,6 +200,31 @@ enum class UninitializedPolicy : std::uint8_t {
 using MemoryNamer = std::function<std::string(int core, isa::Memory memory, std::uint32_t partition,
                                               std::uint64_t byte)>;
 
+// ---------------------------------------------------------------------------------------
+// Collectives (isa::Collective): the simulator matches the calls; an engine the runtime
+// supplies (built on src/collective and the launch's system) computes and times them.
+
+// One rank's part in a collective whose every member has arrived.
+struct CollectiveMember {
+  int rank = 0;                         // its launch group (CoreProgram::group)
+  const isa::Collective* op = nullptr;  // as this rank runs it (registers applied)
+  std::vector<std::uint8_t> src;        // functional runs: src's bytes, in element order
+  std::vector<std::uint8_t> dst;        // functional runs: to be filled with dst's bytes
+  Duration arrived = 0;                 // when it reached the head of its queue
+};
+
+class CollectiveEngine {
+ public:
+  virtual ~CollectiveEngine() = default;
+  // Runs one collective among `members` (in rank order; a replica group, or every rank of the
+  // launch for a permute) of a launch of `ranks` ranks: fills each member's dst (functional
+  // runs) and returns when each member's call completes (no earlier than the last arrival).
+  // Throws std::invalid_argument for a call that cannot run (sizes that do not fit the group,
+  // groups that leave out a rank); the simulator reports it at the instruction.
+  virtual std::vector<Duration> run(std::span<CollectiveMember> members, int ranks,
+                                    bool functional) = 0;
+};
+
 struct RunOptions {
   // A run keeps a record of each start of a program with loops (RunResult::executions, 32
   // bytes each, more with hazard checking), so the default stops at 16.8 million starts.
@@ -222,6 +247,9 @@ struct RunOptions {
   // results are the same bits for every thread count (docs/simulator.md).
   unsigned threads = 0;
   MemoryNamer name_memory;  // optional: names the data an uninitialised read touched
+  // Runs the collectives (isa::Collective) of a multi-rank launch; without one a collective
+  // is an error.
+  CollectiveEngine* collectives = nullptr;
   // Optional: the run enters Phase::kSimulating with `total` its instructions, then counts
   // each completed one in `done`.
   util::Progress* progress = nullptr;

@@ -174,6 +174,10 @@ class RandomIsa {
       std::vector<float> values(below(4));
       for (auto& v : values) v = real();
       return values;
+    } else if constexpr (std::is_same_v<T, std::vector<std::uint32_t>>) {
+      std::vector<std::uint32_t> values(below(5));
+      for (auto& v : values) v = integer<std::uint32_t>();
+      return values;
     } else if constexpr (std::is_same_v<T, std::string>) {
       return coin() ? std::string() : text();
     } else {

@@ -1,4 +1,4 @@
-# Validation rules of the DMA operations, sendrecv and core_barrier (docs/isa.md, "Per operation").
+# Validation rules of the DMA operations, sendrecv, collective and core_barrier (docs/isa.md, "Per operation").
 # -----
 # dma queue exists
 # chip: trn2
@@ -65,6 +65,17 @@
 # expected-error@-1 {{operand 'dst': dst and src dtypes must match (the data moves raw between the cores)}}
 # expected-error@-2 {{operand 'src': [128, 512]; dst is [128, 256] (the shapes must match)}}
 # expected-error@-3 {{operand 'send_to': core 2 of a logical core; trn2's largest has 2 (0 to 1)}}
+# -----
+# collective: one memory and dtype, add/max/min reductions, whole and disjoint groups, pairs only for a permute
+# chip: trn3
+[dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=all_reduce, op=maximum, groups=[0,1,2,3], group_size=2
+[dma.0] collective dst=sbuf[p0:128, off=0, bf16, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=all_to_all, op=multiply, groups=[0,1,1], group_size=2, pairs=[0,1]  # expected-error {{operand 'dst': src and dst must both be in HBM or both in SBUF (NKI mixes no memories)}}
+# expected-error@-1 {{operand 'dst': bfloat16; src is float32 (a collective moves data of one dtype)}}
+# expected-error@-2 {{operand 'pairs': only a permute takes pairs, not all_to_all}}
+# expected-error@-3 {{operand 'groups': 3 ranks do not make groups of 2}}
+# expected-error@-4 {{operand 'groups': a rank is listed twice (replica groups do not overlap)}}
+[dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=reduce_scatter, op=multiply  # expected-error {{operand 'op': multiply (a collective reduces with add, maximum or minimum)}}
+[dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, pairs=[0]  # expected-error {{operand 'pairs': a permute lists source, target pairs (an even, non-zero count)}}
 # -----
 # sendrecv: not on NeuronCore-v2
 # chip: trn1

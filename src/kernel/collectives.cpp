@@ -1,0 +1,188 @@
+// nki.collectives (kernel/collectives.h): each call checks what tracing can know (memories,
+// dtypes, shapes against the group size, the groups and pairs themselves) and records one
+// isa::Collective per tensor pair. What needs the launch (that the groups hold every rank)
+// is checked when the collective runs.
+#include "kernel/collectives.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+
+#include "kernel/tracer.h"
+
+namespace trnsim::ncc {
+
+using kernel::KernelError;
+using kernel::Tracer;
+
+namespace {
+
+[[noreturn]] void fail(const Loc& loc, std::string why) {
+  throw KernelError(kernel::origin_of(loc), std::move(why));
+}
+
+struct Call {
+  isa::CollectiveKind kind;
+  const char* name;  // NKI's
+};
+
+// The groups as the instruction holds them (flattened, group_size each), checked.
+void put_groups(isa::Collective& c, const ReplicaGroup& g, const Loc& loc, const char* name) {
+  std::set<int> seen;
+  for (std::size_t k = 0; k < g.groups.size(); ++k) {
+    const std::vector<int>& group = g.groups[k];
+    if (group.empty()) fail(loc, fmt::format("{}: replica group {} is empty", name, k));
+    if (group.size() != g.groups.front().size())
+      fail(loc, fmt::format("{}: replica group {} has {} ranks, group 0 has {} (groups of one "
+                            "size)",
+                            name, k, group.size(), g.groups.front().size()));
+    for (const int r : group) {
+      if (r < 0) fail(loc, fmt::format("{}: replica group {} names rank {}", name, k, r));
+      if (!seen.insert(r).second)
+        fail(loc, fmt::format("{}: rank {} is in two replica groups (groups must not overlap)",
+                              name, r));
+      c.groups.push_back(static_cast<std::uint32_t>(r));
+    }
+  }
+  c.group_size = g.groups.empty() ? 0 : static_cast<std::uint32_t>(g.groups.front().size());
+}
+
+// The checks every call shares, then one instruction per (src, dst).
+void record(const Call& call, const isa::Collective& prototype, const std::vector<Tensor>& srcs,
+            const std::vector<Tensor>& dsts, int collective_dim, const CollectiveOptions& o,
+            const Loc& loc) {
+  if (srcs.empty() || srcs.size() != dsts.size())
+    fail(loc, fmt::format("{}: {} srcs and {} dsts (one dst per src, at least one)", call.name,
+                          srcs.size(), dsts.size()));
+  const bool hbm_only =
+      call.kind == isa::CollectiveKind::kAllToAll || call.kind == isa::CollectiveKind::kPermute;
+  if (call.kind == isa::CollectiveKind::kPermute && srcs.size() != 1)
+    fail(loc, fmt::format("{}: {} tensors; it moves exactly one", call.name, srcs.size()));
+  if (collective_dim != 0)
+    fail(loc, fmt::format("{}: collective_dim {} (trnsim models dimension 0, the outermost; "
+                          "NKI allows 1 only for 2D SBUF tiles)",
+                          call.name, collective_dim));
+  const std::uint32_t group = prototype.group_size;
+  for (std::size_t i = 0; i < srcs.size(); ++i) {
+    const Tensor& s = srcs[i];
+    const Tensor& d = dsts[i];
+    for (const Tensor* t : {&s, &d}) {
+      const bool hbm = !kernel::is_on_chip(t->buffer());
+      if (t->buffer() == kernel::Buffer::kPsum || (hbm_only && !hbm))
+        fail(loc,
+             fmt::format("{}: a tensor in {} ({})", call.name, kernel::buffer_name(t->buffer()),
+                         hbm_only ? "this collective moves HBM tensors only"
+                                  : "collectives move HBM or SBUF tensors"));
+      if (hbm != !kernel::is_on_chip(srcs.front().buffer()))
+        fail(loc,
+             fmt::format("{}: tensors in HBM and SBUF at once (NKI mixes no memories)", call.name));
+    }
+    if (srcs.size() > 1 && kernel::is_on_chip(s.buffer()))
+      fail(loc,
+           fmt::format("{}: several SBUF tensors (NKI coalesces HBM tensors only)", call.name));
+    if (s.dtype() != d.dtype())
+      fail(loc, fmt::format("{}: src {} is {}, dst is {} (a collective does not convert)",
+                            call.name, i, numerics::name(s.dtype()), numerics::name(d.dtype())));
+    const std::int64_t in = s.size(), out = d.size();
+    const auto want = [&](std::int64_t expected, const char* why) {
+      if (out != expected)
+        fail(loc,
+             fmt::format("{}: dst {} has {} elements; {} ({})", call.name, i, out, expected, why));
+    };
+    switch (call.kind) {
+      case isa::CollectiveKind::kAllGather:
+        if (group != 0) want(in * group, "group size x src's");
+        break;
+      case isa::CollectiveKind::kReduceScatter:
+        if (group != 0) {
+          if (in % group != 0)
+            fail(loc, fmt::format("{}: src {} has {} elements, which groups of {} cannot split",
+                                  call.name, i, in, group));
+          want(in / group, "src's / group size");
+        }
+        break;
+      default:
+        want(in, "src's");
+    }
+    isa::Collective c = prototype;
+    c.src = s.ap(loc);
+    c.dst = d.ap(loc);
+    Tracer::current(loc).record(c, {std::nullopt, o.queue, isa::RoundingMode::kNearestEven, o.name},
+                                loc);
+  }
+}
+
+void check_reduce(AluOp op, const char* name, const Loc& loc) {
+  if (op != AluOp::kAdd && op != AluOp::kMaximum && op != AluOp::kMinimum)
+    fail(loc, fmt::format("{}: op {} (add, maximum or minimum)", name, isa::alu_op_name(op)));
+}
+
+}  // namespace
+
+void all_reduce(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                const ReplicaGroup& replica_group, AluOp op, const CollectiveOptions& options,
+                Loc loc) {
+  const Call call{isa::CollectiveKind::kAllReduce, "all_reduce"};
+  check_reduce(op, call.name, loc);
+  isa::Collective c;
+  c.kind = call.kind;
+  c.op = op;
+  put_groups(c, replica_group, loc, call.name);
+  record(call, c, srcs, dsts, 0, options, loc);
+}
+
+void all_gather(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                const ReplicaGroup& replica_group, int collective_dim,
+                const CollectiveOptions& options, Loc loc) {
+  const Call call{isa::CollectiveKind::kAllGather, "all_gather"};
+  isa::Collective c;
+  c.kind = call.kind;
+  put_groups(c, replica_group, loc, call.name);
+  record(call, c, srcs, dsts, collective_dim, options, loc);
+}
+
+void reduce_scatter(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                    const ReplicaGroup& replica_group, int collective_dim, AluOp op,
+                    const CollectiveOptions& options, Loc loc) {
+  const Call call{isa::CollectiveKind::kReduceScatter, "reduce_scatter"};
+  check_reduce(op, call.name, loc);
+  isa::Collective c;
+  c.kind = call.kind;
+  c.op = op;
+  put_groups(c, replica_group, loc, call.name);
+  record(call, c, srcs, dsts, collective_dim, options, loc);
+}
+
+void all_to_all(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                const ReplicaGroup& replica_group, int collective_dim,
+                const CollectiveOptions& options, Loc loc) {
+  const Call call{isa::CollectiveKind::kAllToAll, "all_to_all"};
+  isa::Collective c;
+  c.kind = call.kind;
+  put_groups(c, replica_group, loc, call.name);
+  record(call, c, srcs, dsts, collective_dim, options, loc);
+}
+
+void collective_permute(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                        const std::vector<std::pair<int, int>>& source_target_pairs,
+                        const CollectiveOptions& options, Loc loc) {
+  const Call call{isa::CollectiveKind::kPermute, "collective_permute"};
+  if (source_target_pairs.empty()) fail(loc, "collective_permute: no source_target_pairs");
+  isa::Collective c;
+  c.kind = call.kind;
+  std::set<int> sources, targets;
+  for (const auto& [from, to] : source_target_pairs) {
+    if (from < 0 || to < 0)
+      fail(loc, fmt::format("collective_permute: pair ({}, {}) names a negative rank", from, to));
+    if (!sources.insert(from).second || !targets.insert(to).second)
+      fail(loc, fmt::format("collective_permute: pair ({}, {}) repeats a source or a target "
+                            "(each rank sends at most once and receives at most once)",
+                            from, to));
+    c.pairs.push_back(static_cast<std::uint32_t>(from));
+    c.pairs.push_back(static_cast<std::uint32_t>(to));
+  }
+  record(call, c, srcs, dsts, 0, options, loc);
+}
+
+}  // namespace trnsim::ncc

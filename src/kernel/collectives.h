@@ -1,0 +1,59 @@
+// NKI 0.6's nki.collectives in C++ (namespace ncc, NKI's usual alias): collectives among the
+// ranks of an SPMD launch (runtime::launch_ranks, runtime::launch_system), called inside a
+// kernel. Each call records one isa::Collective per (src, dst) pair; the runtime's collective
+// engine computes the data in the algorithm's reduction order and times it on the launch's
+// system (docs/collectives.md, "In kernels").
+//
+//   void tp_mlp(...) {  // rank r holds its shard of the weights
+//     ...
+//     ncc::all_reduce({partial}, {summed}, ncc::ReplicaGroup{}, AluOp::kAdd);
+//   }
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "kernel/kernel.h"
+
+namespace trnsim::ncc {
+
+using kernel::Loc;
+using kernel::Tensor;
+using AluOp = isa::AluOp;
+
+// NKI's ReplicaGroup([[0, 1], [2, 3]]): disjoint lists of ranks of one size, together every
+// rank of the launch; each runs the collective on its own, a rank's place in its list being
+// its rank within the group. No lists: one group of every rank.
+struct ReplicaGroup {
+  std::vector<std::vector<int>> groups;
+};
+
+struct CollectiveOptions {
+  std::optional<std::uint8_t> queue;  // DMA queue; unset = the compiler's choice
+  std::string name;
+};
+
+// dsts[i] = op over the group's srcs[i] (add, maximum or minimum); same shapes.
+void all_reduce(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                const ReplicaGroup& replica_group, AluOp op, const CollectiveOptions& options = {},
+                Loc loc = Loc::current());
+// dsts[i] = the group's srcs[i] concatenated along collective_dim (0: the outermost).
+void all_gather(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                const ReplicaGroup& replica_group, int collective_dim,
+                const CollectiveOptions& options = {}, Loc loc = Loc::current());
+// dsts[i] = this rank's slice along collective_dim of op over the group's srcs[i].
+void reduce_scatter(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                    const ReplicaGroup& replica_group, int collective_dim, AluOp op,
+                    const CollectiveOptions& options = {}, Loc loc = Loc::current());
+// Slice j of srcs[i] (along collective_dim) goes to the group's rank j; slice k of dsts[i]
+// comes from its rank k. HBM only.
+void all_to_all(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                const ReplicaGroup& replica_group, int collective_dim,
+                const CollectiveOptions& options = {}, Loc loc = Loc::current());
+// For each (source, target) pair, the target's dsts[0] receives the source's srcs[0] (a rank
+// no pair targets gets zeros). HBM only, one tensor each.
+void collective_permute(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                        const std::vector<std::pair<int, int>>& source_target_pairs,
+                        const CollectiveOptions& options = {}, Loc loc = Loc::current());
+
+}  // namespace trnsim::ncc

@@ -1,0 +1,153 @@
+#include "runtime/collective_engine.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+
+namespace trnsim::runtime::detail {
+
+namespace {
+
+using collective::Buffer;
+
+collective::Reduce reduce_of(isa::AluOp op) {
+  switch (op) {
+    case isa::AluOp::kMaximum:
+      return collective::Reduce::kMax;
+    case isa::AluOp::kMinimum:
+      return collective::Reduce::kMin;
+    default:
+      return collective::Reduce::kSum;
+  }
+}
+
+// The operation as the collective model names it, and the bytes it counts (the whole buffer
+// for reductions and gathers, one rank's for all-to-all and permute), after checking that
+// the member's dst fits what the collective gives it.
+std::pair<collective::Op, std::uint64_t> sized(const isa::Collective& op, std::int64_t members) {
+  const std::int64_t in = op.src.total_elements(), out = op.dst.total_elements();
+  const std::uint64_t word = numerics::storage_bytes(op.src.dtype);
+  const auto need = [&](bool ok, std::string what) {
+    if (!ok)
+      throw std::invalid_argument(
+          fmt::format("{} among {} ranks: src has {} elements and dst {}; {}",
+                      isa::collective_kind_name(op.kind), members, in, out, what));
+  };
+  switch (op.kind) {
+    case isa::CollectiveKind::kAllReduce:
+      need(out == in, "dst needs src's");
+      return {collective::Op::kAllReduce, static_cast<std::uint64_t>(in) * word};
+    case isa::CollectiveKind::kAllGather:
+      need(out == in * members, "dst needs the group size x src's");
+      return {collective::Op::kAllGather, static_cast<std::uint64_t>(out) * word};
+    case isa::CollectiveKind::kReduceScatter:
+      need(in == out * members, "src needs the group size x dst's");
+      return {collective::Op::kReduceScatter, static_cast<std::uint64_t>(in) * word};
+    case isa::CollectiveKind::kAllToAll:
+      need(out == in && in % members == 0, "dst needs src's, a multiple of the group size");
+      return {collective::Op::kAllToAll, static_cast<std::uint64_t>(in) * word};
+    case isa::CollectiveKind::kPermute:
+      need(out == in, "dst needs src's");
+      return {collective::Op::kPermute, static_cast<std::uint64_t>(in) * word};
+  }
+  throw std::logic_error("unknown collective kind");
+}
+
+collective::Participants participants(const isa::Collective& op) {
+  collective::Participants who;
+  for (std::size_t i = 0; op.group_size != 0 && i < op.groups.size(); i += op.group_size)
+    who.replica_groups.emplace_back(
+        op.groups.begin() + static_cast<std::ptrdiff_t>(i),
+        op.groups.begin() + static_cast<std::ptrdiff_t>(i) + op.group_size);
+  for (std::size_t i = 0; i + 1 < op.pairs.size(); i += 2)
+    who.source_target_pairs.emplace_back(op.pairs[i], op.pairs[i + 1]);
+  return who;
+}
+
+}  // namespace
+
+SystemCollectives::SystemCollectives(const system::SystemConfig& system, int ranks_per_chip)
+    : model_(system, ranks_per_chip) {}
+
+std::vector<sim::Duration> SystemCollectives::run(std::span<sim::CollectiveMember> members,
+                                                  int ranks, bool functional) {
+  const isa::Collective& op = *members.front().op;
+  const auto n = static_cast<std::int64_t>(members.size());
+  for (const sim::CollectiveMember& m : members)
+    if (m.op->src.total_elements() != op.src.total_elements() ||
+        m.op->dst.total_elements() != op.dst.total_elements())
+      throw std::invalid_argument(fmt::format(
+          "rank {} calls {} with {} and {} elements, rank {} with {} and {} (every member moves "
+          "the same sizes)",
+          m.rank, isa::collective_kind_name(op.kind), m.op->src.total_elements(),
+          m.op->dst.total_elements(), members.front().rank, op.src.total_elements(),
+          op.dst.total_elements()));
+  const auto [cop, bytes] = sized(op, n);
+  const collective::Participants who = participants(op);
+  const auto key = std::tuple{static_cast<int>(cop), bytes, op.groups, op.group_size, op.pairs};
+  auto it = estimates_.find(key);
+  if (it == estimates_.end())
+    it = estimates_.emplace(key, model_.estimate(cop, bytes, ranks, std::nullopt, who)).first;
+  const collective::Estimate& estimate = it->second;
+
+  if (functional) {
+    std::vector<Buffer> inputs(members.size());
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      inputs[k].resize(members[k].src.size());
+      std::memcpy(inputs[k].data(), members[k].src.data(), members[k].src.size());
+    }
+    std::vector<int> ranks_of;
+    for (const sim::CollectiveMember& m : members) ranks_of.push_back(m.rank);
+    const std::size_t nodes = estimate.algorithm == collective::Algorithm::kHierarchical
+                                  ? static_cast<std::size_t>(model_.nodes_of_group(ranks_of, true))
+                                  : 1;
+    const numerics::DType dtype = op.src.dtype;
+    std::vector<Buffer> out;
+    switch (op.kind) {
+      case isa::CollectiveKind::kAllReduce:
+        out = collective::all_reduce(inputs, dtype, reduce_of(op.op), estimate.algorithm, nodes);
+        break;
+      case isa::CollectiveKind::kReduceScatter:
+        out =
+            collective::reduce_scatter(inputs, dtype, reduce_of(op.op), estimate.algorithm, nodes);
+        break;
+      case isa::CollectiveKind::kAllGather:
+        out = collective::all_gather(inputs);
+        break;
+      case isa::CollectiveKind::kAllToAll:
+        out = collective::all_to_all(inputs, dtype);
+        break;
+      case isa::CollectiveKind::kPermute:
+        out = collective::permute(inputs, who.source_target_pairs);
+        break;
+    }
+    for (std::size_t k = 0; k < members.size(); ++k) {
+      members[k].dst.resize(out[k].size());
+      std::memcpy(members[k].dst.data(), out[k].data(), out[k].size());
+    }
+  }
+  sim::Duration start = 0;
+  for (const sim::CollectiveMember& m : members) start = std::max(start, m.arrived);
+  const sim::Duration end = start + estimate.time_ns;
+  records_.push_back({op.kind, std::string(collective::name(estimate.algorithm)), bytes,
+                      static_cast<int>(n), start, end});
+  return std::vector<sim::Duration>(members.size(), end);
+}
+
+system::SystemConfig one_chip_system(const arch::ChipConfig& chip) {
+  system::SystemConfig s;
+  s.name = chip.name;
+  s.description = fmt::format("one {} chip", chip.name);
+  s.chip = chip.name;
+  s.chip_config = chip;
+  s.instances = 1;
+  s.shape = {system::Dimension{"chip", 1}};
+  // One instance: no EFA in the graph, but the config keeps the field valid.
+  s.efa.gbit_per_chip = {200, "unused: a system of one chip has no network", true};
+  s.efa.latency_ns = {15000, "unused: a system of one chip has no network", true};
+  return s;
+}
+
+}  // namespace trnsim::runtime::detail
