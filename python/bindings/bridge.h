@@ -62,5 +62,6 @@ void bind_isa(py::module_& isa);
 void bind_isa_gpsimd(py::module_& isa);  // random numbers, scans and the GpSimd index ops
 void bind_loops(py::module_& m, py::module_& isa);
 void bind_instructions(py::module_& m);  // NkiInstruction's records and depends_on
+void bind_collectives(py::module_& m);   // nki.collectives' calls
 
 }  // namespace trnsim::python

@@ -17,6 +17,7 @@
 #include "run.h"
 #include "runtime/runtime.h"
 #include "sim/timing_model.h"
+#include "system/system.h"
 #include "util/diagnostic.h"
 
 namespace trnsim::python {
@@ -139,16 +140,11 @@ kernel::KernelFn traced_kernel(const py::function& fn) {
   };
 }
 
-// Traces `fn`, compiles, runs it on the chip and returns (outputs as NumPy arrays, the
-// timing report as JSON text or "" when untimed, host times, the inputs the kernel wrote as
-// NumPy arrays or None per input, the run kept for profiling, the device_print values).
-py::tuple simulate(const py::function& fn, const py::list& arrays, const py::list& names,
-                   const py::list& dtypes, const py::list& bits, const std::string& chip_name,
-                   int lnc, const py::dict& options) {
-  auto run = std::make_shared<Run>();
-  run->chip = arch::load(chip_name);
+// Host tensors of the arrays a kernel takes (nki/_kernel.py's host_argument gave their
+// NKI dtypes and whether they hold stored words).
+std::vector<runtime::HostTensor> host_inputs(const py::list& arrays, const py::list& names,
+                                             const py::list& dtypes, const py::list& bits) {
   std::vector<runtime::HostTensor> inputs;
-  std::vector<kernel::TensorSpec> specs;
   for (std::size_t i = 0; i < arrays.size(); ++i) {
     const auto name = names[i].cast<std::string>();
     const auto dtype = dtypes[i].cast<DType>();
@@ -161,16 +157,12 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
           throw py::value_error("input '" + name + "': trnsim.shaped dims must be positive");
       inputs.push_back(runtime::random_tensor(name, dtype, shape, seed, -1.0f, 1.0f));
     }
-    specs.push_back(inputs.back().spec());
   }
-  runtime::BuildOptions build;
-  build.name = py::str(fn.attr("__name__")).cast<std::string>();
-  run->title = build.name;
-  build.lnc = lnc;
-  const auto start = std::chrono::steady_clock::now();
-  run->built = runtime::build(traced_kernel(fn), specs, run->chip, build);
-  const double build_s =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return inputs;
+}
+
+// trnsim.set_options' run options.
+runtime::LaunchOptions launch_options(const py::dict& options) {
   runtime::LaunchOptions launch;
   launch.functional = !options["timing_only"].cast<bool>();
   launch.check_hazards = options["check_hazards"].cast<bool>();
@@ -180,6 +172,29 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
                          : uninitialized == "ignore" ? sim::UninitializedPolicy::kIgnore
                                                      : sim::UninitializedPolicy::kError;
   if (!options["seed"].is_none()) launch.seed = options["seed"].cast<std::uint32_t>();
+  return launch;
+}
+
+// Traces `fn`, compiles, runs it on the chip and returns (outputs as NumPy arrays, the
+// timing report as JSON text or "" when untimed, host times, the inputs the kernel wrote as
+// NumPy arrays or None per input, the run kept for profiling, the device_print values).
+py::tuple simulate(const py::function& fn, const py::list& arrays, const py::list& names,
+                   const py::list& dtypes, const py::list& bits, const std::string& chip_name,
+                   int lnc, const py::dict& options) {
+  auto run = std::make_shared<Run>();
+  run->chip = arch::load(chip_name);
+  const std::vector<runtime::HostTensor> inputs = host_inputs(arrays, names, dtypes, bits);
+  std::vector<kernel::TensorSpec> specs;
+  for (const runtime::HostTensor& t : inputs) specs.push_back(t.spec());
+  runtime::BuildOptions build;
+  build.name = py::str(fn.attr("__name__")).cast<std::string>();
+  run->title = build.name;
+  build.lnc = lnc;
+  const auto start = std::chrono::steady_clock::now();
+  run->built = runtime::build(traced_kernel(fn), specs, run->chip, build);
+  const double build_s =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const runtime::LaunchOptions launch = launch_options(options);
   {
     const py::gil_scoped_release no_python;  // the simulation runs no Python
     run->launch = runtime::launch(run->built, run->chip, inputs, launch);
@@ -220,6 +235,57 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
   for (const runtime::DevicePrint& p : result.prints)
     prints.append(py::make_tuple(p.prefix, p.program, numpy_array(p.values, Words::kNever)));
   return py::make_tuple(outputs, report, host, updated, run, prints);
+}
+
+// Ranks of a kernel at once (trnsim.simulate_ranks): `rank_arrays[r]` are rank r's inputs.
+// On `system` (a preset or file; "" for the ranks of one chip). Returns (per rank its outputs,
+// the launch's collectives, the simulated time).
+py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, const py::list& names,
+                         const py::list& dtypes, const py::list& bits, const std::string& chip_name,
+                         int lnc, const py::dict& options, const std::string& system_name,
+                         int ranks_per_chip) {
+  std::optional<system::SystemConfig> system;
+  if (!system_name.empty()) system = system::load(system_name);
+  const arch::ChipConfig chip = system ? system->chip_config : arch::load(chip_name);
+  std::vector<std::vector<runtime::HostTensor>> inputs;
+  for (const py::handle arrays : rank_arrays)
+    inputs.push_back(host_inputs(arrays.cast<py::list>(), names, dtypes, bits));
+  if (inputs.empty()) throw py::value_error("simulate_ranks: no ranks");
+  std::vector<kernel::TensorSpec> specs;
+  for (const runtime::HostTensor& t : inputs.front()) specs.push_back(t.spec());
+  runtime::BuildOptions build;
+  build.name = py::str(fn.attr("__name__")).cast<std::string>();
+  build.lnc = lnc;
+  const runtime::BuiltKernel built = runtime::build(traced_kernel(fn), specs, chip, build);
+  runtime::LaunchOptions launch = launch_options(options);
+  launch.read_back_written_inputs = false;
+  runtime::RanksResult result;
+  {
+    const py::gil_scoped_release no_python;
+    result = system ? runtime::launch_system(built, *system, inputs, ranks_per_chip, launch)
+                    : runtime::launch_ranks(built, chip, inputs, launch);
+  }
+  for (const runtime::LaunchResult& rank : result.ranks)
+    for (const sim::RunResult& r : rank.runs)
+      if (!r.hazards.empty()) throw sim::SimError(r.hazards.front().diagnostic);
+  py::list ranks;
+  for (const runtime::LaunchResult& rank : result.ranks) {
+    py::list outputs;
+    for (const runtime::HostTensor& t : rank.outputs) outputs.append(numpy_array(t, Words::kNever));
+    ranks.append(outputs);
+  }
+  py::list collectives;
+  for (const runtime::CollectiveRun& c : result.collectives) {
+    py::dict d;
+    d["op"] = std::string(isa::collective_kind_name(c.kind));
+    d["algorithm"] = c.algorithm;
+    d["bytes"] = c.bytes;
+    d["ranks"] = c.members;
+    d["start_ns"] = c.start_ns;
+    d["end_ns"] = c.end_ns;
+    collectives.append(d);
+  }
+  return py::make_tuple(ranks, collectives, result.simulated_ns);
 }
 
 }  // namespace
@@ -273,6 +339,11 @@ PYBIND11_MODULE(_core, m) {
       [](std::vector<std::string> dirs) { python::package_dirs() = std::move(dirs); },
       py::arg("dirs"));
   python::bind_run(m);
+  py::module_ collectives = m.def_submodule("collectives", "nki.collectives' calls");
+  python::bind_collectives(collectives);
+  m.def("simulate_ranks", &python::simulate_ranks, py::arg("fn"), py::arg("rank_arrays"),
+        py::arg("names"), py::arg("dtypes"), py::arg("bits"), py::arg("chip"), py::arg("lnc"),
+        py::arg("options"), py::arg("system"), py::arg("ranks_per_chip"));
   m.def("simulate", &python::simulate, py::arg("fn"), py::arg("arrays"), py::arg("names"),
         py::arg("dtypes"), py::arg("bits"), py::arg("chip"), py::arg("lnc"), py::arg("options"));
 }

@@ -94,8 +94,10 @@ def host_argument(a, what, deferred=False):
     return np.ascontiguousarray(a), dtype, False
 
 
-def _simulate(fn, grid, args, kwargs):
-    # NumPy arrays become HBM tensors in argument order; other arguments pass through.
+def _inputs(fn, args, kwargs):
+    """The arguments that become HBM tensors, in argument order: their slots, names, arrays,
+    NKI dtypes and whether they hold stored words; and `fn` as the tracer calls it (one
+    tensor per such argument, the other arguments as given)."""
     arrays, names, dtypes, slots = [], [], [], []
     positional = list(args)
     try:  # inputs are named after the kernel's parameters in errors and reports
@@ -130,6 +132,42 @@ def _simulate(fn, grid, args, kwargs):
         return fn(*call_args, **call_kwargs)
 
     traced.__name__ = getattr(fn, "__name__", "kernel")
+    return slots, names, arrays, dtypes, bit_inputs, traced
+
+
+def _returned(outputs):
+    if not outputs:
+        return None
+    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+
+def simulate_ranks(kernel, rank_args, system=None, ranks_per_chip=0):
+    """trnsim.simulate_ranks: runs len(rank_args) ranks of a kernel at once, rank r called
+    with rank_args[r] (a tuple of arguments, or a dict of keyword arguments), on the ranks of
+    one chip or, with `system`, on a system's chips (ranks_per_chip per chip; 0: as many as
+    its cores hold). The kernel's nki.collectives calls run between the ranks. Returns each
+    rank's result as nki.simulate would; trnsim.last_collectives() lists the collectives."""
+    fn, grid = (kernel.fn, kernel.grid) if isinstance(kernel, Kernel) else (kernel, None)
+    if not rank_args:
+        raise ValueError("trnsim.simulate_ranks: no ranks (rank_args is empty)")
+    calls = [(a, {}) if isinstance(a, (tuple, list)) else ((), dict(a)) for a in rank_args]
+    slots, names, _, dtypes, bits, traced = _inputs(fn, *calls[0])
+    rank_arrays = []
+    for r, (args, kwargs) in enumerate(calls):
+        mine = _inputs(fn, args, kwargs)
+        if mine[0] != slots or mine[3] != dtypes:
+            raise ValueError(f"trnsim.simulate_ranks: rank {r}'s arguments differ in kind or "
+                             "dtype from rank 0's (every rank runs the same kernel)")
+        rank_arrays.append(mine[2])
+    language._launch["grid_ndim"] = 0 if grid is None else 1
+    outputs = trnsim._run_ranks(traced, rank_arrays, names, dtypes, bits, _logical_cores(grid),
+                                system, ranks_per_chip)
+    return [_returned(o) for o in outputs]
+
+
+def _simulate(fn, grid, args, kwargs):
+    slots, names, arrays, dtypes, bit_inputs, traced = _inputs(fn, args, kwargs)
+    positional = list(args)
     language._launch["grid_ndim"] = 0 if grid is None else 1
     outputs, updated = trnsim._run(traced, arrays, names, dtypes, bit_inputs,
                                    _logical_cores(grid))
@@ -142,6 +180,4 @@ def _simulate(fn, grid, args, kwargs):
         if isinstance(target, (trnsim.typed, trnsim.bits)):
             target = target.array
         target[...] = after.astype(target.dtype, copy=False)
-    if not outputs:
-        return None
-    return outputs[0] if len(outputs) == 1 else tuple(outputs)
+    return _returned(outputs)

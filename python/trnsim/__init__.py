@@ -159,6 +159,34 @@ def write_profile(html=None, trace=None):
     return run.write_profile(html=str(html or ""), trace=str(trace or ""))
 
 
+def simulate_ranks(kernel, rank_args, system=None, ranks_per_chip=0):
+    """Runs ranks of a kernel at once, each with its own arguments, and the kernel's
+    nki.collectives between them: on the ranks of one chip (set_chip's), or with `system`
+    (a preset such as "trn2.48xlarge" or a system file) on its chips, `ranks_per_chip` each
+    (0: as many as a chip's cores hold). rank_args[r] is rank r's tuple of arguments (or dict
+    of keyword arguments); returns each rank's result as nki.simulate does. See
+    docs/python.md, "Collectives"."""
+    from nki import _kernel  # the nki package builds on this module
+    return _kernel.simulate_ranks(kernel, rank_args, system, ranks_per_chip)
+
+
+def last_collectives():
+    """The collectives of the last simulate_ranks run, in the order they completed: dicts of
+    op, algorithm, bytes (as nccom-test counts them), ranks (of the group), start_ns, end_ns."""
+    return [dict(c) for c in _state.get("last_collectives", [])]
+
+
+def _run_ranks(fn, rank_arrays, names, dtypes, bit_inputs, lnc, system, ranks_per_chip):
+    if ranks_per_chip < 0:
+        raise ValueError(f"trnsim.simulate_ranks: ranks_per_chip {ranks_per_chip} is negative")
+    ranks, collectives, simulated_ns = _core.simulate_ranks(
+        fn, [list(a) for a in rank_arrays], list(names), list(dtypes), list(bit_inputs), chip(),
+        lnc, _state["options"], "" if system is None else str(system), int(ranks_per_chip))
+    _state["last_collectives"] = list(collectives)
+    _state["last_ranks_ns"] = simulated_ns
+    return ranks
+
+
 def _run(fn, arrays, names, dtypes, bit_inputs, lnc):
     """Runs a kernel: (its outputs, per input its contents after the run when the kernel
     wrote it, else None)."""

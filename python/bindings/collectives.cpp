@@ -1,0 +1,101 @@
+// nki.collectives' calls (_core.collectives): each maps to its C++ kernel API call
+// (kernel/collectives.h), located at the kernel's Python line.
+#include <pybind11/stl.h>
+
+#include "bridge.h"
+#include "kernel/collectives.h"
+
+namespace trnsim::python {
+
+namespace {
+
+// A ReplicaGroup: nki.collectives.ReplicaGroup (its `groups`), or the lists themselves.
+ncc::ReplicaGroup replica_group_of(const py::object& o) {
+  const py::object lists = py::hasattr(o, "groups") ? o.attr("groups") : o;
+  ncc::ReplicaGroup g;
+  if (lists.is_none()) return g;
+  for (const py::handle group : lists) g.groups.push_back(group.cast<std::vector<int>>());
+  return g;
+}
+
+ncc::CollectiveOptions options_of(const py::object& priority, const py::object& name) {
+  if (!priority.is_none()) {
+    const int p = priority.cast<int>();
+    if (p < 0 || p > 3)
+      throw py::value_error("priority " + std::to_string(p) + ": a DMA class 0 to 3");
+  }
+  ncc::CollectiveOptions o;
+  if (!name.is_none()) o.name = name.cast<std::string>();
+  return o;
+}
+
+isa::AluOp op_of(const py::object& op) {
+  return enum_of<isa::AluOp>(op, "op");
+}
+
+}  // namespace
+
+void bind_collectives(py::module_& m) {
+  const auto none = py::none();
+  m.def(
+      "all_reduce",
+      [](const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+         const py::object& replica_group, const py::object& op, const py::object& priority,
+         const py::object& name) {
+        at_kernel_line([&] {
+          ncc::all_reduce(srcs, dsts, replica_group_of(replica_group), op_of(op),
+                          options_of(priority, name));
+        });
+      },
+      py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("op"),
+      py::arg("priority") = none, py::arg("name") = none);
+  m.def(
+      "all_gather",
+      [](const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+         const py::object& replica_group, int collective_dim, const py::object& priority,
+         const py::object& name) {
+        at_kernel_line([&] {
+          ncc::all_gather(srcs, dsts, replica_group_of(replica_group), collective_dim,
+                          options_of(priority, name));
+        });
+      },
+      py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("collective_dim"),
+      py::arg("priority") = none, py::arg("name") = none);
+  m.def(
+      "reduce_scatter",
+      [](const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+         const py::object& replica_group, int collective_dim, const py::object& op,
+         const py::object& priority, const py::object& name) {
+        at_kernel_line([&] {
+          ncc::reduce_scatter(srcs, dsts, replica_group_of(replica_group), collective_dim,
+                              op_of(op), options_of(priority, name));
+        });
+      },
+      py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("collective_dim"),
+      py::arg("op"), py::arg("priority") = none, py::arg("name") = none);
+  m.def(
+      "all_to_all",
+      [](const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+         const py::object& replica_group, int collective_dim, const py::object& priority,
+         const py::object& name) {
+        at_kernel_line([&] {
+          ncc::all_to_all(srcs, dsts, replica_group_of(replica_group), collective_dim,
+                          options_of(priority, name));
+        });
+      },
+      py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("collective_dim"),
+      py::arg("priority") = none, py::arg("name") = none);
+  m.def(
+      "collective_permute",
+      [](const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+         const std::vector<std::pair<int, int>>& source_target_pairs, const py::object& priority,
+         const py::object& name) {
+        at_kernel_line([&] {
+          ncc::collective_permute(srcs, dsts, source_target_pairs, options_of(priority, name));
+        });
+      },
+      py::arg("srcs"), py::arg("dsts"), py::arg("source_target_pairs"),
+      py::arg("priority") = none, py::arg("name") = none);
+}
+
+}  // namespace trnsim::python
