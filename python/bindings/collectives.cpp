@@ -1,9 +1,10 @@
 // nki.collectives' calls (_core.collectives): each maps to its C++ kernel API call
 // (kernel/collectives.h), located at the kernel's Python line.
+#include "kernel/collectives.h"
+
 #include <pybind11/stl.h>
 
 #include "bridge.h"
-#include "kernel/collectives.h"
 
 namespace trnsim::python {
 
@@ -94,8 +95,8 @@ void bind_collectives(py::module_& m) {
           ncc::collective_permute(srcs, dsts, source_target_pairs, options_of(priority, name));
         });
       },
-      py::arg("srcs"), py::arg("dsts"), py::arg("source_target_pairs"),
-      py::arg("priority") = none, py::arg("name") = none);
+      py::arg("srcs"), py::arg("dsts"), py::arg("source_target_pairs"), py::arg("priority") = none,
+      py::arg("name") = none);
 }
 
 }  // namespace trnsim::python
