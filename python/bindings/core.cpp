@@ -279,6 +279,7 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
     py::dict d;
     d["op"] = std::string(isa::collective_kind_name(c.kind));
     d["algorithm"] = c.algorithm;
+    d["model"] = c.model;
     d["bytes"] = c.bytes;
     d["ranks"] = c.members;
     d["start_ns"] = c.start_ns;

@@ -68,8 +68,9 @@ collective::Participants participants(const isa::Collective& op) {
 
 }  // namespace
 
-SystemCollectives::SystemCollectives(const system::SystemConfig& system, int ranks_per_chip)
-    : model_(system, ranks_per_chip) {}
+SystemCollectives::SystemCollectives(const system::SystemConfig& system, int ranks_per_chip,
+                                     std::uint64_t event_chunks)
+    : model_(system, ranks_per_chip), event_chunks_(event_chunks) {}
 
 std::vector<sim::Duration> SystemCollectives::run(std::span<sim::CollectiveMember> members,
                                                   int ranks, bool functional) {
@@ -87,10 +88,19 @@ std::vector<sim::Duration> SystemCollectives::run(std::span<sim::CollectiveMembe
   const auto [cop, bytes] = sized(op, n);
   const collective::Participants who = participants(op);
   const auto key = std::tuple{static_cast<int>(cop), bytes, op.groups, op.group_size, op.pairs};
-  auto it = estimates_.find(key);
-  if (it == estimates_.end())
-    it = estimates_.emplace(key, model_.estimate(cop, bytes, ranks, std::nullopt, who)).first;
-  const collective::Estimate& estimate = it->second;
+  auto it = timed_.find(key);
+  if (it == timed_.end()) {
+    Timed t;
+    if (model_.chunk_count(cop, bytes, ranks, std::nullopt, who) <= event_chunks_) {
+      const collective::Simulation run = model_.simulate(cop, bytes, ranks, std::nullopt, who);
+      t = {run.time_ns, run.algorithm, "event"};
+    } else {
+      const collective::Estimate e = model_.estimate(cop, bytes, ranks, std::nullopt, who);
+      t = {e.time_ns, e.algorithm, "analytical"};
+    }
+    it = timed_.emplace(key, t).first;
+  }
+  const Timed& estimate = it->second;
 
   if (functional) {
     std::vector<Buffer> inputs(members.size());
@@ -131,8 +141,8 @@ std::vector<sim::Duration> SystemCollectives::run(std::span<sim::CollectiveMembe
   sim::Duration start = 0;
   for (const sim::CollectiveMember& m : members) start = std::max(start, m.arrived);
   const sim::Duration end = start + estimate.time_ns;
-  records_.push_back({op.kind, std::string(collective::name(estimate.algorithm)), bytes,
-                      static_cast<int>(n), start, end});
+  records_.push_back({op.kind, std::string(collective::name(estimate.algorithm)), estimate.model,
+                      bytes, static_cast<int>(n), start, end});
   return std::vector<sim::Duration>(members.size(), end);
 }
 

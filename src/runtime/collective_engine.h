@@ -1,8 +1,9 @@
 // The collective engine of a launch (internal to the runtime): sim::CollectiveEngine on the
 // collective layer. Each collective's data comes from src/collective in the reduction order
 // of the algorithm Neuron's runtime would choose for its size and span; its time from the
-// analytical model on the launch's system, with every replica group running at once (an
-// SPMD kernel's groups reach the call together). docs/collectives.md, "In kernels".
+// event model on the launch's system (the analytical model when the event model would move
+// more than kEventChunks chunks), with every replica group running at once (an SPMD kernel's
+// groups reach the call together). docs/collectives.md, "In kernels".
 #pragma once
 
 #include <cstdint>
@@ -20,19 +21,31 @@ namespace trnsim::runtime::detail {
 
 class SystemCollectives final : public sim::CollectiveEngine {
  public:
+  // About a tenth of a second of host time per collective in the event model.
+  static constexpr std::uint64_t kEventChunks = 1'000'000;
+
   // Ranks fill the system's chips `ranks_per_chip` at a time, chips in the model's ring order.
-  SystemCollectives(const system::SystemConfig& system, int ranks_per_chip);
+  // `event_chunks`: the most chunks a collective may move in the event model.
+  SystemCollectives(const system::SystemConfig& system, int ranks_per_chip,
+                    std::uint64_t event_chunks = kEventChunks);
   std::vector<sim::Duration> run(std::span<sim::CollectiveMember> members, int ranks,
                                  bool functional) override;
   const std::vector<CollectiveRun>& records() const { return records_; }
 
  private:
   collective::CollectiveModel model_;
-  // Estimates by (op, bytes, groups, group size, pairs): every group of a call asks alike.
+  std::uint64_t event_chunks_ = kEventChunks;
+  // A collective's time, algorithm and the model that timed it.
+  struct Timed {
+    double time_ns = 0;
+    collective::Algorithm algorithm = collective::Algorithm::kRing;
+    const char* model = "event";
+  };
+  // By (op, bytes, groups, group size, pairs): every group of a call asks alike.
   std::map<std::tuple<int, std::uint64_t, std::vector<std::uint32_t>, std::uint32_t,
                       std::vector<std::uint32_t>>,
-           collective::Estimate>
-      estimates_;
+           Timed>
+      timed_;
   std::vector<CollectiveRun> records_;
 };
 

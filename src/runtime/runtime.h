@@ -150,6 +150,7 @@ LaunchResult launch(const BuiltKernel& kernel, const arch::ChipConfig& chip,
 struct CollectiveRun {
   isa::CollectiveKind kind = isa::CollectiveKind::kAllReduce;
   std::string algorithm;    // "ring", "mesh", "rdh", "hier"
+  std::string model;        // what timed it: "event", or "analytical" for the largest
   std::uint64_t bytes = 0;  // as nccom-test counts them (the whole buffer; one rank's for
                             // all_to_all and permute)
   int members = 0;
@@ -183,8 +184,8 @@ RanksResult launch_ranks(const BuiltKernel& kernel, const arch::ChipConfig& chip
 // Ranks of a kernel on the chips of a system (nki.collectives between them): rank r runs on
 // chip r / ranks_per_chip (chips in the collective model's ring order), on the cores
 // launch_ranks would give it there, each chip's cores sharing that chip's HBM bandwidth. The
-// kernel's collectives are computed by src/collective and timed by its analytical model on
-// the system (docs/collectives.md, "In kernels"). `ranks_per_chip` 0: as many as the chip's
+// kernel's collectives are computed by src/collective and timed by its event model on the
+// system (docs/collectives.md, "In kernels"). `ranks_per_chip` 0: as many as the chip's
 // cores hold. Throws std::invalid_argument when the ranks do not fit the chips.
 RanksResult launch_system(const BuiltKernel& kernel, const system::SystemConfig& system,
                           std::span<const std::vector<HostTensor>> inputs, int ranks_per_chip = 0,

@@ -12,6 +12,7 @@
 #include "arch/arch.h"
 #include "collective/collective.h"
 #include "kernel/kernel.h"
+#include "runtime/collective_engine.h"
 #include "runtime/runtime.h"
 #include "system/system.h"
 
@@ -230,8 +231,9 @@ TEST(KernelCollectives, RanksOnASystemsChipsReduceAndTakeTheModelsTime) {
   ASSERT_EQ(r.collectives.size(), 1u);
   EXPECT_EQ(r.chips.size(), static_cast<std::size_t>(ranks));
   const collective::CollectiveModel model(trn2, 1);
-  const collective::Estimate e = model.estimate(collective::Op::kAllReduce, 128 * 64 * 4, ranks);
+  const collective::Simulation e = model.simulate(collective::Op::kAllReduce, 128 * 64 * 4, ranks);
   EXPECT_EQ(r.collectives[0].algorithm, collective::name(e.algorithm));
+  EXPECT_EQ(r.collectives[0].model, "event");
   EXPECT_DOUBLE_EQ(r.collectives[0].end_ns - r.collectives[0].start_ns, e.time_ns);
   // Across chips the same collective takes longer than among four ranks of one chip.
   const RanksResult local = run_on_chip(sum_over_ranks, shape);
@@ -251,6 +253,35 @@ TEST(KernelCollectives, TooManyRanksForTheSystemIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("need 17 chips; the system has 16"), std::string::npos)
         << e.what();
   }
+}
+
+// Above its chunk budget the engine times a collective with the analytical model.
+TEST(KernelCollectives, LargeCollectivesFallBackToTheAnalyticalModel) {
+  const system::SystemConfig trn2 = system::load_preset("trn2.48xlarge");
+  isa::Collective op;
+  op.kind = isa::CollectiveKind::kAllGather;
+  op.src = isa::AccessPattern{};
+  op.src.memory = isa::Memory::kHbm;
+  op.src.dtype = DType::kFloat32;
+  op.src.dims[0] = {1, 1024};
+  op.dst = op.src;
+  op.dst.dims[0] = {1, 1024 * 16};
+  std::vector<sim::CollectiveMember> members(16);
+  for (int k = 0; k < 16; ++k) {
+    members[static_cast<std::size_t>(k)].rank = k;
+    members[static_cast<std::size_t>(k)].op = &op;
+    members[static_cast<std::size_t>(k)].arrived = 10.0 * k;
+  }
+  detail::SystemCollectives analytical(trn2, 1, 0);
+  const std::vector<sim::Duration> ends = analytical.run(members, 16, false);
+  const collective::CollectiveModel model(trn2, 1);
+  const double expected =
+      150.0 + model.estimate(collective::Op::kAllGather, 1024 * 16 * 4, 16).time_ns;
+  for (const sim::Duration end : ends) EXPECT_DOUBLE_EQ(end, expected);
+  EXPECT_EQ(analytical.records().at(0).model, "analytical");
+  detail::SystemCollectives event(trn2, 1);
+  (void)event.run(members, 16, false);
+  EXPECT_EQ(event.records().at(0).model, "event");
 }
 
 }  // namespace

@@ -76,8 +76,8 @@ TEST(CollectiveCalls, GroupsMeetApartAndEachMemberGetsItsData) {
                 std::vector<std::uint8_t>(kCollRows * kCollCols * 4, 1));
   StampEngine engine;
   const MultiRunResult r = run_ranks(
-      device, every_rank(4, collective(isa::CollectiveKind::kAllReduce, isa::AluOp::kAdd,
-                                       {0, 2, 1, 3}, 2)),
+      device,
+      every_rank(4, collective(isa::CollectiveKind::kAllReduce, isa::AluOp::kAdd, {0, 2, 1, 3}, 2)),
       &engine);
   EXPECT_EQ(engine.calls, 2);  // the groups {0, 2} and {1, 3}
   EXPECT_EQ(engine.sizes, (std::vector<int>{2, 2}));
@@ -105,8 +105,7 @@ TEST(CollectiveCalls, CallsThatDisagreeNameBothLines) {
   } catch (const SimError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("k.py:20:5: error"), std::string::npos) << what;
-    EXPECT_NE(what.find("it reduces with maximum, the other with add"), std::string::npos)
-        << what;
+    EXPECT_NE(what.find("it reduces with maximum, the other with add"), std::string::npos) << what;
     EXPECT_NE(what.find("k.py:10:5: note: the call it meets"), std::string::npos) << what;
   }
 }
@@ -143,8 +142,7 @@ TEST(CollectiveCalls, WithoutAnEngineACollectiveIsAnError) {
     run(device, p);
     FAIL() << "expected a SimError";
   } catch (const SimError& e) {
-    EXPECT_NE(std::string(e.what()).find("a collective needs a launch of ranks"),
-              std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("a collective needs a launch of ranks"), std::string::npos)
         << e.what();
   }
 }
