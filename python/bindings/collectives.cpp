@@ -87,6 +87,13 @@ void bind_collectives(py::module_& m) {
       py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("collective_dim"),
       py::arg("priority") = none, py::arg("name") = none);
   m.def(
+      "rank_id",
+      [](const py::object& name) {
+        (void)options_of(py::none(), name);
+        return at_kernel_line([] { return ncc::rank_id(); });
+      },
+      py::arg("name") = none);
+  m.def(
       "collective_permute",
       [](const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
          const std::vector<std::pair<int, int>>& source_target_pairs, const py::object& priority,

@@ -51,10 +51,17 @@ def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None
     _calls.collective_permute(list(srcs), list(dsts), pairs, priority, name)
 
 
+def rank_id(name=None):
+    """A register holding this rank's number in the launch (0 to ranks - 1), for register
+    arithmetic and register-relative views (.ap(scalar_offset=...))."""
+    return _calls.rank_id(name)
+
+
 def __getattr__(name):
     error = _names.missing("nki.collectives", name, set())
     if isinstance(error, NotImplementedError):
         raise NotImplementedError(
             f"nki.collectives.{name} (NKI 0.6) is not implemented in trnsim yet (all_reduce, "
-            "all_gather, reduce_scatter, all_to_all and collective_permute are; issue #20)")
+            "all_gather, reduce_scatter, all_to_all, collective_permute and rank_id are; "
+            "issue #20)")
     raise error

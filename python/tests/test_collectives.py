@@ -1,6 +1,9 @@
 """nki.collectives in kernels, run on ranks by trnsim.simulate_ranks: the data every rank gets
 matches NumPy, the collectives are timed on the system, and bad calls name the kernel line."""
 
+import importlib.util
+import os
+
 import numpy as np
 import pytest
 
@@ -48,50 +51,23 @@ def test_all_gather_in_replica_groups():
         np.testing.assert_array_equal(out, np.concatenate([xs[first], xs[first + 1]]))
 
 
-# A tensor-parallel MLP (Megatron's split): rank r holds columns r of W1 and rows r of W2;
-# y = relu(x W1) W2 is the all-reduce of the ranks' partial products.
-def tp_mlp(x_t, w1, w2):
-    """x_t: [D, T] (x transposed), w1: [D, F/n], w2: [F/n, D] -> y: [T, D] on every rank."""
-    d, t = x_t.shape
-    f = w1.shape[1]
-    xs = nl.ndarray((d, t), dtype=x_t.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=xs, src=x_t)
-    w1s = nl.ndarray((d, f), dtype=w1.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=w1s, src=w1)
-    w2s = nl.ndarray((f, d), dtype=w2.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=w2s, src=w2)
-    h_psum = nl.ndarray((f, t), dtype=nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=h_psum, stationary=w1s, moving=xs)  # h^T = W1^T x^T
-    h = nl.ndarray((f, t), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.activation(dst=h, op=nl.relu, data=h_psum)
-    y_psum = nl.ndarray((t, d), dtype=nl.float32, buffer=nl.psum)
-    nisa.nc_matmul(dst=y_psum, stationary=h, moving=w2s)  # y = h W2
-    partial = nl.ndarray((t, d), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.tensor_copy(dst=partial, src=y_psum)
-    partial_hbm = nl.ndarray((t, d), dtype=nl.float32, buffer=nl.hbm)
-    nisa.dma_copy(dst=partial_hbm, src=partial)
-    y = nl.ndarray((t, d), dtype=nl.float32, buffer=nl.shared_hbm)
-    ncc.all_reduce([partial_hbm], [y], ncc.ReplicaGroup(), op=nl.add)
-    return y
+def _tp_mlp_example():
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "examples",
+                        "python", "tp_mlp.py")
+    spec = importlib.util.spec_from_file_location("tp_mlp_example", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.mark.parametrize("system", ["trn2.48xlarge", "trn3-ultraserver-gen2"])
 def test_tensor_parallel_mlp_on_a_system(system):
-    ranks, d, t, f = 16, 128, 64, 16 * 32
-    rng = np.random.default_rng(7)
-    # Values on a grid of 1/8 keep every product and sum exact in fp32.
-    x = rng.integers(-4, 5, (t, d)).astype(np.float32) / 8
-    w1 = rng.integers(-4, 5, (d, f)).astype(np.float32) / 8
-    w2 = rng.integers(-4, 5, (f, d)).astype(np.float32) / 8
-    shard = f // ranks
-    args = [(np.ascontiguousarray(x.T), np.ascontiguousarray(w1[:, r * shard:(r + 1) * shard]),
-             np.ascontiguousarray(w2[r * shard:(r + 1) * shard])) for r in range(ranks)]
-    outs = trnsim.simulate_ranks(tp_mlp, args, system=system, ranks_per_chip=1)
-    expected = np.maximum(x @ w1, 0) @ w2
-    for out in outs:
-        np.testing.assert_array_equal(out, expected)
-    [c] = trnsim.last_collectives()
-    assert c["ranks"] == ranks and c["end_ns"] > c["start_ns"]
+    # examples/python/tp_mlp.py: 16 ranks, one per chip, checked against NumPy on every rank.
+    exact, reduce = _tp_mlp_example().run(system, 16)
+    assert exact
+    assert reduce["op"] == "all_reduce" and reduce["ranks"] == 16
+    assert reduce["end_ns"] > reduce["start_ns"]
+    assert trnsim.last_ranks_ns() >= reduce["end_ns"]
 
 
 def group_of_rank_nine(x):
@@ -119,3 +95,18 @@ def test_shapes_that_cannot_fit_are_tracing_errors():
         trnsim.simulate_ranks(gather_too_small, [(x,) for x in xs])
     with pytest.raises(ValueError, match="no ranks"):
         trnsim.simulate_ranks(gather_too_small, [])
+
+
+def rank_kernel(x):
+    out = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.shared_hbm)
+    t = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.register_store(dst=t, src=ncc.rank_id())
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+def test_rank_id_is_each_ranks_number():
+    outs = trnsim.simulate_ranks(rank_kernel, [(np.zeros((1, 1), np.float32),)] * 5)
+    assert [int(o[0, 0]) for o in outs] == [0, 1, 2, 3, 4]
+    # Launched alone (nki.simulate), a kernel is rank 0.
+    assert int(nki.simulate(rank_kernel)(np.zeros((1, 1), np.float32))[0, 0]) == 0

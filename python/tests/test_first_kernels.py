@@ -113,8 +113,8 @@ def test_names_of_nki_0_6_not_here_yet_say_so():
     assert "nki.isa.sendrecv (NKI 0.6) is not implemented in trnsim yet" in str(error)
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         nl.not_a_name  # noqa: B018
-    with pytest.raises(NotImplementedError, match="nki.collectives.rank_id"):
-        nki.collectives.rank_id  # noqa: B018
+    with pytest.raises(NotImplementedError, match="nki.collectives.all_gather_v"):
+        nki.collectives.all_gather_v  # noqa: B018
 
 
 def test_unsupported_array_dtypes_are_refused_clearly():

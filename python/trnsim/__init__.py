@@ -176,6 +176,11 @@ def last_collectives():
     return [dict(c) for c in _state.get("last_collectives", [])]
 
 
+def last_ranks_ns():
+    """The simulated time of the last simulate_ranks run (its last core's end), in ns."""
+    return _state.get("last_ranks_ns", 0.0)
+
+
 def _run_ranks(fn, rank_arrays, names, dtypes, bit_inputs, lnc, system, ranks_per_chip):
     if ranks_per_chip < 0:
         raise ValueError(f"trnsim.simulate_ranks: ranks_per_chip {ranks_per_chip} is negative")

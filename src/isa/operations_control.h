@@ -27,6 +27,20 @@ struct RegSet {
   }
 };
 
+// dst = the rank of the launch this core's program runs for (NKI 0.6
+// nki.collectives.rank_id: 0 for a launch of one rank).
+struct RankId {
+  static constexpr std::string_view kName = "rank_id";
+  static constexpr OpClass kClass = OpClass::kControl;
+  static constexpr std::uint8_t kEngines = kAnyQueue;
+  friend bool operator==(const RankId&, const RankId&) = default;
+  Reg dst;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kAttr);
+  }
+};
+
 // dst = src + imm (wrapping at 32 bits); imm 0 is a move.
 struct RegAdd {
   static constexpr std::string_view kName = "reg_add";

@@ -32,6 +32,10 @@ void check_op(Checker& c, const RegSet& op) {
   require_register(c, "dst", op.dst);
 }
 
+void check_op(Checker& c, const RankId& op) {
+  require_register(c, "dst", op.dst);
+}
+
 void check_op(Checker& c, const RegAdd& op) {
   require_register(c, "dst", op.dst);
   require_register(c, "src", op.src);

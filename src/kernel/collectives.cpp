@@ -185,4 +185,11 @@ void collective_permute(const std::vector<Tensor>& srcs, const std::vector<Tenso
   record(call, c, srcs, dsts, 0, options, loc);
 }
 
+kernel::Register rank_id(Loc loc) {
+  Tracer& t = Tracer::current(loc);
+  const kernel::Register r = t.new_register(loc);
+  t.record(isa::RankId{r.reg()}, {}, loc);
+  return r;
+}
+
 }  // namespace trnsim::ncc

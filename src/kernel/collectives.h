@@ -56,4 +56,8 @@ void collective_permute(const std::vector<Tensor>& srcs, const std::vector<Tenso
                         const std::vector<std::pair<int, int>>& source_target_pairs,
                         const CollectiveOptions& options = {}, Loc loc = Loc::current());
 
+// A new register holding this rank's number in the launch (0 to ranks - 1; 0 when launched
+// alone), for register arithmetic and register-relative views (NKI's rank_id()).
+kernel::Register rank_id(Loc loc = Loc::current());
+
 }  // namespace trnsim::ncc

@@ -349,7 +349,7 @@ class Executor {
       try {
         guarded(c, index, [&] {
           if (info.control) {
-            jump = run_control(*inst, queue.regs, &io);
+            jump = run_control(*inst, queue.regs, &io, c.group);
           } else if (info.exchange) {
             sent = io.load_bytes(std::get<isa::SendRecv>(inst->op).src);  // moves on pairing
           } else if (info.collective) {
@@ -363,7 +363,7 @@ class Executor {
         throw with_moved_operands(e, moved);
       }
     } else if (info.control) {
-      guarded(c, index, [&] { jump = run_control(*inst, queue.regs, nullptr); });
+      guarded(c, index, [&] { jump = run_control(*inst, queue.regs, nullptr, c.group); });
     }
     if (jump) queue.next = c.position[*jump];
 
@@ -507,6 +507,8 @@ class Executor {
       members[k].src = std::move(set[k].src);
       members[k].arrived = set[k].time;
     }
+    Duration last_arrival = 0;
+    for (const detail::CollectiveArrival& a : set) last_arrival = std::max(last_arrival, a.time);
     CoreRun& last = cores_[set.back().core];
     std::vector<Duration> ends;
     guarded(last, set.back().index, [&] {
@@ -524,8 +526,10 @@ class Executor {
       if (hazards_)  // what every member did before the call happens before what each does after
         for (const detail::CollectiveArrival& other : set)
           join_into(queues_[set[k].queue].clock, cores_[other.core].in_flight_clock[other.id]);
-      const Duration end = std::max(ends[k], set[k].time);
-      record_time(c, set[k].id, {set[k].time, end, end});
+      // Like a sendrecv's, the call's time starts when the collective does (the last
+      // arrival): the wait for the others before it is a stall, not work.
+      const Duration end = std::max(ends[k], last_arrival);
+      record_time(c, set[k].id, {last_arrival, end, end});
       schedule(c, set[k].queue, set[k].id, end, end, true);
     }
   }

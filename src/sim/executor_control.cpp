@@ -27,7 +27,7 @@ std::string bad_register(const isa::Instruction& inst) {
   std::visit(
       [&](const auto& op) {
         using Op = std::decay_t<decltype(op)>;
-        if constexpr (std::is_same_v<Op, isa::RegSet>) {
+        if constexpr (std::is_same_v<Op, isa::RegSet> || std::is_same_v<Op, isa::RankId>) {
           check(op.dst);
         } else if constexpr (std::is_same_v<Op, isa::RegAdd>) {
           check(op.dst);
@@ -129,9 +129,11 @@ std::int32_t wrapping_add(std::int32_t a, std::int32_t b) {
 }  // namespace
 
 std::optional<std::uint32_t> run_control(const isa::Instruction& inst, Registers& regs,
-                                         OperandIO* io) {
+                                         OperandIO* io, std::int32_t rank) {
   if (const auto* set = std::get_if<isa::RegSet>(&inst.op)) {
     regs[set->dst.index] = set->imm;
+  } else if (const auto* id = std::get_if<isa::RankId>(&inst.op)) {
+    regs[id->dst.index] = rank;
   } else if (const auto* add = std::get_if<isa::RegAdd>(&inst.op)) {
     regs[add->dst.index] = wrapping_add(regs[add->src.index], add->imm);
   } else if (const auto* load = std::get_if<isa::RegLoad>(&inst.op)) {

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -253,6 +254,29 @@ TEST(KernelCollectives, TooManyRanksForTheSystemIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("need 17 chips; the system has 16"), std::string::npos)
         << e.what();
   }
+}
+
+// Each rank stores its rank_id; a timing-only run takes the same time (no data needed).
+std::vector<Tensor> store_my_rank(std::span<const Tensor> in) {
+  (void)in;
+  Tensor out = nl::ndarray({1, 1}, DType::kInt32, nl::shared_hbm, "out");
+  Tensor t = nl::ndarray({1, 1}, DType::kInt32, nl::sbuf, "t");
+  nisa::register_store(t, ncc::rank_id());
+  nl::store(out, t);
+  return {out};
+}
+
+TEST(KernelCollectives, RankIdIsTheRanksNumber) {
+  const RanksResult r = run_on_chip(store_my_rank, {8, 8}, 3);
+  for (int k = 0; k < 3; ++k) {
+    const auto& bytes = r.ranks[static_cast<std::size_t>(k)].outputs.at(0).bytes();
+    std::int32_t value = -1;
+    ASSERT_EQ(bytes.size(), sizeof value);
+    std::memcpy(&value, bytes.data(), sizeof value);
+    EXPECT_EQ(value, k);
+  }
+  const RanksResult timed = run_on_chip(store_my_rank, {8, 8}, 3, {.functional = false});
+  EXPECT_EQ(timed.simulated_ns, r.simulated_ns);
 }
 
 // Above its chunk budget the engine times a collective with the analytical model.

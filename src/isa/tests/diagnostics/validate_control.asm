@@ -15,6 +15,8 @@
 # chip: trn3
 [sync] reg_set dst=r64, imm=1  # expected-error {{operand 'dst': register r64 does not exist (r0..r63)}}
 [sync] reg_add dst=r1, imm=1  # expected-error {{operand 'src': a register r0..r63 is required}}
+[sync] rank_id dst=r2
+[sync] rank_id dst=r64  # expected-error {{operand 'dst': register r64 does not exist (r0..r63)}}
 # -----
 # register loads and stores move one integer element
 # chip: trn3
