@@ -246,7 +246,9 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
                          int ranks_per_chip) {
   std::optional<system::SystemConfig> system;
   if (!system_name.empty()) system = system::load(system_name);
-  const arch::ChipConfig chip = system ? system->chip_config : arch::load(chip_name);
+  auto run = std::make_shared<Run>();
+  run->chip = system ? system->chip_config : arch::load(chip_name);
+  const arch::ChipConfig& chip = run->chip;
   std::vector<std::vector<runtime::HostTensor>> inputs;
   for (const py::handle arrays : rank_arrays)
     inputs.push_back(host_inputs(arrays.cast<py::list>(), names, dtypes, bits));
@@ -256,7 +258,10 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
   runtime::BuildOptions build;
   build.name = py::str(fn.attr("__name__")).cast<std::string>();
   build.lnc = lnc;
-  const runtime::BuiltKernel built = runtime::build(traced_kernel(fn), specs, chip, build);
+  run->title = build.name + " x " + std::to_string(inputs.size()) + " ranks" +
+               (system ? " on " + system->name : "");
+  run->built = runtime::build(traced_kernel(fn), specs, chip, build);
+  const runtime::BuiltKernel& built = run->built;
   runtime::LaunchOptions launch = launch_options(options);
   launch.read_back_written_inputs = false;
   runtime::RanksResult result;
@@ -286,7 +291,10 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
     d["end_ns"] = c.end_ns;
     collectives.append(d);
   }
-  return py::make_tuple(ranks, collectives, result.simulated_ns);
+  run->launch = std::move(result.ranks.front());
+  for (std::size_t k = 1; k < result.ranks.size(); ++k)
+    run->other_ranks.push_back(std::move(result.ranks[k]));
+  return py::make_tuple(ranks, collectives, result.simulated_ns, run);
 }
 
 }  // namespace

@@ -17,10 +17,15 @@ profile::ProfileInput profile_input(const Run& run) {
   profile::ProfileInput input;
   input.chip = &run.chip;
   input.title = run.title;
-  for (std::size_t p = 0; p < run.launch.runs.size(); ++p)
-    input.cores.push_back({static_cast<int>(p), &run.built.compiled.programs[p],
-                           &run.launch.runs[p],
-                           p < run.launch.timing.size() ? &run.launch.timing[p] : nullptr});
+  // Every core of every rank, rank k's after rank k - 1's; all run the same programs.
+  int core = 0;
+  const auto add_rank = [&](const runtime::LaunchResult& rank) {
+    for (std::size_t p = 0; p < rank.runs.size(); ++p)
+      input.cores.push_back({core++, &run.built.compiled.programs[p], &rank.runs[p],
+                             p < rank.timing.size() ? &rank.timing[p] : nullptr});
+  };
+  add_rank(run.launch);
+  for (const runtime::LaunchResult& rank : run.other_ranks) add_rank(rank);
   return input;
 }
 

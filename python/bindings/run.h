@@ -4,6 +4,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "arch/arch.h"
 #include "bridge.h"
@@ -15,6 +16,9 @@ struct Run {
   arch::ChipConfig chip;
   runtime::BuiltKernel built;
   runtime::LaunchResult launch;
+  // A run of several ranks (trnsim.simulate_ranks): the ranks after the first, whose cores
+  // follow rank 0's in profiles.
+  std::vector<runtime::LaunchResult> other_ranks;
   std::string title;
 };
 

@@ -2,6 +2,7 @@
 matches NumPy, the collectives are timed on the system, and bad calls name the kernel line."""
 
 import importlib.util
+import json
 import os
 
 import numpy as np
@@ -110,3 +111,18 @@ def test_rank_id_is_each_ranks_number():
     assert [int(o[0, 0]) for o in outs] == [0, 1, 2, 3, 4]
     # Launched alone (nki.simulate), a kernel is rank 0.
     assert int(nki.simulate(rank_kernel)(np.zeros((1, 1), np.float32))[0, 0]) == 0
+
+
+def test_the_profile_of_a_ranks_run_shows_every_rank_and_the_collective(tmp_path):
+    xs = rank_arrays(4, (128, 32))
+    trnsim.simulate_ranks(all_reduce_kernel, [(x,) for x in xs], system="trn2.48xlarge",
+                          ranks_per_chip=1)
+    trace = tmp_path / "ranks.json"
+    summary = trnsim.write_profile(trace=trace)
+    assert summary["total_ns"] > 0
+    events = json.loads(trace.read_text())
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    names = {e.get("name") for e in events}
+    assert "collective" in names or any("collective" in str(n) for n in names)
+    cores = {e["pid"] for e in events if e.get("name") == "collective"}
+    assert len(cores) == 4  # one collective span per rank's core
