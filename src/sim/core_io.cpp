@@ -112,6 +112,8 @@ CoreOperandIO::Rows CoreOperandIO::resolve(const isa::AccessPattern& ap) {
     fail(fmt::format("operand '{}': bytes [{}, {}) lie outside the {} bytes of a {} partition",
                      operand_name(ap), f.byte_lo, f.byte_hi, memory.bytes_per_partition(),
                      memory.name()));
+  memory.touch(ap.start_partition, ap.partitions, static_cast<std::uint64_t>(f.byte_lo),
+               static_cast<std::uint64_t>(f.byte_hi));
   for (std::uint32_t r = 0; r < ap.partitions; ++r) {
     const std::uint32_t p = ap.start_partition + r;
     rows.base.push_back(memory.row(p) + ap.offset);

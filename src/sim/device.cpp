@@ -120,6 +120,7 @@ void Core::write_onchip(isa::Memory memory, std::uint32_t partition, std::uint64
   if (partition >= m.partitions() || offset + bytes.size() > m.bytes_per_partition())
     throw SimError(fmt::format("{} write: partition {} bytes [{}, {}) out of range", m.name(),
                                partition, offset, offset + bytes.size()));
+  m.touch(partition, 1, offset, offset + bytes.size());
   std::copy(bytes.begin(), bytes.end(), m.row(partition) + offset);
   m.init().set(m.flat(partition, offset), m.flat(partition, offset) + bytes.size());
 }
@@ -130,6 +131,7 @@ std::vector<std::uint8_t> Core::read_onchip(isa::Memory memory, std::uint32_t pa
   if (partition >= m.partitions() || offset + size > m.bytes_per_partition())
     throw SimError(fmt::format("{} read: partition {} bytes [{}, {}) out of range", m.name(),
                                partition, offset, offset + size));
+  m.touch(partition, 1, offset, offset + size);
   const std::uint8_t* row = m.row(partition) + offset;
   return std::vector<std::uint8_t>(row, row + size);
 }

@@ -49,8 +49,25 @@ OnChipMemory::OnChipMemory(std::string name, std::uint32_t partitions,
     : name_(std::move(name)),
       partitions_(partitions),
       bytes_per_partition_(bytes_per_partition),
-      init_(partitions * bytes_per_partition) {
-  util::assign_huge(data_, partitions * bytes_per_partition, kPoisonByte);
+      data_(partitions * bytes_per_partition),
+      poisoned_((partitions * bytes_per_partition + kGranule * 64 - 1) / (kGranule * 64), 0),
+      init_(partitions * bytes_per_partition) {}
+
+void OnChipMemory::touch(std::uint32_t first, std::uint32_t count, std::uint64_t lo,
+                         std::uint64_t hi) const {
+  if (hi <= lo) return;
+  for (std::uint32_t p = first; p < first + count; ++p) {
+    const std::uint64_t g_end = (flat(p, hi) + kGranule - 1) / kGranule;
+    for (std::uint64_t g = flat(p, lo) / kGranule; g < g_end; ++g) {
+      std::uint64_t& word = poisoned_[g / 64];
+      const std::uint64_t bit = std::uint64_t{1} << (g % 64);
+      if ((word & bit) != 0) continue;
+      word |= bit;
+      const std::uint64_t begin = g * kGranule;
+      const std::uint64_t end = std::min(begin + kGranule, partitions_ * bytes_per_partition_);
+      std::fill(data_.data() + begin, data_.data() + end, kPoisonByte);
+    }
+  }
 }
 
 std::uint64_t Hbm::allocate(std::uint64_t bytes, std::uint64_t align) {

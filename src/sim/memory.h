@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdlib>
 #include <map>
+#include <memory>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -15,28 +18,57 @@ namespace trnsim::sim {
 // bf16/fp16), so a program that ignores the uninitialised-read policy still sees poison.
 inline constexpr std::uint8_t kPoisonByte = 0xFF;
 
+// Zeroed storage of `count` T that the operating system backs page by page as it is first
+// touched (calloc of a large block maps fresh pages and writes nothing), so that memory a run
+// never uses costs no host memory.
+template <class T>
+class ZeroedArray {
+ public:
+  ZeroedArray() = default;
+  explicit ZeroedArray(std::size_t count)
+      : data_(static_cast<T*>(std::calloc(count == 0 ? 1 : count, sizeof(T)))) {
+    if (data_ == nullptr) throw std::bad_alloc();
+  }
+  T* data() { return data_.get(); }
+  const T* data() const { return data_.get(); }
+  T& operator[](std::size_t i) { return data_.get()[i]; }
+  const T& operator[](std::size_t i) const { return data_.get()[i]; }
+
+ private:
+  struct Free {
+    void operator()(T* p) const { std::free(p); }
+  };
+  std::unique_ptr<T, Free> data_;
+};
+
 // One bit per byte: has it been written (by the host or by an instruction)?
 class InitMap {
  public:
   InitMap() = default;
-  explicit InitMap(std::uint64_t bytes) : words_((bytes + 63) / 64, 0) {}
+  explicit InitMap(std::uint64_t bytes) : words_((bytes + 63) / 64) {}
   void set(std::uint64_t lo, std::uint64_t hi);
   // First byte in [lo, hi) never written, or hi when all are.
   std::uint64_t first_unset(std::uint64_t lo, std::uint64_t hi) const;
   bool all_set(std::uint64_t lo, std::uint64_t hi) const { return first_unset(lo, hi) == hi; }
 
  private:
-  std::vector<std::uint64_t> words_;
+  ZeroedArray<std::uint64_t> words_;
 };
 
 // SBUF or PSUM of one core: `partitions` rows of `bytes_per_partition` bytes, stored
-// row-major (byte b of partition p at p * bytes_per_partition + b).
+// row-major (byte b of partition p at p * bytes_per_partition + b). The bytes are filled with
+// poison a granule (kGranule bytes of the flat array) at a time, when an access first reaches
+// it (touch): a core's whole SBUF is tens of MiB, and a run of many ranks uses little of each.
 class OnChipMemory {
  public:
+  static constexpr std::uint64_t kGranule = 4096;
   OnChipMemory(std::string name, std::uint32_t partitions, std::uint64_t bytes_per_partition);
   const std::string& name() const { return name_; }
   std::uint32_t partitions() const { return partitions_; }
   std::uint64_t bytes_per_partition() const { return bytes_per_partition_; }
+  // Bytes [lo, hi) of partitions [first, first + count) hold their contents (poison where
+  // never written) from now on: call it before reading or writing them through row().
+  void touch(std::uint32_t first, std::uint32_t count, std::uint64_t lo, std::uint64_t hi) const;
   std::uint8_t* row(std::uint32_t p) { return data_.data() + p * bytes_per_partition_; }
   const std::uint8_t* row(std::uint32_t p) const { return data_.data() + p * bytes_per_partition_; }
   std::uint64_t flat(std::uint32_t p, std::uint64_t offset) const {
@@ -49,7 +81,9 @@ class OnChipMemory {
   std::string name_;
   std::uint32_t partitions_;
   std::uint64_t bytes_per_partition_;
-  std::vector<std::uint8_t> data_;
+  // Filling a granule with poison changes nothing a reader can see: touch() is const.
+  mutable ZeroedArray<std::uint8_t> data_;
+  mutable std::vector<std::uint64_t> poisoned_;  // a bit per granule: filled with poison
   InitMap init_;
 };
 
