@@ -11,11 +11,27 @@ namespace trnsim::python {
 namespace {
 
 // A ReplicaGroup: nki.collectives.ReplicaGroup (its `groups`), or the lists themselves.
-ncc::ReplicaGroup replica_group_of(const py::object& o) {
+ncc::ReplicaGroup replica_group_of(const py::object& o, const char* call) {
   const py::object lists = py::hasattr(o, "groups") ? o.attr("groups") : o;
   ncc::ReplicaGroup g;
   if (lists.is_none()) return g;
-  for (const py::handle group : lists) g.groups.push_back(group.cast<std::vector<int>>());
+  const auto refuse = [&]() -> ncc::ReplicaGroup {
+    throw kernel::KernelError(kernel_line(),
+                              std::string(call) +
+                                  ": replica_group is a ReplicaGroup or a list of rank lists "
+                                  "([[0, 1, 2, 3]]), not " +
+                                  std::string(py::repr(o)));
+  };
+  if (!py::isinstance<py::sequence>(lists) || py::isinstance<py::str>(lists)) return refuse();
+  for (const py::handle group : lists) {
+    if (!py::isinstance<py::sequence>(group) || py::isinstance<py::str>(group)) return refuse();
+    std::vector<int> ranks;
+    for (const py::handle r : group) {
+      if (!py::isinstance<py::int_>(r)) return refuse();
+      ranks.push_back(r.cast<int>());
+    }
+    g.groups.push_back(std::move(ranks));
+  }
   return g;
 }
 
@@ -44,7 +60,7 @@ void bind_collectives(py::module_& m) {
          const py::object& replica_group, const py::object& op, const py::object& priority,
          const py::object& name) {
         at_kernel_line([&] {
-          ncc::all_reduce(srcs, dsts, replica_group_of(replica_group), op_of(op),
+          ncc::all_reduce(srcs, dsts, replica_group_of(replica_group, "all_reduce"), op_of(op),
                           options_of(priority, name));
         });
       },
@@ -56,7 +72,7 @@ void bind_collectives(py::module_& m) {
          const py::object& replica_group, int collective_dim, const py::object& priority,
          const py::object& name) {
         at_kernel_line([&] {
-          ncc::all_gather(srcs, dsts, replica_group_of(replica_group), collective_dim,
+          ncc::all_gather(srcs, dsts, replica_group_of(replica_group, "all_gather"), collective_dim,
                           options_of(priority, name));
         });
       },
@@ -68,8 +84,8 @@ void bind_collectives(py::module_& m) {
          const py::object& replica_group, int collective_dim, const py::object& op,
          const py::object& priority, const py::object& name) {
         at_kernel_line([&] {
-          ncc::reduce_scatter(srcs, dsts, replica_group_of(replica_group), collective_dim,
-                              op_of(op), options_of(priority, name));
+          ncc::reduce_scatter(srcs, dsts, replica_group_of(replica_group, "reduce_scatter"),
+                              collective_dim, op_of(op), options_of(priority, name));
         });
       },
       py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("collective_dim"),
@@ -80,7 +96,7 @@ void bind_collectives(py::module_& m) {
          const py::object& replica_group, int collective_dim, const py::object& priority,
          const py::object& name) {
         at_kernel_line([&] {
-          ncc::all_to_all(srcs, dsts, replica_group_of(replica_group), collective_dim,
+          ncc::all_to_all(srcs, dsts, replica_group_of(replica_group, "all_to_all"), collective_dim,
                           options_of(priority, name));
         });
       },

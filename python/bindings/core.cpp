@@ -239,7 +239,8 @@ py::tuple simulate(const py::function& fn, const py::list& arrays, const py::lis
 
 // Ranks of a kernel at once (trnsim.simulate_ranks): `rank_arrays[r]` are rank r's inputs.
 // On `system` (a preset or file; "" for the ranks of one chip). Returns (per rank its outputs,
-// the launch's collectives, the simulated time).
+// per rank its inputs the kernel wrote (or None each), the launch's collectives, the simulated
+// time, the run kept for profiling).
 py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, const py::list& names,
                          const py::list& dtypes, const py::list& bits, const std::string& chip_name,
                          int lnc, const py::dict& options, const std::string& system_name,
@@ -262,8 +263,7 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
                (system ? " on " + system->name : "");
   run->built = runtime::build(traced_kernel(fn), specs, chip, build);
   const runtime::BuiltKernel& built = run->built;
-  runtime::LaunchOptions launch = launch_options(options);
-  launch.read_back_written_inputs = false;
+  const runtime::LaunchOptions launch = launch_options(options);
   runtime::RanksResult result;
   {
     const py::gil_scoped_release no_python;
@@ -273,11 +273,17 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
   for (const runtime::LaunchResult& rank : result.ranks)
     for (const sim::RunResult& r : rank.runs)
       if (!r.hazards.empty()) throw sim::SimError(r.hazards.front().diagnostic);
-  py::list ranks;
+  py::list ranks, updated;
   for (const runtime::LaunchResult& rank : result.ranks) {
-    py::list outputs;
+    py::list outputs, written;
     for (const runtime::HostTensor& t : rank.outputs) outputs.append(numpy_array(t, Words::kNever));
+    for (std::size_t i = 0; i < rank.updated_inputs.size(); ++i) {
+      const std::optional<runtime::HostTensor>& t = rank.updated_inputs[i];
+      const Words words = bits[i].cast<bool>() ? Words::kAlways : Words::kNever;
+      written.append(t ? py::object(numpy_array(*t, words)) : py::none());
+    }
     ranks.append(outputs);
+    updated.append(written);
   }
   py::list collectives;
   for (const runtime::CollectiveRun& c : result.collectives) {
@@ -294,7 +300,7 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
   run->launch = std::move(result.ranks.front());
   for (std::size_t k = 1; k < result.ranks.size(); ++k)
     run->other_ranks.push_back(std::move(result.ranks[k]));
-  return py::make_tuple(ranks, collectives, result.simulated_ns, run);
+  return py::make_tuple(ranks, updated, collectives, result.simulated_ns, run);
 }
 
 }  // namespace

@@ -141,43 +141,63 @@ def _returned(outputs):
     return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
 
+def _copy_back(slots, args, kwargs, updated):
+    """Arguments the kernel wrote in place: copied back into the caller's arrays."""
+    for (kind, key), after in zip(slots, updated):
+        target = args[key] if kind == "arg" else kwargs[key]
+        if after is None or isinstance(target, trnsim.shaped):
+            continue
+        if isinstance(target, (trnsim.typed, trnsim.bits)):
+            target = target.array
+        target[...] = after.astype(target.dtype, copy=False)
+
+
+def _other_arguments(args, kwargs):
+    """The arguments that do not become tensors, by position or name."""
+    others = {i: a for i, a in enumerate(args) if not _is_input(a)}
+    others.update({k: a for k, a in kwargs.items() if not _is_input(a)})
+    return others
+
+
 def simulate_ranks(kernel, rank_args, system=None, ranks_per_chip=0):
     """trnsim.simulate_ranks: runs len(rank_args) ranks of a kernel at once, rank r called
     with rank_args[r] (a tuple of arguments, or a dict of keyword arguments), on the ranks of
     one chip or, with `system`, on a system's chips (ranks_per_chip per chip; 0: as many as
     its cores hold). The kernel's nki.collectives calls run between the ranks. Returns each
-    rank's result as nki.simulate would; trnsim.last_collectives() lists the collectives."""
+    rank's result as nki.simulate would (arguments written in place are copied back);
+    trnsim.last_collectives() lists the collectives."""
     fn, grid = (kernel.fn, kernel.grid) if isinstance(kernel, Kernel) else (kernel, None)
     if not rank_args:
         raise ValueError("trnsim.simulate_ranks: no ranks (rank_args is empty)")
-    calls = [(a, {}) if isinstance(a, (tuple, list)) else ((), dict(a)) for a in rank_args]
+    calls = [(tuple(a), {}) if isinstance(a, (tuple, list)) else ((), dict(a))
+             for a in rank_args]
     slots, names, _, dtypes, bits, traced = _inputs(fn, *calls[0])
+    others = _other_arguments(*calls[0])
     rank_arrays = []
     for r, (args, kwargs) in enumerate(calls):
         mine = _inputs(fn, args, kwargs)
         if mine[0] != slots or mine[3] != dtypes:
             raise ValueError(f"trnsim.simulate_ranks: rank {r}'s arguments differ in kind or "
                              "dtype from rank 0's (every rank runs the same kernel)")
+        for key, value in _other_arguments(args, kwargs).items():
+            if not (value is others[key] or value == others[key]):
+                raise ValueError(
+                    f"trnsim.simulate_ranks: rank {r}'s argument {key!r} is {value!r}, rank 0's "
+                    f"{others[key]!r} (the kernel is traced once: arguments that are not "
+                    "arrays must be the same on every rank)")
         rank_arrays.append(mine[2])
     language._launch["grid_ndim"] = 0 if grid is None else 1
-    outputs = trnsim._run_ranks(traced, rank_arrays, names, dtypes, bits, _logical_cores(grid),
-                                system, ranks_per_chip)
+    outputs, updated = trnsim._run_ranks(traced, rank_arrays, names, dtypes, bits,
+                                         _logical_cores(grid), system, ranks_per_chip)
+    for (args, kwargs), written in zip(calls, updated):
+        _copy_back(slots, args, kwargs, written)
     return [_returned(o) for o in outputs]
 
 
 def _simulate(fn, grid, args, kwargs):
     slots, names, arrays, dtypes, bit_inputs, traced = _inputs(fn, args, kwargs)
-    positional = list(args)
     language._launch["grid_ndim"] = 0 if grid is None else 1
     outputs, updated = trnsim._run(traced, arrays, names, dtypes, bit_inputs,
                                    _logical_cores(grid))
-    # Arguments the kernel wrote in place: copied back into the caller's arrays.
-    for (kind, key), after in zip(slots, updated):
-        if after is None or isinstance(positional[key] if kind == "arg" else kwargs[key],
-                                       trnsim.shaped):
-            continue
-        target = positional[key] if kind == "arg" else kwargs[key]
-        if isinstance(target, (trnsim.typed, trnsim.bits)):
-            target = target.array
-        target[...] = after.astype(target.dtype, copy=False)
+    _copy_back(slots, list(args), kwargs, updated)
     return _returned(outputs)

@@ -113,6 +113,12 @@ DIFFERENCES = {
                                       "bounds, not the dim's",
     "nki.language.NkiTensor.strides": "on chip, dim 0's stride is 0 (get_pattern gives the "
                                        "elements of a partition there, as .ap takes them)",
+    "nki.collectives.all_reduce": "runs between ranks of trnsim.simulate_ranks; priority is "
+                                  "checked (0 to 3), not modelled",
+    "nki.collectives.all_gather": "collective_dim 0 only; priority is checked, not modelled",
+    "nki.collectives.reduce_scatter": "collective_dim 0 only; priority is checked, not modelled",
+    "nki.collectives.all_to_all": "collective_dim 0 only; priority is checked, not modelled",
+    "nki.collectives.collective_permute": "priority is checked (0 to 3), not modelled",
 }
 for _name in _core.AluOp.__members__:
     if _name != "invert":  # a one-tile operation: its result has x's dtype, as NKI's

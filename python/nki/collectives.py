@@ -11,6 +11,13 @@ from . import _names
 _calls = _core.collectives
 
 
+def _tensors(what, tensors):
+    """NKI's srcs and dsts are lists of tensors (a tensor itself would be taken row by row)."""
+    if not isinstance(tensors, (list, tuple)):
+        raise TypeError(f"{what} is a list of tensors ([t]), not {type(tensors).__name__}")
+    return list(tensors)
+
+
 class ReplicaGroup:
     """ReplicaGroup([[0, 1], [2, 3]]): disjoint lists of ranks of one size, together every
     rank of the launch; each list runs the collective on its own. ReplicaGroup() or
@@ -25,30 +32,36 @@ class ReplicaGroup:
 
 def all_reduce(srcs, dsts, replica_group, op, priority=None, name=None):
     """dsts[i] = op (nl.add, nl.maximum, nl.minimum) over the group's srcs[i]."""
-    _calls.all_reduce(list(srcs), list(dsts), replica_group, op, priority, name)
+    srcs, dsts = _tensors("all_reduce: srcs", srcs), _tensors("all_reduce: dsts", dsts)
+    _calls.all_reduce(srcs, dsts, replica_group, op, priority, name)
 
 
 def all_gather(srcs, dsts, replica_group, collective_dim, priority=None, name=None):
-    """dsts[i] = the group's srcs[i] concatenated along collective_dim (0)."""
-    _calls.all_gather(list(srcs), list(dsts), replica_group, collective_dim, priority, name)
+    """dsts[i] = the group's srcs[i] concatenated along collective_dim (0), in the order the
+    group lists its ranks."""
+    srcs, dsts = _tensors("all_gather: srcs", srcs), _tensors("all_gather: dsts", dsts)
+    _calls.all_gather(srcs, dsts, replica_group, collective_dim, priority, name)
 
 
 def reduce_scatter(srcs, dsts, replica_group, collective_dim, op, priority=None, name=None):
     """dsts[i] = this rank's slice (along collective_dim, 0) of op over the group's srcs[i]."""
-    _calls.reduce_scatter(list(srcs), list(dsts), replica_group, collective_dim, op, priority,
-                          name)
+    srcs, dsts = _tensors("reduce_scatter: srcs", srcs), _tensors("reduce_scatter: dsts", dsts)
+    _calls.reduce_scatter(srcs, dsts, replica_group, collective_dim, op, priority, name)
 
 
 def all_to_all(srcs, dsts, replica_group, collective_dim, priority=None, name=None):
     """Slice j of srcs[i] goes to the group's rank j; slice k of dsts[i] comes from rank k."""
-    _calls.all_to_all(list(srcs), list(dsts), replica_group, collective_dim, priority, name)
+    srcs, dsts = _tensors("all_to_all: srcs", srcs), _tensors("all_to_all: dsts", dsts)
+    _calls.all_to_all(srcs, dsts, replica_group, collective_dim, priority, name)
 
 
 def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None):
     """Each pair's target receives its source's srcs[0] in dsts[0] (a rank no pair targets
     gets zeros)."""
+    srcs = _tensors("collective_permute: srcs", srcs)
+    dsts = _tensors("collective_permute: dsts", dsts)
     pairs = [(int(s), int(t)) for s, t in source_target_pairs]
-    _calls.collective_permute(list(srcs), list(dsts), pairs, priority, name)
+    _calls.collective_permute(srcs, dsts, pairs, priority, name)
 
 
 def rank_id(name=None):

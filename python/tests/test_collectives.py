@@ -92,7 +92,7 @@ def gather_too_small(x):
 def test_shapes_that_cannot_fit_are_tracing_errors():
     xs = rank_arrays(4, (8, 8))
     with pytest.raises(trnsim.Error, match=r"test_collectives.py:\d+:\d+: error: all_gather: "
-                                           r"dst 0 has 64 elements; 128"):
+                                           r"dst 0 is \[8, 8\], src 0 is \[8, 8\]"):
         trnsim.simulate_ranks(gather_too_small, [(x,) for x in xs])
     with pytest.raises(ValueError, match="no ranks"):
         trnsim.simulate_ranks(gather_too_small, [])
@@ -126,3 +126,49 @@ def test_the_profile_of_a_ranks_run_shows_every_rank_and_the_collective(tmp_path
     assert "collective" in names or any("collective" in str(n) for n in names)
     cores = {e["pid"] for e in events if e.get("name") == "collective"}
     assert len(cores) == 4  # one collective span per rank's core
+
+
+def scaled_sum(x, scale):
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=float(scale))
+    h = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.hbm)
+    nisa.dma_copy(dst=h, src=t)
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ncc.all_reduce([h], [out], ncc.ReplicaGroup(), op=nl.add)
+    return out
+
+
+def reduce_in_place(x):
+    ncc.all_reduce([x], [x], ncc.ReplicaGroup(), op=nl.add)
+
+
+def flat_group(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ncc.all_reduce([x], [out], [0, 1], op=nl.add)
+    return out
+
+
+def tensor_not_list(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ncc.all_reduce(x, out, ncc.ReplicaGroup(), op=nl.add)
+    return out
+
+
+def test_arguments_and_calls_a_ranks_run_refuses_or_writes_back():
+    x = np.ones((4, 4), np.float32)
+    # The kernel is traced once: every rank's other arguments must be rank 0's.
+    with pytest.raises(ValueError, match=r"rank 1's argument 1 is 5.0, rank 0's 1.0"):
+        trnsim.simulate_ranks(scaled_sum, [(x, 1.0), (x, 5.0)])
+    np.testing.assert_array_equal(trnsim.simulate_ranks(scaled_sum, [(x, 2.0), (x, 2.0)])[0],
+                                  4 * x)
+    # Arguments written in place come back into each rank's own arrays, as with nki.simulate.
+    a, b = np.ones((4, 4), np.float32), 2 * np.ones((4, 4), np.float32)
+    trnsim.simulate_ranks(reduce_in_place, [(a,), (b,)])
+    np.testing.assert_array_equal(a, 3 * np.ones((4, 4), np.float32))
+    np.testing.assert_array_equal(b, a)
+    with pytest.raises(trnsim.Error, match=r"test_collectives.py:\d+:\d+: error: all_reduce: "
+                                           r"replica_group is a ReplicaGroup or a list of rank"):
+        trnsim.simulate_ranks(flat_group, [(x,), (x,)])
+    with pytest.raises(TypeError, match=r"all_reduce: srcs is a list of tensors"):
+        trnsim.simulate_ranks(tensor_not_list, [(x,), (x,)])

@@ -79,6 +79,9 @@ struct Collective {
   std::vector<std::uint32_t> groups;
   std::uint32_t group_size = 0;
   std::vector<std::uint32_t> pairs;
+  // src's outermost dimension, which reduce_scatter and all_to_all cut into a slice per rank
+  // (0: not given; the run then checks element counts only).
+  std::uint64_t split_rows = 0;
   template <class V>
   void fields(V&& v) {
     v("dst", dst, Role::kWrite);
@@ -88,6 +91,7 @@ struct Collective {
     v("groups", groups, Role::kAttr);
     v("group_size", group_size, Role::kAttr);
     v("pairs", pairs, Role::kAttr);
+    v("split_rows", split_rows, Role::kAttr);
   }
 };
 

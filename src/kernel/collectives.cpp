@@ -5,6 +5,7 @@
 #include "kernel/collectives.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <set>
@@ -48,6 +49,42 @@ void put_groups(isa::Collective& c, const ReplicaGroup& g, const Loc& loc, const
   c.group_size = g.groups.empty() ? 0 : static_cast<std::uint32_t>(g.groups.front().size());
 }
 
+// "[8, 16]"
+std::string shape_text(const kernel::Shape& shape) {
+  return fmt::format("[{}]", fmt::join(shape, ", "));
+}
+
+// dst's shape against src's: the same, or (gathers and scatters) the outermost dimension
+// times or divided by the group size, when the groups are given (`group` > 0); without them
+// the launch decides the size and the run checks the counts.
+void check_shapes(const Call& call, const kernel::Shape& s, const kernel::Shape& d,
+                  std::uint32_t group, std::size_t i, const Loc& loc) {
+  const auto bad = [&](const std::string& why) {
+    fail(loc, fmt::format("{}: dst {} is {}, src {} is {} ({})", call.name, i, shape_text(d), i,
+                          shape_text(s), why));
+  };
+  if (s.empty() || d.empty()) bad("collectives move tensors of one dimension or more");
+  const bool same_inner = std::equal(s.begin() + 1, s.end(), d.begin() + 1, d.end());
+  const std::int64_t g = group, s0 = s.front(), d0 = d.front();
+  switch (call.kind) {
+    case isa::CollectiveKind::kAllGather:
+      if (!same_inner || (g > 0 ? d0 != g * s0 : d0 % s0 != 0))
+        bad("dst's outermost dimension is the group size x src's, the others src's");
+      return;
+    case isa::CollectiveKind::kReduceScatter:
+      if (!same_inner || (g > 0 ? s0 % g != 0 || d0 != s0 / g : s0 % d0 != 0))
+        bad("dst's outermost dimension is src's / the group size, the others src's");
+      return;
+    case isa::CollectiveKind::kAllToAll:
+      if (s != d) bad("the same shape");
+      if (g > 0 && s0 % g != 0)
+        bad(fmt::format("the outermost dimension splits into {} equal slices, one per rank", g));
+      return;
+    default:
+      if (s != d) bad("the same shape");
+  }
+}
+
 // The checks every call shares, then one instruction per (src, dst).
 void record(const Call& call, const isa::Collective& prototype, const std::vector<Tensor>& srcs,
             const std::vector<Tensor>& dsts, int collective_dim, const CollectiveOptions& o,
@@ -84,28 +121,9 @@ void record(const Call& call, const isa::Collective& prototype, const std::vecto
     if (s.dtype() != d.dtype())
       fail(loc, fmt::format("{}: src {} is {}, dst is {} (a collective does not convert)",
                             call.name, i, numerics::name(s.dtype()), numerics::name(d.dtype())));
-    const std::int64_t in = s.size(), out = d.size();
-    const auto want = [&](std::int64_t expected, const char* why) {
-      if (out != expected)
-        fail(loc,
-             fmt::format("{}: dst {} has {} elements; {} ({})", call.name, i, out, expected, why));
-    };
-    switch (call.kind) {
-      case isa::CollectiveKind::kAllGather:
-        if (group != 0) want(in * group, "group size x src's");
-        break;
-      case isa::CollectiveKind::kReduceScatter:
-        if (group != 0) {
-          if (in % group != 0)
-            fail(loc, fmt::format("{}: src {} has {} elements, which groups of {} cannot split",
-                                  call.name, i, in, group));
-          want(in / group, "src's / group size");
-        }
-        break;
-      default:
-        want(in, "src's");
-    }
+    check_shapes(call, s.shape(), d.shape(), group, i, loc);
     isa::Collective c = prototype;
+    c.split_rows = static_cast<std::uint64_t>(s.shape().front());
     c.src = s.ap(loc);
     c.dst = d.ap(loc);
     Tracer::current(loc).record(c, {std::nullopt, o.queue, isa::RoundingMode::kNearestEven, o.name},

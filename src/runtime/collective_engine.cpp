@@ -44,9 +44,15 @@ std::pair<collective::Op, std::uint64_t> sized(const isa::Collective& op, std::i
       return {collective::Op::kAllGather, static_cast<std::uint64_t>(out) * word};
     case isa::CollectiveKind::kReduceScatter:
       need(in == out * members, "src needs the group size x dst's");
+      need(op.split_rows % static_cast<std::uint64_t>(members) == 0,
+           fmt::format("src's outermost dimension, {}, must split into a slice per rank",
+                       op.split_rows));
       return {collective::Op::kReduceScatter, static_cast<std::uint64_t>(in) * word};
     case isa::CollectiveKind::kAllToAll:
       need(out == in && in % members == 0, "dst needs src's, a multiple of the group size");
+      need(op.split_rows % static_cast<std::uint64_t>(members) == 0,
+           fmt::format("src's outermost dimension, {}, must split into a slice per rank",
+                       op.split_rows));
       return {collective::Op::kAllToAll, static_cast<std::uint64_t>(in) * word};
     case isa::CollectiveKind::kPermute:
       need(out == in, "dst needs src's");

@@ -67,7 +67,6 @@ std::vector<std::uint32_t> CollectiveCalls::members_of(const isa::Collective& op
   const auto at = std::find(op.groups.begin(), op.groups.end(), rank);
   const auto first = (at - op.groups.begin()) / op.group_size * op.group_size;
   members.assign(op.groups.begin() + first, op.groups.begin() + first + op.group_size);
-  std::sort(members.begin(), members.end());
   return members;
 }
 

@@ -31,13 +31,14 @@ struct CollectiveArrival {
 
 class CollectiveCalls {
  public:
-  // The ranks a call of `rank` meets, in rank order. Throws std::invalid_argument for a
+  // The ranks a call of `rank` meets, in their order in the group (a rank's place there is its
+  // rank within the group: what all_gather orders by). Throws std::invalid_argument for a
   // group naming a rank the launch does not have, or groups that leave `rank` out.
   static std::vector<std::uint32_t> members_of(const isa::Collective& op, std::uint32_t rank,
                                                std::uint32_t ranks);
 
   // Registers the call of program `program` of rank `rank`. Returns every member's call, in
-  // member order, when this one completes its set. Throws std::invalid_argument when it does
+  // the group's order, when this one completes its set. Throws std::invalid_argument when it does
   // not agree with the calls it meets (the message names the first member's call; its origin
   // is `first_origin`).
   std::optional<std::vector<CollectiveArrival>> arrive(std::uint32_t rank, std::uint32_t program,

@@ -129,6 +129,26 @@ TEST(KernelCollectives, AllGatherStaysInItsReplicaGroup) {
   EXPECT_EQ(r.collectives.size(), 2u);  // one per group
 }
 
+// A rank's place in its group's list is its rank in the group: [[1, 0], [3, 2]] gathers rank
+// 1's data first.
+std::vector<Tensor> gather_listed_backwards(std::span<const Tensor> in) {
+  Tensor out = nl::ndarray({2 * in[0].dim(0), in[0].dim(1)}, in[0].dtype(), nl::shared_hbm, "out");
+  ncc::all_gather({in[0]}, {out}, ncc::ReplicaGroup{{{1, 0}, {3, 2}}}, 0);
+  return {out};
+}
+
+TEST(KernelCollectives, AGroupsListOrderIsItsRankOrder) {
+  const kernel::Shape shape{16, 8};
+  const RanksResult r = run_on_chip(gather_listed_backwards, shape);
+  for (int k = 0; k < kCollectiveRanks; ++k) {
+    const int first = k / 2 * 2 + 1;  // listed first
+    std::vector<float> expected = rank_tensor(first, shape).to_floats();
+    const std::vector<float> second = rank_tensor(first - 1, shape).to_floats();
+    expected.insert(expected.end(), second.begin(), second.end());
+    EXPECT_EQ(values(r, k), expected) << "rank " << k;
+  }
+}
+
 TEST(KernelCollectives, ReduceScatterGivesEachRankItsSlice) {
   const kernel::Shape shape{64, 8};
   const RanksResult r = run_on_chip(scatter_sums, shape);
@@ -202,6 +222,42 @@ std::vector<Tensor> gather_into_too_small(std::span<const Tensor> in) {
   return {out};
 }
 
+std::vector<Tensor> reduce_into_transposed(std::span<const Tensor> in) {
+  Tensor out = nl::ndarray({in[0].dim(1), in[0].dim(0)}, in[0].dtype(), nl::shared_hbm, "out");
+  ncc::all_reduce({in[0]}, {out}, {}, isa::AluOp::kAdd);
+  return {out};
+}
+
+// Six rows cannot go to four ranks a whole number of rows each: known only at run time,
+// when the launch gives the group its size.
+std::vector<Tensor> exchange_six_rows(std::span<const Tensor> in) {
+  Tensor out = nl::ndarray(in[0].shape(), in[0].dtype(), nl::shared_hbm, "out");
+  ncc::all_to_all({in[0]}, {out}, {}, 0);
+  return {out};
+}
+
+TEST(KernelCollectives, SlicesMustBeWholeRowsAndShapesMustMatch) {
+  try {
+    (void)run_on_chip(exchange_six_rows, {6, 16});
+    FAIL() << "expected a SimError";
+  } catch (const sim::SimError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("collectives_test.cpp"), std::string::npos) << what;
+    EXPECT_NE(what.find("outermost dimension, 6, must split into a slice per rank"),
+              std::string::npos)
+        << what;
+  }
+  const arch::ChipConfig chip = arch::load_preset("trn3");
+  try {
+    (void)build(reduce_into_transposed, std::vector{rank_tensor(0, {8, 16}).spec()}, chip);
+    FAIL() << "expected a KernelError";
+  } catch (const kernel::KernelError& e) {
+    EXPECT_NE(std::string(e.what()).find("dst 0 is [16, 8], src 0 is [8, 16] (the same shape)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(KernelCollectives, ShapesThatCannotFitAreTracingErrors) {
   const arch::ChipConfig chip = arch::load_preset("trn3");
   const HostTensor x = rank_tensor(0, {8, 8});
@@ -211,7 +267,7 @@ TEST(KernelCollectives, ShapesThatCannotFitAreTracingErrors) {
   } catch (const kernel::KernelError& e) {
     const std::string what = e.what();
     EXPECT_NE(what.find("collectives_test.cpp"), std::string::npos) << what;
-    EXPECT_NE(what.find("group size x src's"), std::string::npos) << what;
+    EXPECT_NE(what.find("the group size x src's"), std::string::npos) << what;
   }
 }
 
