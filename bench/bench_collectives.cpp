@@ -1,7 +1,8 @@
 // Host time of collectives against the size of the system: the event model and the analytical
 // model timing a 256 MiB all-reduce on 1, 16, 64 and 144 chips (4 ranks per chip, the
 // runtime's algorithm for the size), and the data of a bf16 all-reduce on 1 and 2 host
-// threads (the same bits for both: collective_test.cpp checks it).
+// threads (the same bits for both: collective_test.cpp checks it), and a kernel with an
+// all-reduce launched on one rank per chip of those systems.
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -9,7 +10,10 @@
 #include <vector>
 
 #include "collective/collective.h"
+#include "kernel/collectives.h"
+#include "kernel/kernel.h"
 #include "numerics/numerics.h"
+#include "runtime/runtime.h"
 
 namespace {
 
@@ -78,6 +82,41 @@ void BM_AllReduceData(benchmark::State& state) {
                           static_cast<std::int64_t>(count) * 2);
 }
 BENCHMARK(BM_AllReduceData)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// A kernel with a collective on a system's chips, one rank per chip (runtime::launch_system):
+// each rank loads its [128, 512] fp32 tile, takes exp, and all-reduces it. The host time of
+// building the launch, simulating every rank's cores and computing and timing the collective.
+std::vector<kernel::Tensor> exp_then_all_reduce(std::span<const kernel::Tensor> in) {
+  kernel::Tensor t = nl::load(in[0]);
+  kernel::Tensor e = nl::ndarray(in[0].shape(), in[0].dtype(), nl::sbuf, "e");
+  nisa::activation(e, isa::ActivationFunc::kExp, t);
+  kernel::Tensor partial = nl::ndarray(in[0].shape(), in[0].dtype(), nl::private_hbm, "partial");
+  nl::store(partial, e);
+  kernel::Tensor out = nl::ndarray(in[0].shape(), in[0].dtype(), nl::shared_hbm, "out");
+  ncc::all_reduce({partial}, {out}, {}, isa::AluOp::kAdd);
+  return {out};
+}
+
+void BM_KernelOnChips(benchmark::State& state) {
+  const Case& c = kCases[state.range(0)];
+  const system::SystemConfig config = system::load_preset(c.system);
+  const kernel::Shape shape{128, 512};
+  std::vector<std::vector<runtime::HostTensor>> inputs;
+  for (int r = 0; r < c.chips; ++r)
+    inputs.push_back({runtime::random_tensor("x", numerics::DType::kFloat32, shape,
+                                             static_cast<std::uint32_t>(r))});
+  const runtime::BuiltKernel built =
+      runtime::build(exp_then_all_reduce, std::vector{inputs[0][0].spec()}, config.chip_config);
+  double simulated_ns = 0;
+  for (auto _ : state) {
+    const runtime::RanksResult r = runtime::launch_system(built, config, inputs, 1);
+    simulated_ns = r.simulated_ns;
+    benchmark::DoNotOptimize(r.ranks.back().outputs.front().bytes().data());
+  }
+  state.counters["chips"] = c.chips;
+  state.counters["simulated_us"] = simulated_ns / 1000;
+}
+BENCHMARK(BM_KernelOnChips)->DenseRange(0, 3)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

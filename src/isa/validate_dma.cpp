@@ -201,6 +201,18 @@ void check_op(Checker& c, const Collective& op) {
   if (op.kind == CollectiveKind::kPermute) {
     if (op.pairs.empty() || op.pairs.size() % 2 != 0)
       c.add("pairs", "a permute lists source, target pairs (an even, non-zero count)");
+    std::vector<std::uint32_t> sources, targets;
+    for (std::size_t i = 0; i + 1 < op.pairs.size(); i += 2) {
+      sources.push_back(op.pairs[i]);
+      targets.push_back(op.pairs[i + 1]);
+    }
+    for (auto* ranks : {&sources, &targets}) {
+      std::sort(ranks->begin(), ranks->end());
+      if (std::adjacent_find(ranks->begin(), ranks->end()) != ranks->end()) {
+        c.add("pairs", "a rank sends or receives twice (each at most once in a permute)");
+        break;
+      }
+    }
     if (!op.groups.empty()) c.add("groups", "a permute takes pairs, not replica groups");
   } else if (!op.pairs.empty()) {
     c.add("pairs",

@@ -76,6 +76,7 @@
 # expected-error@-4 {{operand 'groups': a rank is listed twice (replica groups do not overlap)}}
 [dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=reduce_scatter, op=multiply  # expected-error {{operand 'op': multiply (a collective reduces with add, maximum or minimum)}}
 [dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, pairs=[0]  # expected-error {{operand 'pairs': a permute lists source, target pairs (an even, non-zero count)}}
+[dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, pairs=[0,1,0,2]  # expected-error {{operand 'pairs': a rank sends or receives twice (each at most once in a permute)}}
 # -----
 # sendrecv: not on NeuronCore-v2
 # chip: trn1
