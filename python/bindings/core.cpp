@@ -297,10 +297,12 @@ py::tuple simulate_ranks(const py::function& fn, const py::list& rank_arrays, co
     d["end_ns"] = c.end_ns;
     collectives.append(d);
   }
+  py::list output_dtypes;
+  for (const runtime::HostTensor& t : result.ranks.front().outputs) output_dtypes.append(t.dtype);
   run->launch = std::move(result.ranks.front());
   for (std::size_t k = 1; k < result.ranks.size(); ++k)
     run->other_ranks.push_back(std::move(result.ranks[k]));
-  return py::make_tuple(ranks, updated, collectives, result.simulated_ns, run);
+  return py::make_tuple(ranks, updated, collectives, result.simulated_ns, run, output_dtypes);
 }
 
 }  // namespace

@@ -103,3 +103,35 @@ def test_options_may_come_before_the_kernel():
     r = trnsim("run", "--shape", "128x64", os.path.join(EXAMPLES, "softmax.py:softmax"))
     assert r.returncode == 0, r.stderr
     assert "softmax on trn3: simulated" in r.stdout
+
+
+ALL_SUM = ("import numpy as np\n"
+           "import nki.collectives as ncc\n"
+           "import nki.language as nl\n\n"
+           "def all_sum(x):\n"
+           "    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n"
+           "    ncc.all_reduce([x], [out], ncc.ReplicaGroup(), op=nl.add)\n"
+           "    return out\n\n"
+           "def all_sum_ref(x):  # x: every rank's input, stacked\n"
+           "    return np.broadcast_to(x.sum(axis=0), x.shape)\n\n"
+           "def own(x):\n    return x\n")
+
+
+def test_ranks_on_a_system_run_their_collectives_and_check_every_rank(tmp_path):
+    kernel = tmp_path / "all_sum.py"
+    kernel.write_text(ALL_SUM)
+    r = trnsim("run", f"{kernel}:all_sum", "--shape", "128x64", "--ranks", "16", "--system",
+               "trn2.48xlarge", "--reference", "all_sum_ref")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "all_sum x 16 ranks on trn2.48xlarge: simulated" in r.stdout
+    assert "collective: all_reduce of 32768 B among 16 ranks (mesh, event model)" in r.stdout
+    assert "0 of 131072 elements outside" in r.stdout
+    # Each rank has inputs of its own: a reference that ignores the others fails.
+    r = trnsim("run", f"{kernel}:all_sum", "--shape", "128x64", "--ranks", "4", "--reference",
+               "own")
+    assert r.returncode == 1
+    assert " 0 of 32768" not in r.stdout
+    r = trnsim("run", f"{kernel}:all_sum", "--shape", "8x8", "--ranks", "17", "--system",
+               "trn2.48xlarge")
+    assert r.returncode == 1
+    assert "17 ranks at 1 per chip need 17 chips; the system has 16" in r.stderr

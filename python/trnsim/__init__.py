@@ -184,11 +184,12 @@ def last_ranks_ns():
 def _run_ranks(fn, rank_arrays, names, dtypes, bit_inputs, lnc, system, ranks_per_chip):
     if ranks_per_chip < 0:
         raise ValueError(f"trnsim.simulate_ranks: ranks_per_chip {ranks_per_chip} is negative")
-    ranks, updated, collectives, simulated_ns, run = _core.simulate_ranks(
+    ranks, updated, collectives, simulated_ns, run, output_dtypes = _core.simulate_ranks(
         fn, [list(a) for a in rank_arrays], list(names), list(dtypes), list(bit_inputs), chip(),
         lnc, _state["options"], "" if system is None else str(system), int(ranks_per_chip))
     _state["last_collectives"] = list(collectives)
     _state["last_ranks_ns"] = simulated_ns
+    _state["last_ranks_output_dtypes"] = list(output_dtypes)
     _state["last_run"] = run  # every rank's cores, for last_run().write_profile
     _state["last_report"] = None  # a report of one core's run; last_collectives() has these
     return ranks, updated

@@ -51,6 +51,16 @@ def _parser():
         c.add_argument("--chip", default=trnsim.chip(), help="preset or config file")
         c.add_argument("--lnc", type=int, default=1, help="logical core size (kernel[n])")
         c.add_argument("--seed", type=int, default=0, help="seed of the generated inputs")
+        c.add_argument("--ranks", type=int, default=1,
+                       help="run this many ranks at once (trnsim.simulate_ranks), each with "
+                            "inputs of its own; the kernel's nki.collectives run between them. "
+                            "A --reference then gets each input stacked over the ranks "
+                            "(axis 0) and returns each output stacked so")
+        c.add_argument("--system", metavar="SYSTEM",
+                       help="with --ranks: a system preset or file whose chips the ranks run "
+                            "on (default: the ranks share one --chip)")
+        c.add_argument("--ranks-per-chip", type=int, default=1, metavar="K",
+                       help="with --system: ranks on each chip (default 1)")
         c.add_argument("--timing-only", action="store_true",
                        help="time the kernel without computing data")
         c.add_argument("--trace", metavar="FILE", help="write a Perfetto trace (JSON)")
@@ -88,14 +98,14 @@ def _shape(text):
     return dims
 
 
-def _inputs(args):
+def _inputs(args, seed):
     if not args.shape:
         raise UsageError("give each input's shape with --shape (e.g. --shape 1024x512)")
     dtypes = args.dtype or ["fp32"]
     if len(dtypes) not in (1, len(args.shape)):
         raise UsageError(f"{len(dtypes)} --dtype for {len(args.shape)} inputs (give one for "
                          "all, or one per input)")
-    rng = np.random.default_rng(args.seed)
+    rng = np.random.default_rng(seed)
     arrays, kernel_args = [], []
     for i, text in enumerate(args.shape):
         name = _DTYPES.get(dtypes[i % len(dtypes)], dtypes[i % len(dtypes)])
@@ -106,7 +116,7 @@ def _inputs(args):
                              "(pack them in a Python driver; docs/python.md)")
         if args.timing_only:  # shapes only: no data is made
             kernel_args.append(trnsim.shaped(_shape(text), _core.DType.__members__[name],
-                                             seed=args.seed + i))
+                                             seed=seed + i))
             continue
         values = rng.uniform(-1, 1, _shape(text)).astype(np.float32)
         if name in _NATIVE and np.dtype(_NATIVE[name]).kind in "iu":
@@ -159,6 +169,25 @@ def _print_kernel_traceback(error):
     print("".join(traceback.format_exception_only(type(error), error)), end="", file=sys.stderr)
 
 
+def _print_ranks(args):
+    """The summary of a run of ranks and its collectives; returns its outputs' dtypes."""
+    where = args.system or args.chip
+    print(f"{args.kernel} x {args.ranks} ranks on {where}: simulated "
+          f"{trnsim.last_ranks_ns() / 1000:.3f} us")
+    for c in trnsim.last_collectives():
+        print(f"collective: {c['op']} of {c['bytes']} B among {c['ranks']} ranks "
+              f"({c['algorithm']}, {c['model']} model): {(c['end_ns'] - c['start_ns']) / 1000:.3f}"
+              f" us from {c['start_ns'] / 1000:.3f} us")
+    return trnsim._state.get("last_ranks_output_dtypes", [])
+
+
+def _stacked(rank_outputs):
+    """Each output stacked over the ranks (axis 0), as a reference of ranks returns it."""
+    per_rank = [o if isinstance(o, tuple) else (o,) for o in rank_outputs]
+    stacked = tuple(np.stack([o[i] for o in per_rank]) for i in range(len(per_rank[0])))
+    return stacked[0] if len(stacked) == 1 else stacked
+
+
 def main(argv=None):
     args = _parser().parse_args(argv)
     try:
@@ -166,11 +195,23 @@ def main(argv=None):
         reference = None
         if args.reference and not args.timing_only:
             _, reference = _load_function(args.reference, default_file=path)
-        arrays, kernel_args = _inputs(args)
+        ranked = args.ranks > 1 or args.system is not None
+        if args.ranks < 1 or args.ranks_per_chip < 1:
+            raise UsageError("--ranks and --ranks-per-chip are positive counts")
+        # Rank r's inputs come from seed + 1000 r: every rank computes on data of its own.
+        per_rank = [_inputs(args, args.seed + 1000 * r) for r in range(args.ranks)]
+        arrays, kernel_args = per_rank[0]
         trnsim.set_chip(args.chip)
         trnsim.set_options(timing_only=args.timing_only)
         launch = kernel if isinstance(kernel, nki.Kernel) else nki.jit(kernel)
-        outputs = nki.simulate(launch[args.lnc] if args.lnc > 1 else launch)(*kernel_args)
+        launch = launch[args.lnc] if args.lnc > 1 else launch
+        if ranked:
+            outputs = trnsim.simulate_ranks(launch, [tuple(k) for _, k in per_rank],
+                                            system=args.system,
+                                            ranks_per_chip=args.ranks_per_chip)
+            arrays = [np.stack([a[i] for a, _ in per_rank]) for i in range(len(arrays))]
+        else:
+            outputs = nki.simulate(launch)(*kernel_args)
     except UsageError as e:
         print(f"trnsim: error: {e}", file=sys.stderr)
         return 2
@@ -180,11 +221,16 @@ def main(argv=None):
     except Exception as e:  # noqa: BLE001  (the kernel's own error: its frames only)
         _print_kernel_traceback(e)
         return 1
-    report = trnsim.last_report()
-    host = trnsim.last_host_times()
-    print(f"{args.kernel} on {args.chip}: simulated {report['total_ns'] / 1000:.3f} us, "
-          f"{host['instructions']} instructions (host: trace {host['trace_ms']:.0f} ms, "
-          f"compile {host['compile_ms']:.0f} ms, simulation {host['simulation_s']:.2f} s)")
+    if ranked:
+        output_dtypes = _print_ranks(args)
+        outputs = None if args.timing_only else _stacked(outputs)
+    else:
+        report = trnsim.last_report()
+        host = trnsim.last_host_times()
+        output_dtypes = host["output_dtypes"]
+        print(f"{args.kernel} on {args.chip}: simulated {report['total_ns'] / 1000:.3f} us, "
+              f"{host['instructions']} instructions (host: trace {host['trace_ms']:.0f} ms, "
+              f"compile {host['compile_ms']:.0f} ms, simulation {host['simulation_s']:.2f} s)")
     html = getattr(args, "output", None) or (
         f"{kernel.__name__}.html" if args.command == "profile" else None)
     if html or args.trace:
@@ -203,6 +249,6 @@ def main(argv=None):
         except Exception as e:  # noqa: BLE001  (the reference's own error: its frames only)
             _print_kernel_traceback(e)
             return 1
-        if not _compare(outputs, expected, args, host["output_dtypes"]):
+        if not _compare(outputs, expected, args, output_dtypes):
             return 1
     return 0
