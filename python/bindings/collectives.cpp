@@ -103,6 +103,34 @@ void bind_collectives(py::module_& m) {
       py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("collective_dim"),
       py::arg("priority") = none, py::arg("name") = none);
   m.def(
+      "collective_permute_implicit",
+      [](const std::vector<std::vector<Tensor>>& srcs, const std::vector<std::vector<Tensor>>& dsts,
+         const py::object& replica_group, const std::vector<int>& channel_ids,
+         const py::object& priority, const py::object& name) {
+        at_kernel_line([&] {
+          ncc::collective_permute_implicit(
+              srcs, dsts, replica_group_of(replica_group, "collective_permute_implicit"),
+              channel_ids, options_of(priority, name));
+        });
+      },
+      py::arg("srcs_by_channel"), py::arg("dsts_by_channel"), py::arg("replica_group"),
+      py::arg("channel_ids"), py::arg("priority") = none, py::arg("name") = none);
+  m.def(
+      "current_processing_rank_id",
+      [](const py::object& iteration, const py::object& replica_group, int channel_id,
+         const py::object& name) {
+        (void)options_of(py::none(), name);
+        const ncc::ReplicaGroup g = replica_group_of(
+            replica_group, "collective_permute_implicit_current_processing_rank_id");
+        if (py::isinstance<kernel::Register>(iteration)) {
+          const auto r = iteration.cast<kernel::Register>();
+          return at_kernel_line([&] { return ncc::current_processing_rank_id(r, g, channel_id); });
+        }
+        const int step = iteration.cast<int>();
+        return at_kernel_line([&] { return ncc::current_processing_rank_id(step, g, channel_id); });
+      },
+      py::arg("iteration_id"), py::arg("replica_group"), py::arg("channel_id"), py::arg("name"));
+  m.def(
       "rank_id",
       [](const py::object& name) {
         (void)options_of(py::none(), name);

@@ -64,6 +64,26 @@ def collective_permute(srcs, dsts, source_target_pairs, priority=None, name=None
     _calls.collective_permute(srcs, dsts, pairs, priority, name)
 
 
+def collective_permute_implicit(srcs_by_channel, dsts_by_channel, replica_group,
+                                channel_ids=[0], priority=None, name=None):  # noqa: B006
+    """On each channel, every rank sends its tensor to the next rank of its replica group and
+    receives the previous rank's (a ring); each channel is a collective of its own."""
+    srcs = [_tensors("collective_permute_implicit: srcs_by_channel[c]", c)
+            for c in _tensors("collective_permute_implicit: srcs_by_channel", srcs_by_channel)]
+    dsts = [_tensors("collective_permute_implicit: dsts_by_channel[c]", c)
+            for c in _tensors("collective_permute_implicit: dsts_by_channel", dsts_by_channel)]
+    _calls.collective_permute_implicit(srcs, dsts, replica_group, [int(c) for c in channel_ids],
+                                       priority, name)
+
+
+def collective_permute_implicit_current_processing_rank_id(iteration_id, replica_group,
+                                                           channel_id=0, name=None):
+    """A register holding the rank whose data the ring has brought here at iteration
+    `iteration_id` (an int or a register such as a loop's counter): this rank at 0, the rank
+    k places before it in its group at k."""
+    return _calls.current_processing_rank_id(iteration_id, replica_group, int(channel_id), name)
+
+
 def rank_id(name=None):
     """A register holding this rank's number in the launch (0 to ranks - 1), for register
     arithmetic and register-relative views (.ap(scalar_offset=...))."""

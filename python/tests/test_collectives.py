@@ -172,3 +172,31 @@ def test_arguments_and_calls_a_ranks_run_refuses_or_writes_back():
         trnsim.simulate_ranks(flat_group, [(x,), (x,)])
     with pytest.raises(TypeError, match=r"all_reduce: srcs is a list of tensors"):
         trnsim.simulate_ranks(tensor_not_list, [(x,), (x,)])
+
+
+def ring_step(x):
+    """Each rank passes x around its group's ring once, and stores whose data it holds after
+    one step and after two (collective_permute_implicit and its current_processing_rank_id)."""
+    group = ncc.ReplicaGroup([[0, 2, 1, 3]])
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ncc.collective_permute_implicit([[x]], [[out]], group)
+    whose = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
+    current = ncc.collective_permute_implicit_current_processing_rank_id
+    nisa.register_store(dst=whose[:, 0:1], src=current(1, group))
+    step = nisa.register_alloc(2)
+    nisa.register_store(dst=whose[:, 1:2], src=current(step, group))
+    whose_hbm = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=whose_hbm, src=whose)
+    return out, whose_hbm
+
+
+def test_an_implicit_ring_permute_and_whose_data_it_brought():
+    xs = rank_arrays(4, (8, 8))
+    outs = trnsim.simulate_ranks(ring_step, [(x,) for x in xs])
+    before = {0: 3, 2: 0, 1: 2, 3: 1}  # the ring 0 -> 2 -> 1 -> 3 -> 0
+    two_before = {r: before[before[r]] for r in range(4)}
+    for r, (out, whose) in enumerate(outs):
+        np.testing.assert_array_equal(out, xs[before[r]])
+        assert whose.tolist() == [[before[r], two_before[r]]]
+    [c] = trnsim.last_collectives()
+    assert c["op"] == "permute" and c["ranks"] == 4

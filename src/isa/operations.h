@@ -687,7 +687,7 @@ using Operation =
                  CoreBarrier, TensorScalarReduce, TensorCopyPredicated, NcMatchReplace8, Activate2,
                  RegSet, RegAdd, RegLoad, RegStore, Branch, TensorScalarCumulative, Rng, SetRngSeed,
                  Dropout, SequenceBounds, NonzeroWithCount, NcNGather, Topk, DmaCompute, SendRecv,
-                 Collective, RankId>;
+                 Collective, RankId, RingRankId>;
 
 std::string_view op_name(const Operation& op);
 // The engine-held state `op` reads or writes (its kState trait; kNone when it declares none).

@@ -41,6 +41,30 @@ struct RankId {
   }
 };
 
+// dst = the rank whose data a ring permute (collective permute without pairs) has brought to
+// this rank after `step` (+ register `step_reg` when present) steps: the member `step`
+// places before this rank in its replica group, cyclically (NKI 0.6
+// collective_permute_implicit_current_processing_rank_id; step 0 is the rank itself).
+// `groups` as isa::Collective's (none: one group of every rank).
+struct RingRankId {
+  static constexpr std::string_view kName = "ring_rank_id";
+  static constexpr OpClass kClass = OpClass::kControl;
+  static constexpr std::uint8_t kEngines = kAnyQueue;
+  friend bool operator==(const RingRankId&, const RingRankId&) = default;
+  Reg dst, step_reg;
+  std::int32_t step = 0;
+  std::vector<std::uint32_t> groups;
+  std::uint32_t group_size = 0;
+  template <class V>
+  void fields(V&& v) {
+    v("dst", dst, Role::kAttr);
+    v("step_reg", step_reg, Role::kAttr);
+    v("step", step, Role::kAttr);
+    v("groups", groups, Role::kAttr);
+    v("group_size", group_size, Role::kAttr);
+  }
+};
+
 // dst = src + imm (wrapping at 32 bits); imm 0 is a move.
 struct RegAdd {
   static constexpr std::string_view kName = "reg_add";

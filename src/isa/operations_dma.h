@@ -62,7 +62,8 @@ struct SendRecv {
 // group's srcs; all_gather: dst = the srcs in group order, concatenated along the outermost
 // dimension; reduce_scatter: dst = this rank's slice (in group order) of the op over the srcs;
 // all_to_all: slice j of src goes to rank j, slice i of dst comes from rank i; permute: dst
-// receives the src of the rank whose pair names this one as its target. `groups` lists the
+// receives the src of the rank whose pair names this one as its target (no pairs: of the rank
+// before it in its replica group, a ring: NKI's collective_permute_implicit). `groups` lists the
 // replica groups' ranks, `group_size` at a time (empty: one group of every rank); `pairs`
 // lists a permute's source, target, source, target, ... The k-th collective a core runs on
 // a set of ranks meets the k-th of every other rank of that set (the same program id of each

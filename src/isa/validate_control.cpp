@@ -36,6 +36,15 @@ void check_op(Checker& c, const RankId& op) {
   require_register(c, "dst", op.dst);
 }
 
+void check_op(Checker& c, const RingRankId& op) {
+  require_register(c, "dst", op.dst);
+  if (op.step_reg.present()) require_register(c, "step_reg", op.step_reg);
+  if ((op.group_size == 0) != op.groups.empty() ||
+      (op.group_size != 0 && op.groups.size() % op.group_size != 0))
+    c.add("groups", fmt::format("{} ranks in groups of {} (whole groups, or none)",
+                                op.groups.size(), op.group_size));
+}
+
 void check_op(Checker& c, const RegAdd& op) {
   require_register(c, "dst", op.dst);
   require_register(c, "src", op.src);

@@ -273,6 +273,7 @@ void check_op(Checker& c, const CoreBarrier& op);
 void check_op(Checker& c, const SendRecv& op);
 void check_op(Checker& c, const Collective& op);
 void check_op(Checker& c, const RankId& op);
+void check_op(Checker& c, const RingRankId& op);
 // validate_control.cpp
 void check_op(Checker& c, const RegSet& op);
 void check_op(Checker& c, const RegAdd& op);

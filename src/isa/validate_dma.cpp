@@ -199,8 +199,10 @@ void check_op(Checker& c, const Collective& op) {
     c.add("op", fmt::format("{} (a collective reduces with add, maximum or minimum)",
                             alu_op_name(op.op)));
   if (op.kind == CollectiveKind::kPermute) {
-    if (op.pairs.empty() || op.pairs.size() % 2 != 0)
-      c.add("pairs", "a permute lists source, target pairs (an even, non-zero count)");
+    if (op.pairs.size() % 2 != 0)
+      c.add("pairs",
+            "a permute lists source, target pairs (an even count; none: a ring in "
+            "each replica group)");
     std::vector<std::uint32_t> sources, targets;
     for (std::size_t i = 0; i + 1 < op.pairs.size(); i += 2) {
       sources.push_back(op.pairs[i]);
@@ -213,7 +215,8 @@ void check_op(Checker& c, const Collective& op) {
         break;
       }
     }
-    if (!op.groups.empty()) c.add("groups", "a permute takes pairs, not replica groups");
+    if (!op.groups.empty() && !op.pairs.empty())
+      c.add("groups", "a permute takes pairs or replica groups (a ring in each), not both");
   } else if (!op.pairs.empty()) {
     c.add("pairs",
           fmt::format("only a permute takes pairs, not {}", collective_kind_name(op.kind)));

@@ -203,6 +203,59 @@ void collective_permute(const std::vector<Tensor>& srcs, const std::vector<Tenso
   record(call, c, srcs, dsts, 0, options, loc);
 }
 
+void collective_permute_implicit(const std::vector<std::vector<Tensor>>& srcs_by_channel,
+                                 const std::vector<std::vector<Tensor>>& dsts_by_channel,
+                                 const ReplicaGroup& replica_group,
+                                 const std::vector<int>& channel_ids,
+                                 const CollectiveOptions& options, Loc loc) {
+  const Call call{isa::CollectiveKind::kPermute, "collective_permute_implicit"};
+  constexpr std::size_t kMaxChannels = 4;  // NKI: 4 within a node, 2 for other groups
+  if (channel_ids.empty() || channel_ids.size() > kMaxChannels ||
+      srcs_by_channel.size() != channel_ids.size() || dsts_by_channel.size() != channel_ids.size())
+    fail(loc, fmt::format("{}: {} channel ids, {} srcs and {} dsts lists (one of each per "
+                          "channel, 1 to {} channels)",
+                          call.name, channel_ids.size(), srcs_by_channel.size(),
+                          dsts_by_channel.size(), kMaxChannels));
+  for (std::size_t c = 0; c < channel_ids.size(); ++c)
+    if (channel_ids[c] != static_cast<int>(c))
+      fail(loc, fmt::format("{}: channel_ids {} (NKI takes 0, 1, ... in order)", call.name,
+                            fmt::join(channel_ids, ", ")));
+  isa::Collective prototype;
+  prototype.kind = call.kind;
+  put_groups(prototype, replica_group, loc, call.name);
+  for (std::size_t c = 0; c < channel_ids.size(); ++c)
+    record(call, prototype, srcs_by_channel[c], dsts_by_channel[c], 0, options, loc);
+}
+
+namespace {
+
+kernel::Register ring_rank(const isa::Reg& step_reg, int step, const ReplicaGroup& replica_group,
+                           int channel_id, const Loc& loc) {
+  const char* name = "collective_permute_implicit_current_processing_rank_id";
+  if (channel_id < 0 || channel_id >= 4)
+    fail(loc, fmt::format("{}: channel_id {} (0 to 3)", name, channel_id));
+  isa::Collective groups;  // only for its checked, flattened groups
+  put_groups(groups, replica_group, loc, name);
+  Tracer& t = Tracer::current(loc);
+  const kernel::Register r = t.new_register(loc);
+  t.record(isa::RingRankId{r.reg(), step_reg, step, groups.groups, groups.group_size}, {}, loc);
+  return r;
+}
+
+}  // namespace
+
+kernel::Register current_processing_rank_id(int iteration, const ReplicaGroup& replica_group,
+                                            int channel_id, Loc loc) {
+  return ring_rank(isa::Reg{}, iteration, replica_group, channel_id, loc);
+}
+
+kernel::Register current_processing_rank_id(const kernel::Register& iteration,
+                                            const ReplicaGroup& replica_group, int channel_id,
+                                            Loc loc) {
+  Tracer::current(loc).check_register(iteration, loc);
+  return ring_rank(iteration.reg(), 0, replica_group, channel_id, loc);
+}
+
 kernel::Register rank_id(Loc loc) {
   Tracer& t = Tracer::current(loc);
   const kernel::Register r = t.new_register(loc);

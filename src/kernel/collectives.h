@@ -56,6 +56,25 @@ void collective_permute(const std::vector<Tensor>& srcs, const std::vector<Tenso
                         const std::vector<std::pair<int, int>>& source_target_pairs,
                         const CollectiveOptions& options = {}, Loc loc = Loc::current());
 
+// NKI's collective_permute_implicit: on each channel, every rank sends srcs_by_channel[c][0]
+// to the next rank of its replica group and receives the previous rank's into
+// dsts_by_channel[c][0] (a ring; no groups: every rank in rank order). channel_ids are 0, 1,
+// ... (at most 4); each channel is a collective of its own. HBM only.
+void collective_permute_implicit(const std::vector<std::vector<Tensor>>& srcs_by_channel,
+                                 const std::vector<std::vector<Tensor>>& dsts_by_channel,
+                                 const ReplicaGroup& replica_group,
+                                 const std::vector<int>& channel_ids = {0},
+                                 const CollectiveOptions& options = {}, Loc loc = Loc::current());
+// NKI's collective_permute_implicit_current_processing_rank_id: a new register holding the
+// rank whose data the ring has brought here after `iteration` steps (0: this rank; k: the
+// rank k places before it in its group). `iteration` an int, or a register (a loop's
+// counter) with `iteration` added.
+kernel::Register current_processing_rank_id(int iteration, const ReplicaGroup& replica_group,
+                                            int channel_id = 0, Loc loc = Loc::current());
+kernel::Register current_processing_rank_id(const kernel::Register& iteration,
+                                            const ReplicaGroup& replica_group, int channel_id = 0,
+                                            Loc loc = Loc::current());
+
 // A new register holding this rank's number in the launch (0 to ranks - 1; 0 when launched
 // alone), for register arithmetic and register-relative views (NKI's rank_id()).
 kernel::Register rank_id(Loc loc = Loc::current());

@@ -72,6 +72,18 @@ collective::Participants participants(const isa::Collective& op) {
   return who;
 }
 
+// A permute's pairs among its members (the engine's inputs, in member order): its own (every
+// rank of the launch is a member then), or without them a ring in the group's order.
+collective::Pairs member_pairs(const isa::Collective& op, std::size_t members) {
+  collective::Pairs pairs;
+  for (std::size_t i = 0; i + 1 < op.pairs.size(); i += 2)
+    pairs.emplace_back(op.pairs[i], op.pairs[i + 1]);
+  if (!pairs.empty()) return pairs;
+  const auto n = static_cast<int>(members);
+  for (int k = 0; k < n; ++k) pairs.emplace_back(k, (k + 1) % n);
+  return pairs;
+}
+
 }  // namespace
 
 SystemCollectives::SystemCollectives(const system::SystemConfig& system, int ranks_per_chip,
@@ -136,7 +148,7 @@ std::vector<sim::Duration> SystemCollectives::run(std::span<sim::CollectiveMembe
         out = collective::all_to_all(inputs, dtype);
         break;
       case isa::CollectiveKind::kPermute:
-        out = collective::permute(inputs, who.source_target_pairs);
+        out = collective::permute(inputs, member_pairs(op, members.size()));
         break;
     }
     for (std::size_t k = 0; k < members.size(); ++k) {

@@ -349,7 +349,7 @@ class Executor {
       try {
         guarded(c, index, [&] {
           if (info.control) {
-            jump = run_control(*inst, queue.regs, &io, c.group);
+            jump = run_control(*inst, queue.regs, &io, c.group, static_cast<std::int32_t>(ranks_));
           } else if (info.exchange) {
             sent = io.load_bytes(std::get<isa::SendRecv>(inst->op).src);  // moves on pairing
           } else if (info.collective) {
@@ -363,7 +363,9 @@ class Executor {
         throw with_moved_operands(e, moved);
       }
     } else if (info.control) {
-      guarded(c, index, [&] { jump = run_control(*inst, queue.regs, nullptr, c.group); });
+      guarded(c, index, [&] {
+        jump = run_control(*inst, queue.regs, nullptr, c.group, static_cast<std::int32_t>(ranks_));
+      });
     }
     if (jump) queue.next = c.position[*jump];
 

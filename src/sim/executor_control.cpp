@@ -3,9 +3,11 @@
 // computes what the registers decide.
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <limits>
 #include <stdexcept>
 #include <type_traits>
+#include <vector>
 
 #include "isa/validate.h"
 #include "sim/executor_detail.h"
@@ -29,6 +31,9 @@ std::string bad_register(const isa::Instruction& inst) {
         using Op = std::decay_t<decltype(op)>;
         if constexpr (std::is_same_v<Op, isa::RegSet> || std::is_same_v<Op, isa::RankId>) {
           check(op.dst);
+        } else if constexpr (std::is_same_v<Op, isa::RingRankId>) {
+          check(op.dst);
+          check(op.step_reg);
         } else if constexpr (std::is_same_v<Op, isa::RegAdd>) {
           check(op.dst);
           check(op.src);
@@ -121,6 +126,27 @@ bool holds(isa::BranchCond cond, std::int32_t a, std::int32_t b) {
   return false;
 }
 
+// The member `step` places before `rank` in its ring (its replica group, or every rank).
+std::int32_t ring_rank(const isa::RingRankId& op, const Registers& regs, std::int32_t rank,
+                       std::int32_t ranks) {
+  std::vector<std::int32_t> ring;
+  if (op.groups.empty()) {
+    for (std::int32_t r = 0; r < ranks; ++r) ring.push_back(r);
+  } else {
+    const auto at = std::find(op.groups.begin(), op.groups.end(), static_cast<std::uint32_t>(rank));
+    if (at == op.groups.end())
+      throw std::runtime_error(fmt::format("ring_rank_id: rank {} is in no replica group", rank));
+    const auto first = (at - op.groups.begin()) / op.group_size * op.group_size;
+    for (std::uint32_t k = 0; k < op.group_size; ++k)
+      ring.push_back(static_cast<std::int32_t>(op.groups[static_cast<std::size_t>(first) + k]));
+  }
+  const auto n = static_cast<std::int64_t>(ring.size());
+  const std::int64_t place = std::find(ring.begin(), ring.end(), rank) - ring.begin();
+  const std::int64_t step =
+      std::int64_t{op.step} + (op.step_reg.present() ? regs[op.step_reg.index] : 0);
+  return ring[static_cast<std::size_t>(((place - step) % n + n) % n)];
+}
+
 // Wrapping 32-bit addition, as the sequencer's ALU does.
 std::int32_t wrapping_add(std::int32_t a, std::int32_t b) {
   return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
@@ -129,11 +155,13 @@ std::int32_t wrapping_add(std::int32_t a, std::int32_t b) {
 }  // namespace
 
 std::optional<std::uint32_t> run_control(const isa::Instruction& inst, Registers& regs,
-                                         OperandIO* io, std::int32_t rank) {
+                                         OperandIO* io, std::int32_t rank, std::int32_t ranks) {
   if (const auto* set = std::get_if<isa::RegSet>(&inst.op)) {
     regs[set->dst.index] = set->imm;
   } else if (const auto* id = std::get_if<isa::RankId>(&inst.op)) {
     regs[id->dst.index] = rank;
+  } else if (const auto* ring = std::get_if<isa::RingRankId>(&inst.op)) {
+    regs[ring->dst.index] = ring_rank(*ring, regs, rank, ranks);
   } else if (const auto* add = std::get_if<isa::RegAdd>(&inst.op)) {
     regs[add->dst.index] = wrapping_add(regs[add->src.index], add->imm);
   } else if (const auto* load = std::get_if<isa::RegLoad>(&inst.op)) {

@@ -165,9 +165,9 @@ std::string bad_register(const isa::Instruction& inst);
 
 // Runs control operation `inst` on its queue's registers; `io` is null in timing-only runs
 // (a reg_load is then an error: the value it would read is not computed); `rank` is what a
-// rank_id reads (the core's launch group). Returns the program index to continue at when a
-// branch is taken.
+// rank_id reads (the core's launch group) among `ranks`. Returns the program index to
+// continue at when a branch is taken.
 std::optional<std::uint32_t> run_control(const isa::Instruction& inst, Registers& regs,
-                                         OperandIO* io, std::int32_t rank);
+                                         OperandIO* io, std::int32_t rank, std::int32_t ranks);
 
 }  // namespace trnsim::sim::executor_detail

@@ -17,6 +17,8 @@
 [sync] reg_add dst=r1, imm=1  # expected-error {{operand 'src': a register r0..r63 is required}}
 [sync] rank_id dst=r2
 [sync] rank_id dst=r64  # expected-error {{operand 'dst': register r64 does not exist (r0..r63)}}
+[sync] ring_rank_id dst=r1, step_reg=r2, step=1, groups=[0,1,2,3], group_size=2
+[sync] ring_rank_id dst=r1, groups=[0,1,2], group_size=2  # expected-error {{operand 'groups': 3 ranks in groups of 2 (whole groups, or none)}}
 # -----
 # register loads and stores move one integer element
 # chip: trn3

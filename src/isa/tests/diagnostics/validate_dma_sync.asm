@@ -75,7 +75,8 @@
 # expected-error@-3 {{operand 'groups': 3 ranks do not make groups of 2}}
 # expected-error@-4 {{operand 'groups': a rank is listed twice (replica groups do not overlap)}}
 [dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=reduce_scatter, op=multiply  # expected-error {{operand 'op': multiply (a collective reduces with add, maximum or minimum)}}
-[dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, pairs=[0]  # expected-error {{operand 'pairs': a permute lists source, target pairs (an even, non-zero count)}}
+[dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, groups=[0,1], group_size=2, pairs=[0]  # expected-error {{operand 'pairs': a permute lists source, target pairs (an even count; none: a ring in each replica group)}}
+# expected-error@-1 {{operand 'groups': a permute takes pairs or replica groups (a ring in each), not both}}
 [dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, pairs=[0,1,0,2]  # expected-error {{operand 'pairs': a rank sends or receives twice (each at most once in a permute)}}
 # -----
 # sendrecv: not on NeuronCore-v2
