@@ -13,7 +13,7 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 set(trnsim_layers trnsim_arch trnsim_system trnsim_numerics trnsim_isa trnsim_timing trnsim_sim
-    trnsim_collective
+    trnsim_sim_semantics trnsim_collective
     trnsim_profile trnsim_kernel trnsim_compiler trnsim_runtime trnsim_kernels)
 # Every object of every layer (the layers' own static archives hold the same objects), used by
 # trnsim or not, since its users may call any public function.
