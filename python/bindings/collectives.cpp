@@ -50,9 +50,50 @@ isa::AluOp op_of(const py::object& op) {
   return enum_of<isa::AluOp>(op, "op");
 }
 
+// The ring permute of a reduction and the -v collectives (sizes from a metadata tensor).
+void bind_variable_collectives(py::module_& m) {
+  const auto none = py::none();
+  m.def(
+      "collective_permute_implicit_reduce",
+      [](const std::vector<std::vector<Tensor>>& srcs0,
+         const std::vector<std::vector<Tensor>>& srcs1,
+         const std::vector<std::vector<Tensor>>& dsts, const py::object& replica_group,
+         const py::object& op, const std::vector<int>& channel_ids, const py::object& priority,
+         const py::object& name) {
+        at_kernel_line([&] {
+          ncc::collective_permute_implicit_reduce(
+              srcs0, srcs1, dsts,
+              replica_group_of(replica_group, "collective_permute_implicit_reduce"), op_of(op),
+              channel_ids, options_of(priority, name));
+        });
+      },
+      py::arg("srcs0_by_channel"), py::arg("srcs1_by_channel"), py::arg("dsts_by_channel"),
+      py::arg("replica_group"), py::arg("op"), py::arg("channel_ids"), py::arg("priority") = none,
+      py::arg("name") = none);
+  for (const bool gather : {true, false}) {
+    const char* call = gather ? "all_gather_v" : "all_to_all_v";
+    m.def(
+        call,
+        [gather, call](const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                       const py::object& replica_group, const Tensor& metadata,
+                       bool recv_counts_known, bool has_rdispls, const py::object& priority,
+                       const py::object& name) {
+          at_kernel_line([&] {
+            const auto run = gather ? &ncc::all_gather_v : &ncc::all_to_all_v;
+            run(srcs, dsts, replica_group_of(replica_group, call), metadata, recv_counts_known,
+                has_rdispls, options_of(priority, name), ncc::Loc::current());
+          });
+        },
+        py::arg("srcs"), py::arg("dsts"), py::arg("replica_group"), py::arg("metadata_tensor"),
+        py::arg("recv_counts_known"), py::arg("has_rdispls"), py::arg("priority") = none,
+        py::arg("name") = none);
+  }
+}
+
 }  // namespace
 
 void bind_collectives(py::module_& m) {
+  bind_variable_collectives(m);
   const auto none = py::none();
   m.def(
       "all_reduce",

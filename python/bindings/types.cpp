@@ -111,9 +111,30 @@ Tensor vector_offset_view(const Tensor& t, std::vector<std::array<std::int64_t, 
   return row.rows_at(index, indirect_step(t, indirect_dim, row.dtype()), t.dim(indirect_dim));
 }
 
+// NKI's `t[key] = value`: a tile copied into the view, or a number filling it (nl::assign).
+void bind_tensor_assignment(py::class_<Tensor>& tensor) {
+  tensor.def(
+      "__setitem__",
+      [](const Tensor& t, const py::object& key, const py::object& value) {
+        const Tensor view = index(t, key);
+        // A tile or a number (Python's or NumPy's); anything else is a TypeError.
+        const kernel::Scalar v = scalar_of(value, "t[...] = value");
+        at_kernel_line([&] {
+          if (const auto* tile = std::get_if<Tensor>(&v))
+            nl::assign(view, *tile);
+          else
+            nl::assign(view, std::get<float>(v));
+        });
+      },
+      py::arg("key"), py::arg("value"));
+}
+
 // The NkiTensor methods that make views (views cost nothing at run time).
 void bind_tensor_views(py::class_<Tensor>& tensor) {
-  tensor.def("__getitem__", &index, py::arg("key"))
+  bind_tensor_assignment(tensor);
+  tensor
+      .def("__getitem__", &index, py::arg("key"))
+
       .def(
           "permute",
           [](const Tensor& t, const std::vector<int>& dims) {

@@ -119,6 +119,14 @@ DIFFERENCES = {
     "nki.collectives.reduce_scatter": "collective_dim 0 only; priority is checked, not modelled",
     "nki.collectives.all_to_all": "collective_dim 0 only; priority is checked, not modelled",
     "nki.collectives.collective_permute": "priority is checked (0 to 3), not modelled",
+    "nki.language.NkiTensor.__setitem__": "an instruction of its own (tensor_copy, a DMA or "
+                                           "memset), where Neuron's compiler may write the "
+                                           "value in place",
+    "nki.collectives.all_gather_v": "any group size and has_rdispls=True work (NKI 0.6: four "
+                                    "ranks of one chip, no has_rdispls); timed as the "
+                                    "all_gather that fills dst, a bound",
+    "nki.collectives.all_to_all_v": "any replica group works (NKI 0.6 limits them per "
+                                    "fabric); timed as the all_to_all of all of src, a bound",
 }
 for _name in _core.AluOp.__members__:
     if _name != "invert":  # a one-tile operation: its result has x's dtype, as NKI's

@@ -76,6 +76,45 @@ def collective_permute_implicit(srcs_by_channel, dsts_by_channel, replica_group,
                                        priority, name)
 
 
+def collective_permute_implicit_reduce(srcs0_by_channel, srcs1_by_channel, dsts_by_channel,
+                                       replica_group, op, channel_ids=[0], priority=None,
+                                       name=None):  # noqa: B006
+    """As collective_permute_implicit, each rank sending op(srcs0[c][0], srcs1[c][0])
+    (nl.add, nl.maximum or nl.minimum; one rounding to the dtype) to the next rank of its
+    group, which receives it in dsts_by_channel[c][0]."""
+    what = "collective_permute_implicit_reduce: "
+    lists = []
+    for label, by_channel in (("srcs0_by_channel", srcs0_by_channel),
+                              ("srcs1_by_channel", srcs1_by_channel),
+                              ("dsts_by_channel", dsts_by_channel)):
+        lists.append([_tensors(what + label + "[c]", c)
+                      for c in _tensors(what + label, by_channel)])
+    _calls.collective_permute_implicit_reduce(*lists, replica_group, op,
+                                              [int(c) for c in channel_ids], priority, name)
+
+
+def all_gather_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False,
+                 has_rdispls=False, priority=None, name=None):
+    """Each rank's chunk src[send_displ : send_displ + send_count] (row 0 and 1 of the uint32
+    metadata_tensor, first column) goes to every rank of the group, into the sender's equal
+    slot of dst (or at row 3's displacement with has_rdispls); row 2 receives the counts unless
+    recv_counts_known. Flat HBM buffers, sizes read when the collective runs."""
+    srcs, dsts = _tensors("all_gather_v: srcs", srcs), _tensors("all_gather_v: dsts", dsts)
+    _calls.all_gather_v(srcs, dsts, replica_group, metadata_tensor, bool(recv_counts_known),
+                        bool(has_rdispls), priority, name)
+
+
+def all_to_all_v(srcs, dsts, replica_group, metadata_tensor, recv_counts_known=False,
+                 has_rdispls=False, priority=None, name=None):
+    """Rank s sends src[send_displs[r] : + send_counts[r]] (metadata rows 0 and 1, column r)
+    to each rank r of the group, which writes it in s's equal slot of dst (or at row 3's
+    displacement with has_rdispls); row 2 receives the counts unless recv_counts_known. Flat
+    HBM buffers, sizes read when the collective runs."""
+    srcs, dsts = _tensors("all_to_all_v: srcs", srcs), _tensors("all_to_all_v: dsts", dsts)
+    _calls.all_to_all_v(srcs, dsts, replica_group, metadata_tensor, bool(recv_counts_known),
+                        bool(has_rdispls), priority, name)
+
+
 def collective_permute_implicit_current_processing_rank_id(iteration_id, replica_group,
                                                            channel_id=0, name=None):
     """A register holding the rank whose data the ring has brought here at iteration
@@ -94,7 +133,5 @@ def __getattr__(name):
     error = _names.missing("nki.collectives", name, set())
     if isinstance(error, NotImplementedError):
         raise NotImplementedError(
-            f"nki.collectives.{name} (NKI 0.6) is not implemented in trnsim yet (all_reduce, "
-            "all_gather, reduce_scatter, all_to_all, collective_permute and rank_id are; "
-            "issue #20)")
+            f"nki.collectives.{name} is not implemented in trnsim")
     raise error

@@ -200,3 +200,65 @@ def test_an_implicit_ring_permute_and_whose_data_it_brought():
         assert whose.tolist() == [[before[r], two_before[r]]]
     [c] = trnsim.last_collectives()
     assert c["op"] == "permute" and c["ranks"] == 4
+
+
+def ring_of_sums(x, y):
+    """Each rank sends x + y to the next rank of its pair (collective_permute_implicit_reduce)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ncc.collective_permute_implicit_reduce([[x]], [[y]], [[out]], ncc.ReplicaGroup([[0, 1], [2, 3]]),
+                                           op=nl.add)
+    return out
+
+
+def test_an_implicit_ring_permute_of_a_reduction():
+    xs = rank_arrays(4, (8, 8))
+    ys = [x * 0.5 for x in rank_arrays(4, (8, 8))]
+    outs = trnsim.simulate_ranks(ring_of_sums, [(x, y) for x, y in zip(xs, ys)])
+    for r, out in enumerate(outs):
+        np.testing.assert_array_equal(out, xs[r ^ 1] + ys[r ^ 1])
+    assert [c["op"] for c in trnsim.last_collectives()] == ["permute_reduce"] * 2
+
+
+def exchange_v(x, meta):
+    """all_to_all_v into a dst of -1s; returns dst and the metadata with its receive counts
+    (row 2, an output of the call: never written before it)."""
+    dst = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    fill = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=fill, value=-1.0)
+    nisa.dma_copy(dst=dst, src=fill)
+    meta_out = nl.ndarray(meta.shape, dtype=nl.uint32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=meta_out[0:2, :], src=meta[0:2, :])
+    ncc.all_to_all_v([x], [dst], ncc.ReplicaGroup([[0, 1, 2, 3]]), meta_out)
+    return dst, meta_out
+
+
+def test_all_to_all_v_moves_counts_the_metadata_gives():
+    xs = [np.arange(64, dtype=np.float32).reshape(1, 64) + 1000 * r for r in range(4)]
+    # Rank s sends 2 s + r + 1 elements from offset 10 r to rank r; the call fills row 2.
+    metas = [np.array([[2 * s + r + 1 for r in range(4)], [10 * r for r in range(4)], [0] * 4],
+                      dtype=np.uint32) for s in range(4)]
+    outs = trnsim.simulate_ranks(exchange_v, list(zip(xs, metas)))
+    for r, (dst, meta) in enumerate(outs):
+        expected = -np.ones(64, np.float32)
+        for s in range(4):
+            n = 2 * s + r + 1
+            expected[16 * s:16 * s + n] = xs[s][0, 10 * r:10 * r + n]
+        np.testing.assert_array_equal(dst[0], expected)
+        assert meta[2].tolist() == [2 * s + r + 1 for s in range(4)]
+    [c] = trnsim.last_collectives()
+    assert c["op"] == "all_to_all_v" and c["bytes"] == 64 * 4
+
+
+def gather_v_wrong_metadata(x):
+    dst = nl.ndarray((1, 4 * x.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+    meta = nl.ndarray((3, 4), dtype=nl.int32, buffer=nl.hbm)
+    ncc.all_gather_v([x], [dst], ncc.ReplicaGroup([[0, 1, 2, 3]]), meta)  # the line
+    return dst
+
+
+def test_metadata_that_is_not_uint32_is_an_error_at_the_kernel_line():
+    x = np.ones((1, 8), np.float32)
+    line = gather_v_wrong_metadata.__code__.co_firstlineno + 3
+    with pytest.raises(trnsim.Error, match=rf"test_collectives.py:{line}:\d+: error: all_gather_v: "
+                                           r"metadata_tensor is int32 in private_hbm \(uint32"):
+        trnsim.simulate_ranks(gather_v_wrong_metadata, [(x,)] * 4)

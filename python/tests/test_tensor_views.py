@@ -126,6 +126,44 @@ def test_a_method_nki_has_and_trnsim_lacks_says_so():
     nki.simulate(kernel)(uniform((128, 4)))
 
 
+def test_assignment_copies_into_views():
+    """t[key] = value (NKI's migration guide's block-folding example): a tile loaded into a
+    view of a bigger tile, a number into an on-chip view, a view into an HBM tensor."""
+    def kernel(inp):
+        res = nl.ndarray(inp.shape, dtype=inp.dtype, buffer=nl.shared_hbm)
+        buf = nl.ndarray((128, 4, 64), dtype=inp.dtype, buffer=nl.sbuf)
+        for i in range(4):
+            buf[0:128, i, 0:64] = nl.load(inp[i])
+        buf[0:32, 2, 8:16] = 7
+        for i in range(4):
+            res[i] = buf[:, i, :]
+        return res
+
+    x = uniform((4, 128, 64), seed=9)
+    expected = x.copy()
+    expected[2, 0:32, 8:16] = 7
+    np.testing.assert_array_equal(nki.simulate(kernel)(x), expected)
+
+
+def test_assignment_of_another_shape_or_a_number_to_hbm_is_an_error():
+    def wrong_shape(inp):
+        buf = nl.ndarray((128, 32), dtype=inp.dtype, buffer=nl.sbuf)
+        buf[...] = nl.load(inp)  # the assignment
+        return inp
+
+    def number_to_hbm(inp):
+        out = nl.ndarray(inp.shape, dtype=inp.dtype, buffer=nl.shared_hbm)
+        out[0:8, :] = 1.0  # the assignment
+        return out
+
+    x = uniform((128, 64))
+    expect_error_at(wrong_shape, line_of(wrong_shape, "the assignment"),
+                    r"assigning a \[128, 64\] tensor to a \[128, 32\] view \(the same shape\)",
+                    x)
+    expect_error_at(number_to_hbm, line_of(number_to_hbm, "the assignment"),
+                    r"assigning a number to a view of .* in shared_hbm", x)
+
+
 def test_ap_counts_in_the_views_dtype_and_from_its_start():
     """NKI: .ap() reads in the tensor's dtype unless dtype= says otherwise, from the view's
     start; .offset counts from the storage's start (whole partitions on chip)."""

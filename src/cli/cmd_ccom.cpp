@@ -16,6 +16,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "cli/cli_output.h"
@@ -47,28 +48,59 @@ struct CcomArgs {
   bool show_algorithm = false;
 };
 
+// An nccom-test operation: what the table calls it and the model's operation that times it.
+// The -v variants run nccom-test's default metadata, an equal chunk for every rank, so they
+// take all-gather's and all-to-all's time; their --check computes through the -v function
+// kernels use. sendrecv is each rank to the next of its group: a permute.
+struct CcomOp {
+  Op op = Op::kAllReduce;
+  std::string_view name;
+  bool variable = false;
+};
+
 // nccom-test's operation names and their aliases.
-Op op_named(const std::string& name) {
-  static const std::map<std::string, Op> kOps = {{"all_reduce", Op::kAllReduce},
-                                                 {"allr", Op::kAllReduce},
-                                                 {"all_gather", Op::kAllGather},
-                                                 {"allg", Op::kAllGather},
-                                                 {"reduce_scatter", Op::kReduceScatter},
-                                                 {"redsct", Op::kReduceScatter},
-                                                 {"alltoall", Op::kAllToAll},
-                                                 {"all_to_all", Op::kAllToAll},
-                                                 {"permute", Op::kPermute},
-                                                 {"bcast", Op::kBroadcast},
-                                                 {"broadcast", Op::kBroadcast}};
+CcomOp op_named(const std::string& name) {
+  static const std::map<std::string, CcomOp> kOps = {
+      {"all_reduce", {Op::kAllReduce, "all_reduce"}},
+      {"allr", {Op::kAllReduce, "all_reduce"}},
+      {"all_gather", {Op::kAllGather, "all_gather"}},
+      {"allg", {Op::kAllGather, "all_gather"}},
+      {"all_gatherv", {Op::kAllGather, "all_gatherv", true}},
+      {"allgv", {Op::kAllGather, "all_gatherv", true}},
+      {"reduce_scatter", {Op::kReduceScatter, "reduce_scatter"}},
+      {"redsct", {Op::kReduceScatter, "reduce_scatter"}},
+      {"alltoall", {Op::kAllToAll, "all_to_all"}},
+      {"all_to_all", {Op::kAllToAll, "all_to_all"}},
+      {"alltoallv", {Op::kAllToAll, "alltoallv", true}},
+      {"permute", {Op::kPermute, "permute"}},
+      {"sendrecv", {Op::kPermute, "sendrecv"}},
+      {"bcast", {Op::kBroadcast, "broadcast"}},
+      {"broadcast", {Op::kBroadcast, "broadcast"}}};
   if (const auto it = kOps.find(name); it != kOps.end()) return it->second;
   std::vector<std::string> names;
   for (const auto& [n, op] : kOps) names.push_back(n);
   const std::string near = util::closest(name, names);
   throw std::invalid_argument(fmt::format(
-      "'{}' is not an operation trnsim ccom times{} (allr, allg, redsct, alltoall, permute, "
-      "bcast, or the long names all_reduce, all_gather, reduce_scatter, all_to_all, broadcast; "
-      "the -v variants and sendrecv are not modelled yet)",
+      "'{}' is not an operation trnsim ccom times{} (allr, allg, allgv, redsct, alltoall, "
+      "alltoallv, permute, sendrecv, bcast, or the long names all_reduce, all_gather, "
+      "all_gatherv, reduce_scatter, all_to_all, broadcast)",
       name, near.empty() ? "" : fmt::format(" (did you mean '{}'?)", near)));
+}
+
+// The -v variants' data with nccom-test's default metadata (an equal chunk for every rank),
+// through collective::all_to_all_v, which kernels' all_gather_v and all_to_all_v use.
+std::vector<collective::Buffer> equal_chunks_v(std::span<const collective::Buffer> in, Op op,
+                                               numerics::DType dtype) {
+  const std::size_t n = in.size();
+  const std::uint64_t elements = in.front().size() / numerics::storage_bytes(dtype);
+  const bool gather = op == Op::kAllGather;
+  const std::uint64_t chunk = gather ? elements : elements / n;
+  collective::VariableChunks c;
+  c.send_counts.assign(n, std::vector<std::uint64_t>(n, chunk));
+  c.send_displs.assign(n, std::vector<std::uint64_t>(n, 0));
+  for (std::size_t s = 0; s < n && !gather; ++s)
+    for (std::size_t r = 0; r < n; ++r) c.send_displs[s][r] = r * chunk;
+  return collective::all_to_all_v(in, dtype, c, chunk * n).outputs;
 }
 
 // nccom-test's data types (its fp8 is fp8e4: Neuron's IEEE-like E4M3).
@@ -189,9 +221,10 @@ double expected_value(const CcomArgs& a, Op op, const std::vector<int>& members,
 
 // Computes the collective on every rank's data, group by group, and checks every rank's
 // result against what it must hold. Returns "" or the first wrong element.
-std::string check_data(const CcomArgs& a, Op op, numerics::DType dtype, std::uint64_t size,
-                       Algorithm algorithm, std::size_t nodes,
+std::string check_data(const CcomArgs& a, const CcomOp& named, numerics::DType dtype,
+                       std::uint64_t size, Algorithm algorithm, std::size_t nodes,
                        const collective::Participants& who) {
+  const Op op = named.op;
   const std::size_t word = numerics::storage_bytes(dtype);
   const collective::ReplicaGroups groups = who.replica_groups.empty()
                                                ? collective::consecutive_groups(a.ranks, a.ranks)
@@ -212,6 +245,7 @@ std::string check_data(const CcomArgs& a, Op op, numerics::DType dtype, std::uin
           ? collective::permute(inputs, who.source_target_pairs)
           : collective::in_groups(
                 inputs, who.replica_groups, [&](std::span<const collective::Buffer> in) {
+                  if (named.variable) return equal_chunks_v(in, op, dtype);
                   switch (op) {
                     case Op::kAllGather:
                       return collective::all_gather(in);
@@ -375,14 +409,14 @@ void check_splits(const CcomArgs& a, Op op, int group_size, std::span<const std:
   const std::size_t word = numerics::storage_bytes(dtype_named(a.dtype));
   for (const std::uint64_t size : sizes)
     if (size / word % static_cast<std::uint64_t>(group_size) != 0)
-      throw std::invalid_argument(fmt::format(
-          "--check with all_to_all: {} bytes of {} do not split into {} equal chunks, one per "
-          "rank (sizes that are multiples of {} elements)",
-          size, a.dtype, group_size, group_size));
+      throw std::invalid_argument(
+          fmt::format("--check with {}: {} bytes of {} do not split into {} equal chunks, one per "
+                      "rank (sizes that are multiples of {} elements)",
+                      op_named(a.op).name, size, a.dtype, group_size, group_size));
 }
 
 // --check: computes every size that fits in host memory and checks every rank's result.
-void check_every_size(const CcomArgs& a, Op op, std::span<const std::uint64_t> sizes,
+void check_every_size(const CcomArgs& a, const CcomOp& op, std::span<const std::uint64_t> sizes,
                       std::span<const Timed> timed, int nodes,
                       const collective::Participants& who) {
   const numerics::DType dtype = dtype_named(a.dtype);
@@ -406,7 +440,8 @@ void check_every_size(const CcomArgs& a, Op op, std::span<const std::uint64_t> s
 }
 
 void run_ccom(const CcomArgs& a) {
-  const Op op = op_named(a.op);
+  const CcomOp named = op_named(a.op);
+  const Op op = named.op;
   check_flags(a);
   const std::size_t word = numerics::storage_bytes(dtype_named(a.dtype));
   const std::optional<Algorithm> forced = algorithm_named(a.algorithm);
@@ -431,7 +466,7 @@ void run_ccom(const CcomArgs& a) {
             : Timed(model.estimate(op, sizes[k], a.ranks, forced, who)));
   }
   fmt::print("trnsim ccom {} on {} ({} ranks{}, {} per chip; {} model, docs/collectives.md)\n",
-             collective::name(op), config.name, a.ranks,
+             named.name, config.name, a.ranks,
              groups.size() > 1 ? fmt::format(" in {} groups of {}", groups.size(), group_size) : "",
              model.ranks_per_chip(), a.model);
   fmt::print("{:>14}{:>16}{:>8}{:>16}{:>14}{:>14}{}\n", "size(B)", "count(elems)", "type",
@@ -459,9 +494,9 @@ void run_ccom(const CcomArgs& a) {
   }
   fmt::print("Avg bus bandwidth:\t{:.4f} GB/s\n", busbw_sum / static_cast<double>(sizes.size()));
   if (!a.check.empty())
-    check_every_size(a, op, sizes, timed, model.nodes_of_group(groups.front()), who);
+    check_every_size(a, named, sizes, timed, model.nodes_of_group(groups.front()), who);
   if (!a.json.empty()) {
-    const nlohmann::json j = {{"op", collective::name(op)},
+    const nlohmann::json j = {{"op", named.name},
                               {"system", config.name},
                               {"ranks", a.ranks},
                               {"replica_groups", collective::format_groups(groups)},
@@ -487,12 +522,13 @@ void register_ccom_command(CLI::App& app) {
   auto args = std::make_shared<CcomArgs>();
   auto* cmd = app.add_subcommand(
       "ccom",
-      "nccom-test for simulated systems: time a collective (allr, allg, redsct, alltoall, "
-      "permute, bcast) over a range of "
+      "nccom-test for simulated systems: time a collective (allr, allg, allgv, redsct, "
+      "alltoall, alltoallv, permute, sendrecv, bcast) over a range of "
       "sizes on a system preset or file, with nccom-test's flags and table (docs/collectives.md)");
   cmd->add_option("op", args->op,
-                  "allr|all_reduce, allg|all_gather, redsct|reduce_scatter, alltoall, permute, "
-                  "bcast|broadcast (trnsim's: from each group's first rank)")
+                  "allr|all_reduce, allg|all_gather, allgv|all_gatherv, redsct|reduce_scatter, "
+                  "alltoall, alltoallv, permute, sendrecv, bcast|broadcast (trnsim's: from each "
+                  "group's first rank)")
       ->required();
   cmd->add_option("-r,--nworkers", args->ranks, "Ranks taking part (logical cores)")->required();
   cmd->add_option("--system", args->system, "System preset or JSON file (trnsim system list)");

@@ -74,6 +74,28 @@ std::vector<Buffer> all_gather(std::span<const Buffer> inputs);
 // buffers of different sizes, or elements of `dtype` that do not split into n equal chunks.
 std::vector<Buffer> all_to_all(std::span<const Buffer> inputs, DType dtype);
 
+// All-to-all-v (and all-gather-v, whose every destination gets the same chunk): flat buffers of
+// `dtype` elements, sizes chosen per call. Sender s sends elements
+// [send_displs[s][r], + send_counts[s][r]) of its buffer to rank r, which writes them at
+// recv_displs[r][s] of its output (`out_elements` elements), or without recv_displs at
+// (out_elements / n) x s, the start of an equal slot per sender. Throws
+// std::invalid_argument for a chunk outside its sender's buffer, a chunk that does not fit
+// its receiver's output or slot, and chunks one receiver gets that overlap.
+struct VariableChunks {
+  std::vector<std::vector<std::uint64_t>> send_counts, send_displs;  // [sender][receiver]
+  std::vector<std::vector<std::uint64_t>> recv_displs;  // [receiver][sender]; empty: slots
+};
+struct VariableResult {
+  std::vector<Buffer> outputs;  // each out_elements elements; only `written` is data
+  // Per rank, the [begin, end) element ranges written, in sender order.
+  std::vector<std::vector<std::pair<std::uint64_t, std::uint64_t>>> written;
+  std::vector<std::vector<std::uint64_t>> recv_counts;  // [receiver][sender]
+};
+// `ranks` (optional) names the members in errors (default: 0, 1, ...).
+VariableResult all_to_all_v(std::span<const Buffer> inputs, DType dtype,
+                            const VariableChunks& chunks, std::uint64_t out_elements,
+                            std::span<const int> ranks = {});
+
 // Broadcast: every rank gets a copy of rank `root`'s buffer (the other ranks' buffers are not
 // read). Throws std::invalid_argument for a root that is not a rank.
 std::vector<Buffer> broadcast(std::span<const Buffer> inputs, int root);

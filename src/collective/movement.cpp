@@ -140,4 +140,60 @@ std::string format_groups(const ReplicaGroups& groups) {
   return s + "]";
 }
 
+VariableResult all_to_all_v(std::span<const Buffer> inputs, DType dtype,
+                            const VariableChunks& chunks, std::uint64_t out_elements,
+                            std::span<const int> ranks) {
+  const std::size_t n = inputs.size();
+  const auto rank = [&](std::size_t k) {
+    return ranks.size() == n ? ranks[k] : static_cast<int>(k);
+  };
+  if (n == 0) throw std::invalid_argument("all_to_all_v: no ranks");
+  const std::uint64_t word = numerics::storage_bytes(dtype);
+  const std::uint64_t slot = out_elements / n;
+  VariableResult result;
+  result.outputs.assign(n, Buffer(out_elements * word));
+  result.written.resize(n);
+  result.recv_counts.assign(n, std::vector<std::uint64_t>(n, 0));
+  for (std::size_t r = 0; r < n; ++r) {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> taken;  // (begin, sender)
+    for (std::size_t s = 0; s < n; ++s) {
+      const std::uint64_t count = chunks.send_counts[s][r], from = chunks.send_displs[s][r];
+      const std::uint64_t in_elements = inputs[s].size() / word;
+      if (from > in_elements || count > in_elements - from)
+        throw std::invalid_argument(
+            fmt::format("rank {} sends elements [{}, {}) to rank {}, but its src holds {}", rank(s),
+                        from, from + count, rank(r), in_elements));
+      const std::uint64_t at = chunks.recv_displs.empty() ? slot * s : chunks.recv_displs[r][s];
+      const std::uint64_t room = chunks.recv_displs.empty() ? slot : out_elements;
+      const std::uint64_t start = chunks.recv_displs.empty() ? 0 : at;
+      if (start > room || count > room - start)
+        throw std::invalid_argument(
+            chunks.recv_displs.empty()
+                ? fmt::format("rank {} sends {} elements to rank {}, whose dst has slots of {} "
+                              "per sender (its {} elements / {} ranks)",
+                              rank(s), count, rank(r), slot, out_elements, n)
+                : fmt::format("rank {} receives elements [{}, {}) from rank {}, but its dst "
+                              "holds {}",
+                              rank(r), at, at + count, rank(s), out_elements));
+      result.recv_counts[r][s] = count;
+      if (count == 0) continue;
+      std::memcpy(result.outputs[r].data() + at * word, inputs[s].data() + from * word,
+                  count * word);
+      result.written[r].emplace_back(at, at + count);
+      taken.emplace_back(at, s);
+    }
+    std::sort(taken.begin(), taken.end());
+    for (std::size_t k = 1; k < taken.size(); ++k) {
+      const auto [begin, s] = taken[k];
+      const auto [prev_begin, prev] = taken[k - 1];
+      if (begin < prev_begin + chunks.send_counts[prev][r])
+        throw std::invalid_argument(fmt::format(
+            "rank {} receives the chunks of ranks {} and {} at overlapping elements (from {} "
+            "and {})",
+            rank(r), rank(prev), rank(s), prev_begin, begin));
+    }
+  }
+  return result;
+}
+
 }  // namespace trnsim::collective

@@ -68,7 +68,8 @@ constexpr std::array<std::string_view, kNumOobModes> kOobModeNames = {"error", "
 constexpr std::array<std::string_view, kNumReduceCmds> kReduceCmdNames = {
     "idle", "reset", "reduce", "reset_reduce", "load_reduce"};
 constexpr std::array<std::string_view, kNumCollectiveKinds> kCollectiveKindNames = {
-    "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute"};
+    "all_reduce", "all_gather",   "reduce_scatter", "all_to_all",
+    "permute",    "all_gather_v", "all_to_all_v",   "permute_reduce"};
 constexpr std::array<std::string_view, kNumBranchConds> kBranchCondNames = {"always", "lt", "ge",
                                                                             "eq", "ne"};
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -83,6 +84,15 @@ struct Collective {
   // src's outermost dimension, which reduce_scatter and all_to_all cut into a slice per rank
   // (0: not given; the run then checks element counts only).
   std::uint64_t split_rows = 0;
+  // permute_reduce: the second operand; each rank sends op(src, src1).
+  std::optional<AccessPattern> src1;
+  // all_gather_v, all_to_all_v: uint32 rows of one column per member, read when the
+  // collective runs (NKI's metadata_tensor): 0 send counts, 1 send displacements, 2 receive
+  // counts (written by the collective unless recv_counts_known), 3 receive displacements
+  // (with has_rdispls). Counts and displacements are in elements of the flat buffers.
+  std::optional<AccessPattern> metadata;
+  bool recv_counts_known = false;
+  bool has_rdispls = false;
   template <class V>
   void fields(V&& v) {
     v("dst", dst, Role::kWrite);
@@ -93,6 +103,10 @@ struct Collective {
     v("group_size", group_size, Role::kAttr);
     v("pairs", pairs, Role::kAttr);
     v("split_rows", split_rows, Role::kAttr);
+    v("src1", src1, Role::kRead);
+    v("metadata", metadata, recv_counts_known ? Role::kRead : Role::kReadWrite);
+    v("recv_counts_known", recv_counts_known, Role::kAttr);
+    v("has_rdispls", has_rdispls, Role::kAttr);
   }
 };
 

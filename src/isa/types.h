@@ -226,7 +226,10 @@ enum class CollectiveKind : std::uint8_t {
   kAllGather,
   kReduceScatter,
   kAllToAll,
-  kPermute
+  kPermute,
+  kAllGatherV,     // variable sizes: counts and displacements in a metadata tensor
+  kAllToAllV,      // the same, a count and displacement per destination
+  kPermuteReduce,  // a permute of op(src, src1)
 };
 // NKI's nisa.oob_mode: an index outside the indexed rows is an error, or its row is skipped.
 enum class OobMode : std::uint8_t { kError, kSkip };
@@ -254,8 +257,13 @@ std::string_view indirect_mode_name(IndirectMode m);
 std::string_view oob_mode_name(OobMode m);
 std::string_view reduce_cmd_name(ReduceCmd c);    // "idle", "reset", "reduce", ... (NKI's)
 std::string_view branch_cond_name(BranchCond c);  // "always", "lt", "ge", "eq", "ne"
-// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute"
+// "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "permute", "all_gather_v",
+// "all_to_all_v", "permute_reduce"
 std::string_view collective_kind_name(CollectiveKind k);
+// The -v kinds: flat buffers sized at run time by a metadata tensor.
+constexpr bool is_variable_collective(CollectiveKind k) {
+  return k == CollectiveKind::kAllGatherV || k == CollectiveKind::kAllToAllV;
+}
 inline constexpr int kNumAccumulateModes = 2;
 inline constexpr int kNumRoundingModes = 2;
 inline constexpr int kNumPerfModes = 2;
@@ -264,7 +272,7 @@ inline constexpr int kNumIndirectModes = 2;
 inline constexpr int kNumOobModes = 2;
 inline constexpr int kNumReduceCmds = 5;
 inline constexpr int kNumBranchConds = 5;
-inline constexpr int kNumCollectiveKinds = 5;
+inline constexpr int kNumCollectiveKinds = 8;
 
 // ---------------------------------------------------------------------------------------
 // Traits every operation declares next to its operands (isa/operations.h)

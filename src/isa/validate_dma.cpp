@@ -177,6 +177,57 @@ void check_op(Checker& c, const CoreBarrier& op) {
   }
 }
 
+namespace {
+
+// The operands only some kinds take: permute_reduce's src1 (src's twin), the -v kinds'
+// metadata (uint32, whole rows of one column per member, on one partition in SBUF).
+void check_collective_operands(Checker& c, const Collective& op) {
+  if ((op.kind == CollectiveKind::kPermuteReduce) != op.src1.has_value())
+    c.add("src1", op.src1 ? fmt::format("only a permute_reduce takes src1, not {}",
+                                        collective_kind_name(op.kind))
+                          : std::string("a permute_reduce sends op(src, src1): src1 is missing"));
+  if (op.src1) {
+    c.require_memory("src1", *op.src1, {op.src.memory});
+    if (op.src1->dtype != op.src.dtype || op.src1->partitions != op.src.partitions ||
+        op.src1->total_elements() != op.src.total_elements())
+      c.add("src1", fmt::format("{} [{}, {}]; src is {} [{}, {}] (the two operands of the "
+                                "reduction match)",
+                                numerics::name(op.src1->dtype), op.src1->partitions,
+                                op.src1->free_elements(), numerics::name(op.src.dtype),
+                                op.src.partitions, op.src.free_elements()));
+  }
+  const bool variable = is_variable_collective(op.kind);
+  if (variable != op.metadata.has_value())
+    c.add("metadata", op.metadata ? fmt::format("only all_gather_v and all_to_all_v take "
+                                                "metadata, not {}",
+                                                collective_kind_name(op.kind))
+                                  : fmt::format("{} reads its counts from a metadata tensor: it "
+                                                "is missing",
+                                                collective_kind_name(op.kind)));
+  if (!variable && (op.recv_counts_known || op.has_rdispls))
+    c.add("recv_counts_known",
+          fmt::format("recv_counts_known and has_rdispls belong to the -v collectives, not {}",
+                      collective_kind_name(op.kind)));
+  if (!op.metadata) return;
+  const AccessPattern& m = *op.metadata;
+  c.require_memory("metadata", m, {Memory::kHbm, Memory::kSbuf});
+  if (m.dtype != numerics::DType::kUInt32)
+    c.add("metadata",
+          fmt::format("{} (counts and displacements are uint32)", numerics::name(m.dtype)));
+  if (m.memory == Memory::kSbuf && m.partitions != 1)
+    c.add("metadata",
+          fmt::format("{} partitions (in SBUF the metadata lives on one partition)", m.partitions));
+  const std::uint64_t rows = op.has_rdispls ? 4 : 3;
+  if (m.total_elements() % rows != 0 ||
+      (op.group_size != 0 && m.total_elements() != rows * op.group_size))
+    c.add("metadata",
+          fmt::format(
+              "{} elements; it holds {} rows of one column per member{}", m.total_elements(), rows,
+              op.group_size != 0 ? fmt::format(" ({} x {})", rows, op.group_size) : std::string()));
+}
+
+}  // namespace
+
 // NKI 0.6 nki.collectives: HBM or SBUF on both sides (all_to_all and permute: HBM only), the
 // same dtype; add, max or min reductions; replica groups that are whole and disjoint. What
 // depends on the launch (group sizes against dst's size, ranks that exist) is checked when
@@ -186,19 +237,23 @@ void check_op(Checker& c, const Collective& op) {
   c.require_memory("dst", op.dst, {Memory::kHbm, Memory::kSbuf});
   if (op.src.memory != op.dst.memory)
     c.add("dst", "src and dst must both be in HBM or both in SBUF (NKI mixes no memories)");
-  if (op.kind == CollectiveKind::kAllToAll || op.kind == CollectiveKind::kPermute)
-    c.require_memory("src", op.src, {Memory::kHbm});
+  const bool hbm_only = op.kind != CollectiveKind::kAllReduce &&
+                        op.kind != CollectiveKind::kAllGather &&
+                        op.kind != CollectiveKind::kReduceScatter;
+  if (hbm_only) c.require_memory("src", op.src, {Memory::kHbm});
+  check_collective_operands(c, op);
   if (op.dst.dtype != op.src.dtype)
     c.add("dst", fmt::format("{}; src is {} (a collective moves data of one dtype)",
                              numerics::name(op.dst.dtype), numerics::name(op.src.dtype)));
   if (numerics::is_mx_packed(op.src.dtype))
     c.add("src", "x4-packed data cannot be reduced or split by a collective");
-  const bool reduces =
-      op.kind == CollectiveKind::kAllReduce || op.kind == CollectiveKind::kReduceScatter;
+  const bool reduces = op.kind == CollectiveKind::kAllReduce ||
+                       op.kind == CollectiveKind::kReduceScatter ||
+                       op.kind == CollectiveKind::kPermuteReduce;
   if (reduces && op.op != AluOp::kAdd && op.op != AluOp::kMaximum && op.op != AluOp::kMinimum)
     c.add("op", fmt::format("{} (a collective reduces with add, maximum or minimum)",
                             alu_op_name(op.op)));
-  if (op.kind == CollectiveKind::kPermute) {
+  if (op.kind == CollectiveKind::kPermute || op.kind == CollectiveKind::kPermuteReduce) {
     if (op.pairs.size() % 2 != 0)
       c.add("pairs",
             "a permute lists source, target pairs (an even count; none: a ring in "

@@ -92,9 +92,13 @@ void record(const Call& call, const isa::Collective& prototype, const std::vecto
   if (srcs.empty() || srcs.size() != dsts.size())
     fail(loc, fmt::format("{}: {} srcs and {} dsts (one dst per src, at least one)", call.name,
                           srcs.size(), dsts.size()));
-  const bool hbm_only =
-      call.kind == isa::CollectiveKind::kAllToAll || call.kind == isa::CollectiveKind::kPermute;
-  if (call.kind == isa::CollectiveKind::kPermute && srcs.size() != 1)
+  const bool hbm_only = call.kind != isa::CollectiveKind::kAllReduce &&
+                        call.kind != isa::CollectiveKind::kAllGather &&
+                        call.kind != isa::CollectiveKind::kReduceScatter;
+  const bool one_tensor = call.kind == isa::CollectiveKind::kPermute ||
+                          call.kind == isa::CollectiveKind::kPermuteReduce ||
+                          isa::is_variable_collective(call.kind);
+  if (one_tensor && srcs.size() != 1)
     fail(loc, fmt::format("{}: {} tensors; it moves exactly one", call.name, srcs.size()));
   if (collective_dim != 0)
     fail(loc, fmt::format("{}: collective_dim {} (trnsim models dimension 0, the outermost; "
@@ -121,7 +125,9 @@ void record(const Call& call, const isa::Collective& prototype, const std::vecto
     if (s.dtype() != d.dtype())
       fail(loc, fmt::format("{}: src {} is {}, dst is {} (a collective does not convert)",
                             call.name, i, numerics::name(s.dtype()), numerics::name(d.dtype())));
-    check_shapes(call, s.shape(), d.shape(), group, i, loc);
+    // The -v kinds move flat buffers whose sizes the metadata sets when they run.
+    if (!isa::is_variable_collective(call.kind))
+      check_shapes(call, s.shape(), d.shape(), group, i, loc);
     isa::Collective c = prototype;
     c.split_rows = static_cast<std::uint64_t>(s.shape().front());
     c.src = s.ap(loc);
@@ -129,6 +135,21 @@ void record(const Call& call, const isa::Collective& prototype, const std::vecto
     Tracer::current(loc).record(c, {std::nullopt, o.queue, isa::RoundingMode::kNearestEven, o.name},
                                 loc);
   }
+}
+
+// The implicit permutes' channels: 1 to 4, numbered 0, 1, ..., each with its tensor lists.
+void check_channels(const Call& call, std::size_t srcs, std::size_t dsts,
+                    const std::vector<int>& channel_ids, const Loc& loc) {
+  constexpr std::size_t kMaxChannels = 4;  // NKI: 4 within a node, 2 for other groups
+  if (channel_ids.empty() || channel_ids.size() > kMaxChannels || srcs != channel_ids.size() ||
+      dsts != channel_ids.size())
+    fail(loc, fmt::format("{}: {} channel ids, {} srcs and {} dsts lists (one of each per "
+                          "channel, 1 to {} channels)",
+                          call.name, channel_ids.size(), srcs, dsts, kMaxChannels));
+  for (std::size_t c = 0; c < channel_ids.size(); ++c)
+    if (channel_ids[c] != static_cast<int>(c))
+      fail(loc, fmt::format("{}: channel_ids {} (NKI takes 0, 1, ... in order)", call.name,
+                            fmt::join(channel_ids, ", ")));
 }
 
 void check_reduce(AluOp op, const char* name, const Loc& loc) {
@@ -209,22 +230,99 @@ void collective_permute_implicit(const std::vector<std::vector<Tensor>>& srcs_by
                                  const std::vector<int>& channel_ids,
                                  const CollectiveOptions& options, Loc loc) {
   const Call call{isa::CollectiveKind::kPermute, "collective_permute_implicit"};
-  constexpr std::size_t kMaxChannels = 4;  // NKI: 4 within a node, 2 for other groups
-  if (channel_ids.empty() || channel_ids.size() > kMaxChannels ||
-      srcs_by_channel.size() != channel_ids.size() || dsts_by_channel.size() != channel_ids.size())
-    fail(loc, fmt::format("{}: {} channel ids, {} srcs and {} dsts lists (one of each per "
-                          "channel, 1 to {} channels)",
-                          call.name, channel_ids.size(), srcs_by_channel.size(),
-                          dsts_by_channel.size(), kMaxChannels));
-  for (std::size_t c = 0; c < channel_ids.size(); ++c)
-    if (channel_ids[c] != static_cast<int>(c))
-      fail(loc, fmt::format("{}: channel_ids {} (NKI takes 0, 1, ... in order)", call.name,
-                            fmt::join(channel_ids, ", ")));
+  check_channels(call, srcs_by_channel.size(), dsts_by_channel.size(), channel_ids, loc);
   isa::Collective prototype;
   prototype.kind = call.kind;
   put_groups(prototype, replica_group, loc, call.name);
   for (std::size_t c = 0; c < channel_ids.size(); ++c)
     record(call, prototype, srcs_by_channel[c], dsts_by_channel[c], 0, options, loc);
+}
+
+void collective_permute_implicit_reduce(const std::vector<std::vector<Tensor>>& srcs0_by_channel,
+                                        const std::vector<std::vector<Tensor>>& srcs1_by_channel,
+                                        const std::vector<std::vector<Tensor>>& dsts_by_channel,
+                                        const ReplicaGroup& replica_group, AluOp op,
+                                        const std::vector<int>& channel_ids,
+                                        const CollectiveOptions& options, Loc loc) {
+  const Call call{isa::CollectiveKind::kPermuteReduce, "collective_permute_implicit_reduce"};
+  check_reduce(op, call.name, loc);
+  check_channels(call, srcs0_by_channel.size(), dsts_by_channel.size(), channel_ids, loc);
+  if (srcs1_by_channel.size() != srcs0_by_channel.size())
+    fail(loc, fmt::format("{}: {} srcs0 and {} srcs1 lists (one of each per channel)", call.name,
+                          srcs0_by_channel.size(), srcs1_by_channel.size()));
+  isa::Collective prototype;
+  prototype.kind = call.kind;
+  prototype.op = op;
+  put_groups(prototype, replica_group, loc, call.name);
+  for (std::size_t c = 0; c < channel_ids.size(); ++c) {
+    const std::vector<Tensor>& a = srcs0_by_channel[c];
+    const std::vector<Tensor>& b = srcs1_by_channel[c];
+    if (a.size() != 1 || b.size() != 1)
+      fail(loc, fmt::format("{}: channel {} has {} srcs0 and {} srcs1 tensors (one each)",
+                            call.name, c, a.size(), b.size()));
+    // One memory (private and shared HBM are both HBM), dtype and shape.
+    if (a[0].shape() != b[0].shape() || a[0].dtype() != b[0].dtype() ||
+        kernel::is_on_chip(a[0].buffer()) != kernel::is_on_chip(b[0].buffer()))
+      fail(loc, fmt::format("{}: channel {}'s srcs0 is {} {} in {}, srcs1 {} {} in {} (the "
+                            "reduction's two operands match)",
+                            call.name, c, numerics::name(a[0].dtype()), shape_text(a[0].shape()),
+                            kernel::buffer_name(a[0].buffer()), numerics::name(b[0].dtype()),
+                            shape_text(b[0].shape()), kernel::buffer_name(b[0].buffer())));
+    prototype.src1 = b[0].ap(loc);
+    record(call, prototype, a, dsts_by_channel[c], 0, options, loc);
+  }
+}
+
+namespace {
+
+// all_gather_v and all_to_all_v: the metadata tensor checked, then one instruction.
+void record_variable(const Call& call, const std::vector<Tensor>& srcs,
+                     const std::vector<Tensor>& dsts, const ReplicaGroup& replica_group,
+                     const Tensor& metadata, bool recv_counts_known, bool has_rdispls,
+                     const CollectiveOptions& options, const Loc& loc) {
+  isa::Collective prototype;
+  prototype.kind = call.kind;
+  put_groups(prototype, replica_group, loc, call.name);
+  const std::int64_t rows = has_rdispls ? 4 : 3;
+  const kernel::Shape& shape = metadata.shape();
+  const std::int64_t columns = shape.empty() ? 0 : shape.back();
+  const bool on_chip = kernel::is_on_chip(metadata.buffer());
+  const bool shaped = on_chip ? shape.size() == 3 && shape[0] == 1 && shape[1] == rows
+                              : shape.size() == 2 && shape[0] == rows;
+  if (!shaped || (prototype.group_size != 0 && columns != prototype.group_size))
+    fail(loc, fmt::format("{}: metadata_tensor is {} in {}; it is ({}{}, {}) (rows: send counts, "
+                          "send displacements, receive counts{}; a column per rank of the group)",
+                          call.name, shape_text(shape), kernel::buffer_name(metadata.buffer()),
+                          on_chip ? "1, " : "", rows,
+                          prototype.group_size != 0 ? std::to_string(prototype.group_size)
+                                                    : std::string("group size"),
+                          has_rdispls ? ", receive displacements" : ""));
+  if (metadata.dtype() != numerics::DType::kUInt32 || metadata.buffer() == kernel::Buffer::kPsum)
+    fail(loc,
+         fmt::format("{}: metadata_tensor is {} in {} (uint32, in HBM or SBUF)", call.name,
+                     numerics::name(metadata.dtype()), kernel::buffer_name(metadata.buffer())));
+  prototype.metadata = metadata.ap(loc);
+  prototype.recv_counts_known = recv_counts_known;
+  prototype.has_rdispls = has_rdispls;
+  record(call, prototype, srcs, dsts, 0, options, loc);
+}
+
+}  // namespace
+
+void all_gather_v(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                  const ReplicaGroup& replica_group, const Tensor& metadata_tensor,
+                  bool recv_counts_known, bool has_rdispls, const CollectiveOptions& options,
+                  Loc loc) {
+  record_variable({isa::CollectiveKind::kAllGatherV, "all_gather_v"}, srcs, dsts, replica_group,
+                  metadata_tensor, recv_counts_known, has_rdispls, options, loc);
+}
+
+void all_to_all_v(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                  const ReplicaGroup& replica_group, const Tensor& metadata_tensor,
+                  bool recv_counts_known, bool has_rdispls, const CollectiveOptions& options,
+                  Loc loc) {
+  record_variable({isa::CollectiveKind::kAllToAllV, "all_to_all_v"}, srcs, dsts, replica_group,
+                  metadata_tensor, recv_counts_known, has_rdispls, options, loc);
 }
 
 namespace {

@@ -65,6 +65,33 @@ void collective_permute_implicit(const std::vector<std::vector<Tensor>>& srcs_by
                                  const ReplicaGroup& replica_group,
                                  const std::vector<int>& channel_ids = {0},
                                  const CollectiveOptions& options = {}, Loc loc = Loc::current());
+// NKI's collective_permute_implicit_reduce: as collective_permute_implicit, each rank sending
+// op(srcs0_by_channel[c][0], srcs1_by_channel[c][0]) (add, maximum or minimum; one rounding to
+// the dtype) to the next rank of its group.
+void collective_permute_implicit_reduce(const std::vector<std::vector<Tensor>>& srcs0_by_channel,
+                                        const std::vector<std::vector<Tensor>>& srcs1_by_channel,
+                                        const std::vector<std::vector<Tensor>>& dsts_by_channel,
+                                        const ReplicaGroup& replica_group, AluOp op,
+                                        const std::vector<int>& channel_ids = {0},
+                                        const CollectiveOptions& options = {},
+                                        Loc loc = Loc::current());
+
+// NKI's all_gather_v and all_to_all_v: flat buffers (one src, one dst, HBM) sized when the
+// call runs by `metadata_tensor`, uint32 of shape (rows, group size) in HBM or (1, rows,
+// group size) in SBUF: row 0 send counts, 1 send displacements (all_gather_v reads the first
+// column of each: one chunk for every rank), 2 receive counts (written by the call unless
+// recv_counts_known), 3 receive displacements (with has_rdispls; without, the chunk from
+// rank k lands at (dst's elements / group size) x k). Elements of dst no chunk writes keep
+// their data.
+void all_gather_v(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                  const ReplicaGroup& replica_group, const Tensor& metadata_tensor,
+                  bool recv_counts_known = false, bool has_rdispls = false,
+                  const CollectiveOptions& options = {}, Loc loc = Loc::current());
+void all_to_all_v(const std::vector<Tensor>& srcs, const std::vector<Tensor>& dsts,
+                  const ReplicaGroup& replica_group, const Tensor& metadata_tensor,
+                  bool recv_counts_known = false, bool has_rdispls = false,
+                  const CollectiveOptions& options = {}, Loc loc = Loc::current());
+
 // NKI's collective_permute_implicit_current_processing_rank_id: a new register holding the
 // rank whose data the ring has brought here after `iteration` steps (0: this rank; k: the
 // rank k places before it in its group). `iteration` an int, or a register (a loop's

@@ -423,6 +423,11 @@ void depends_on(const Recorded& consumer, const Recorded& producer, Loc loc = Lo
 // HBM -> a new SBUF tile of the same shape (dtype cast if given); SBUF -> HBM.
 Tensor load(const Tensor& src, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 void store(const Tensor& dst, const Tensor& src, Loc loc = Loc::current());
+// NKI's `t[key] = value`: copies `src` into the view `dst` of the same shape, by DMA when
+// either is in HBM (a PSUM tile through SBUF), else with the engines' tensor_copy (casting to
+// dst's dtype); a number fills an on-chip view (memset).
+void assign(const Tensor& dst, const Tensor& src, Loc loc = Loc::current());
+void assign(const Tensor& dst, float value, Loc loc = Loc::current());
 // A new SBUF tile holding `src` (from SBUF or PSUM), cast to dtype if given.
 Tensor copy(const Tensor& src, std::optional<DType> dtype = std::nullopt, Loc loc = Loc::current());
 // x[K, M]^T... as NKI's nl.matmul(x, y, transpose_x): transpose_x=true means x is already

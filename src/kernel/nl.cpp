@@ -2,6 +2,7 @@
 // expand into one or a few nki.isa operations.
 #include <fmt/core.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <memory>
@@ -182,6 +183,30 @@ void store(const Tensor& dst, const Tensor& src, Loc loc) {
   // DMA cannot read PSUM: go through an SBUF tile, as NKI's helper does.
   const Tensor staged = src.buffer() == psum ? copy(src, dst.dtype(), loc) : src;
   nisa::dma_copy(dst, staged, {}, loc);
+}
+
+void assign(const Tensor& dst, const Tensor& src, Loc loc) {
+  if (dst.shape() != src.shape())
+    throw KernelError(origin_of(loc),
+                      fmt::format("assigning a [{}] tensor to a [{}] view (the same shape)",
+                                  fmt::join(src.shape(), ", "), fmt::join(dst.shape(), ", ")));
+  if (kernel::is_hbm(dst.buffer()) && !kernel::is_hbm(src.buffer()))
+    store(dst, src, loc);
+  else if (kernel::is_hbm(src.buffer()) && dst.buffer() == psum)  // DMA cannot write PSUM
+    nisa::tensor_copy(dst, load(src, std::nullopt, loc), {}, loc);
+  else if (kernel::is_hbm(src.buffer()))
+    nisa::dma_copy(dst, src, {}, loc);
+  else
+    nisa::tensor_copy(dst, src, {}, loc);
+}
+
+void assign(const Tensor& dst, float value, Loc loc) {
+  if (kernel::is_hbm(dst.buffer()))
+    throw KernelError(origin_of(loc),
+                      fmt::format("assigning a number to a view of '{}' in {} (a number fills an "
+                                  "SBUF or PSUM view; write HBM from a tile)",
+                                  dst.name(), kernel::buffer_name(dst.buffer())));
+  nisa::memset(dst, value, {}, loc);
 }
 
 Tensor copy(const Tensor& src, std::optional<DType> dtype, Loc loc) {

@@ -33,6 +33,9 @@ class SystemCollectives final : public sim::CollectiveEngine {
   const std::vector<CollectiveRun>& records() const { return records_; }
 
  private:
+  // Fills each member's dst (functional runs) as `algorithm` computes the collective.
+  void compute(std::span<sim::CollectiveMember> members, collective::Algorithm algorithm) const;
+
   collective::CollectiveModel model_;
   std::uint64_t event_chunks_ = kEventChunks;
   // A collective's time, algorithm and the model that timed it.

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 
 namespace trnsim::sim::detail {
@@ -33,6 +34,8 @@ std::string disagreement(const isa::Collective& a, const isa::Collective& b) {
   if (a.groups != b.groups || a.group_size != b.group_size)
     return "its replica groups differ from the other's";
   if (a.pairs != b.pairs) return "its source-target pairs differ from the other's";
+  if (a.recv_counts_known != b.recv_counts_known || a.has_rdispls != b.has_rdispls)
+    return "its recv_counts_known or has_rdispls differ from the other's";
   if (a.src.dtype != b.src.dtype)
     return fmt::format("it moves {}, the other {}", numerics::name(b.src.dtype),
                        numerics::name(a.src.dtype));
@@ -40,6 +43,42 @@ std::string disagreement(const isa::Collective& a, const isa::Collective& b) {
 }
 
 }  // namespace
+
+CollectiveInputs load_inputs(CoreOperandIO& io, const isa::Collective& op) {
+  CollectiveInputs in;
+  in.src = io.load_bytes(op.src);
+  if (op.src1) in.src1 = io.load_bytes(*op.src1);
+  if (op.metadata) {
+    // Row 2, the receive counts, is never read (NKI: the call's output, or left alone with
+    // recv_counts_known): only the other rows must have been written.
+    std::vector<bool> missing;
+    in.metadata = io.load_bytes_unchecked(*op.metadata, missing);
+    static constexpr std::array<const char*, 4> kRows = {"send counts", "send displacements",
+                                                         "receive counts", "receive displacements"};
+    const std::uint64_t n = std::max<std::uint64_t>(1, missing.size() / (op.has_rdispls ? 4 : 3));
+    for (std::uint64_t e = 0; e < missing.size(); ++e)
+      if (missing[e] && e / n != 2 && e / n < 4 && io.policy() == UninitializedPolicy::kError)
+        io.fail(
+            fmt::format("operand 'metadata' reads uninitialised memory: row {} ({}) column "
+                        "{} was never written (if an instruction on another queue writes "
+                        "it, this one needs to wait for it)",
+                        e / n, kRows[e / n], e % n));
+  }
+  return in;
+}
+
+void store_outputs(CoreOperandIO& io, const isa::Collective& op, const CollectiveMember& m) {
+  if (isa::is_variable_collective(op.kind))
+    io.store_bytes(op.dst, m.dst, m.dst_written);
+  else
+    io.store_bytes(op.dst, m.dst);
+  if (op.metadata && !m.metadata_out.empty()) {  // row 2 only: the receive counts
+    const std::uint64_t n =
+        m.metadata_out.size() / sizeof(std::uint32_t) / (op.has_rdispls ? 4 : 3);
+    const std::pair<std::uint64_t, std::uint64_t> row2{2 * n, 3 * n};
+    io.store_bytes(*op.metadata, m.metadata_out, std::span(&row2, 1));
+  }
+}
 
 std::vector<std::uint32_t> CollectiveCalls::members_of(const isa::Collective& op,
                                                        std::uint32_t rank, std::uint32_t ranks) {

@@ -14,9 +14,20 @@
 #include <vector>
 
 #include "isa/isa.h"
+#include "sim/core_io.h"
 #include "sim/sim.h"
 
 namespace trnsim::sim::detail {
+
+// What a collective call reads from its rank's memory (functional runs): the bytes of src,
+// and of src1 and metadata when the op has them.
+struct CollectiveInputs {
+  std::vector<std::uint8_t> src, src1, metadata;
+};
+CollectiveInputs load_inputs(CoreOperandIO& io, const isa::Collective& op);
+// Writes what the engine gave a member: dst (whole, or the ranges it wrote) and the metadata's
+// receive counts.
+void store_outputs(CoreOperandIO& io, const isa::Collective& op, const CollectiveMember& m);
 
 // One started collective call.
 struct CollectiveArrival {
@@ -24,9 +35,9 @@ struct CollectiveArrival {
   std::uint32_t queue = 0;
   std::uint32_t id = 0;  // of the start
   std::size_t index = 0;
-  isa::Instruction inst;          // as started (registers applied)
-  std::vector<std::uint8_t> src;  // functional runs: src's bytes
-  Duration time = 0;              // when it reached the head of its queue
+  isa::Instruction inst;    // as started (registers applied)
+  CollectiveInputs inputs;  // functional runs
+  Duration time = 0;        // when it reached the head of its queue
 };
 
 class CollectiveCalls {

@@ -234,6 +234,52 @@ void CoreOperandIO::store_bytes(const isa::AccessPattern& ap,
     scatter_row(rows, r, bytes.data() + r * row_bytes);
 }
 
+std::vector<std::uint8_t> CoreOperandIO::load_bytes_unchecked(const isa::AccessPattern& ap,
+                                                              std::vector<bool>& missing) {
+  const Rows rows = resolve(ap);
+  const std::size_t esize = rows.element_bytes;
+  std::vector<std::uint8_t> out(rows.free * esize * ap.partitions);
+  missing.assign(rows.free * ap.partitions, false);
+  for (std::uint32_t r = 0; r < ap.partitions && rows.free > 0; ++r) {
+    gather_row(rows, r, out.data() + r * rows.free * esize);
+    for (std::uint64_t i = 0; i < rows.free; ++i) {
+      const std::int64_t at =
+          rows.contiguous ? static_cast<std::int64_t>(i * esize) : rows.offsets[i];
+      const std::uint64_t lo = rows.init_base[r] + static_cast<std::uint64_t>(at);
+      missing[r * rows.free + i] = !rows.init[r]->all_set(lo, lo + esize);
+    }
+  }
+  return out;
+}
+
+void CoreOperandIO::store_bytes(const isa::AccessPattern& ap,
+                                const std::vector<std::uint8_t>& bytes,
+                                std::span<const std::pair<std::uint64_t, std::uint64_t>> runs) {
+  const Rows rows = resolve(ap);
+  const std::size_t esize = rows.element_bytes;
+  const std::uint64_t elements = rows.free * ap.partitions;
+  if (bytes.size() != elements * esize)
+    fail(fmt::format("internal: {} bytes stored into operand '{}' of {} bytes", bytes.size(),
+                     operand_name(ap), elements * esize));
+  for (const auto& [begin, end] : runs) {
+    if (begin > end || end > elements)
+      fail(fmt::format("internal: elements [{}, {}) stored into operand '{}' of {}", begin, end,
+                       operand_name(ap), elements));
+    // Row by row: one copy per row of a contiguous operand, one per element otherwise.
+    for (std::uint64_t e = begin; e < end;) {
+      const auto r = static_cast<std::uint32_t>(e / rows.free);
+      const std::uint64_t i = e % rows.free;
+      const std::uint64_t count = rows.contiguous ? std::min(end - e, rows.free - i) : 1;
+      const std::int64_t at =
+          rows.contiguous ? static_cast<std::int64_t>(i * esize) : rows.offsets[i];
+      std::memcpy(rows.base[r] + at, bytes.data() + e * esize, count * esize);
+      const std::uint64_t lo = rows.init_base[r] + static_cast<std::uint64_t>(at);
+      rows.mutable_init(r)->set(lo, lo + count * esize);
+      e += count;
+    }
+  }
+}
+
 Tile CoreOperandIO::load(const isa::AccessPattern& ap) {
   if (numerics::is_mx_packed(ap.dtype))
     fail(fmt::format("operand '{}': x4-packed {} cannot be read as values without its scales",

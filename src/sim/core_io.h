@@ -8,7 +8,9 @@
 
 #include <cstdint>
 #include <map>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/memory.h"
@@ -40,7 +42,16 @@ class CoreOperandIO final : public OperandIO {
   // bit-exact moves and the MX data path). Same checks as load().
   std::vector<std::uint8_t> load_bytes(const isa::AccessPattern& ap);
   void store_bytes(const isa::AccessPattern& ap, const std::vector<std::uint8_t>& bytes);
+  // Raw bytes and, in `missing`, which elements were never written, with no error for them:
+  // for an operand the instruction reads only part of (the caller checks that part).
+  std::vector<std::uint8_t> load_bytes_unchecked(const isa::AccessPattern& ap,
+                                                 std::vector<bool>& missing);
+  // Only the [begin, end) element ranges `runs` of `bytes` (all of the operand's bytes, in
+  // element order); the rest of the operand keeps its data.
+  void store_bytes(const isa::AccessPattern& ap, const std::vector<std::uint8_t>& bytes,
+                   std::span<const std::pair<std::uint64_t, std::uint64_t>> runs);
 
+  UninitializedPolicy policy() const { return policy_; }
   // Raises a SimError about this instruction.
   [[noreturn]] void fail(const std::string& why) const;
   // Name of the operand field an access pattern belongs to ("dst", "moving", ...).

@@ -342,7 +342,7 @@ class Executor {
     }
 
     std::optional<std::uint32_t> jump;  // a taken branch's target
-    std::vector<std::uint8_t> sent;     // a sendrecv's or collective's src
+    detail::CollectiveInputs sent;      // a sendrecv's src (.src), a collective's inputs
     if (options_.functional) {
       CoreOperandIO io(device_, *c.core, *inst, index, c.seed, options_.uninitialized,
                        &options_.name_memory, run);
@@ -351,9 +351,9 @@ class Executor {
           if (info.control) {
             jump = run_control(*inst, queue.regs, &io, c.group, static_cast<std::int32_t>(ranks_));
           } else if (info.exchange) {
-            sent = io.load_bytes(std::get<isa::SendRecv>(inst->op).src);  // moves on pairing
+            sent.src = io.load_bytes(std::get<isa::SendRecv>(inst->op).src);  // moves on pairing
           } else if (info.collective) {
-            sent = io.load_bytes(std::get<isa::Collective>(inst->op).src);
+            sent = detail::load_inputs(io, std::get<isa::Collective>(inst->op));
           } else {
             execute(*inst, io, device_);
           }
@@ -374,7 +374,7 @@ class Executor {
       c.result.executions.push_back({static_cast<std::uint32_t>(index), run, {}});
     }
     if (info.exchange) {
-      exchange_start(c, q, id, index, *inst, std::move(sent), time);
+      exchange_start(c, q, id, index, *inst, std::move(sent.src), time);
       return;
     }
     if (info.collective) {
@@ -477,15 +477,15 @@ class Executor {
   // A collective reached the head of its queue: it keeps the queue until the collective engine
   // has run it among every member of its set.
   void collective_start(CoreRun& c, std::uint32_t q, std::uint32_t id, std::size_t index,
-                        const isa::Instruction& inst, std::vector<std::uint8_t> src,
+                        const isa::Instruction& inst, detail::CollectiveInputs inputs,
                         Duration time) {
     record_time(c, id, {time, time, time});
     if (options_.collectives == nullptr)
       fail(c, index,
            "a collective needs a launch of ranks with a collective engine "
            "(runtime::launch_ranks or launch_system)");
-    detail::CollectiveArrival a{
-        static_cast<std::uint32_t>(&c - cores_.data()), q, id, index, inst, std::move(src), time};
+    const auto core = static_cast<std::uint32_t>(&c - cores_.data());
+    detail::CollectiveArrival a{core, q, id, index, inst, std::move(inputs), time};
     isa::Origin first{};
     std::optional<std::vector<detail::CollectiveArrival>> set;
     try {
@@ -506,7 +506,9 @@ class Executor {
     for (std::size_t k = 0; k < set.size(); ++k) {
       members[k].rank = cores_[set[k].core].group;
       members[k].op = &std::get<isa::Collective>(set[k].inst.op);
-      members[k].src = std::move(set[k].src);
+      members[k].src = std::move(set[k].inputs.src);
+      members[k].src1 = std::move(set[k].inputs.src1);
+      members[k].metadata = std::move(set[k].inputs.metadata);
       members[k].arrived = set[k].time;
     }
     Duration last_arrival = 0;
@@ -523,7 +525,7 @@ class Executor {
       if (options_.functional) {
         CoreOperandIO io(device_, *c.core, set[k].inst, set[k].index, c.seed,
                          options_.uninitialized, &options_.name_memory);
-        guarded(c, set[k].index, [&] { io.store_bytes(members[k].op->dst, members[k].dst); });
+        guarded(c, set[k].index, [&] { detail::store_outputs(io, *members[k].op, members[k]); });
       }
       if (hazards_)  // what every member did before the call happens before what each does after
         for (const detail::CollectiveArrival& other : set)

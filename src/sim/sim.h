@@ -18,6 +18,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arch/arch.h"
@@ -208,9 +209,16 @@ using MemoryNamer = std::function<std::string(int core, isa::Memory memory, std:
 struct CollectiveMember {
   int rank = 0;                         // its launch group (CoreProgram::group)
   const isa::Collective* op = nullptr;  // as this rank runs it (registers applied)
-  std::vector<std::uint8_t> src;        // functional runs: src's bytes, in element order
-  std::vector<std::uint8_t> dst;        // functional runs: to be filled with dst's bytes
-  Duration arrived = 0;                 // when it reached the head of its queue
+  // Functional runs: the bytes of src (and of src1 and metadata when the op has them), in
+  // element order; and what the engine fills in.
+  std::vector<std::uint8_t> src, src1, metadata;
+  std::vector<std::uint8_t> dst;
+  // The [begin, end) element ranges of dst the collective wrote, when not all of it (the -v
+  // kinds write only what each rank sends; the rest of dst keeps its data).
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> dst_written;
+  // The metadata with the receive counts the collective wrote (empty: it wrote none).
+  std::vector<std::uint8_t> metadata_out;
+  Duration arrived = 0;  // when it reached the head of its queue
 };
 
 class CollectiveEngine {

@@ -78,6 +78,18 @@
 [dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, groups=[0,1], group_size=2, pairs=[0]  # expected-error {{operand 'pairs': a permute lists source, target pairs (an even count; none: a ring in each replica group)}}
 # expected-error@-1 {{operand 'groups': a permute takes pairs or replica groups (a ring in each), not both}}
 [dma.0] collective dst=hbm[p0:128x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:128x512, addr=0, fp32, [[1,512]]], kind=permute, pairs=[0,1,0,2]  # expected-error {{operand 'pairs': a rank sends or receives twice (each at most once in a permute)}}
+# permute_reduce sends op(src, src1); the -v kinds read uint32 metadata of 3 (4 with has_rdispls) rows
+[dma.0] collective dst=hbm[p0:1x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:1x512, addr=0, fp32, [[1,512]]], kind=permute_reduce, op=maximum, groups=[0,1], group_size=2, src1=hbm[p0:1x512, addr=0x200000, fp32, [[1,512]]]
+[dma.0] collective dst=hbm[p0:1x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:1x512, addr=0, fp32, [[1,512]]], kind=all_to_all_v, groups=[0,1,2,3], group_size=4, metadata=sbuf[p0:1, off=0, uint32, [[1,16]]], has_rdispls=true
+[dma.0] collective dst=hbm[p0:1x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:1x512, addr=0, fp32, [[1,512]]], kind=permute_reduce, op=multiply  # expected-error {{operand 'src1': a permute_reduce sends op(src, src1): src1 is missing}}
+# expected-error@-1 {{operand 'op': multiply (a collective reduces with add, maximum or minimum)}}
+[dma.0] collective dst=hbm[p0:1x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:1x512, addr=0, fp32, [[1,512]]], kind=all_reduce, src1=hbm[p0:1x256, addr=0x200000, bf16, [[1,256]]], recv_counts_known=true  # expected-error {{operand 'src1': only a permute_reduce takes src1, not all_reduce}}
+# expected-error@-1 {{operand 'recv_counts_known': recv_counts_known and has_rdispls belong to the -v collectives, not all_reduce}}
+# expected-error@-2 {{operand 'src1': bfloat16 [1, 256]; src is float32 [1, 512] (the two operands of the reduction match)}}
+[dma.0] collective dst=hbm[p0:1x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:1x512, addr=0, fp32, [[1,512]]], kind=all_gather_v, groups=[0,1,2,3], group_size=4, metadata=sbuf[p0:2, off=0, int32, [[1,5]]]  # expected-error {{operand 'metadata': int32 (counts and displacements are uint32)}}
+# expected-error@-1 {{operand 'metadata': 2 partitions (in SBUF the metadata lives on one partition)}}
+# expected-error@-2 {{operand 'metadata': 10 elements; it holds 3 rows of one column per member (3 x 4)}}
+[dma.0] collective dst=hbm[p0:1x512, addr=0x100000, fp32, [[1,512]]], src=hbm[p0:1x512, addr=0, fp32, [[1,512]]], kind=all_to_all_v  # expected-error {{operand 'metadata': all_to_all_v reads its counts from a metadata tensor: it is missing}}
 # -----
 # sendrecv: not on NeuronCore-v2
 # chip: trn1
