@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "arch/arch.h"
@@ -134,6 +135,8 @@ void run_simulated(benchmark::State& state, const MatmulProblem& problem, bool m
   if (mx) fill_sbuf(core, DType::kUInt8, data_bytes, scale_bytes, 2);
   sim::RunOptions options;
   options.check_hazards = false;
+  // Which kernel ran: the host's vector level, or TRNSIM_SIMD's (avx2, baseline).
+  state.SetLabel(std::string("simd=") + std::string(sim::simd_level_name(sim::simd_level())));
   for (auto _ : state) {
     sim::RunResult result = sim::run(device, problem.program, options);
     benchmark::DoNotOptimize(result.instructions_executed);

@@ -44,88 +44,123 @@ namespace {
 // computes fma(a, b, acc) = round(a*b + acc), which equals round(round(a*b) + acc) whenever
 // every product a*b is exact in fp32; the caller checks that (products_exact_in_fp32) before
 // choosing it. Each is built for several instruction sets, chosen at run time.
-constexpr std::uint64_t kBlockM = 4, kBlockN = 32;
-
-template <bool kFused>
-[[gnu::always_inline]] inline float multiply_add(float a, float b, float acc) {
-  if constexpr (kFused) {
-    return __builtin_fmaf(a, b, acc);
-  } else {
-    return acc + a * b;
+// The register block: kBlockM rows x kVectors vectors of W floats of accumulators, held in
+// vector registers (GCC's vector extensions) while the rows stream through. Sizes per
+// instruction set, measured on the development VM (BENCHMARKS.md): AVX-512 12 x 2 zmm (24 of
+// its 32 registers), AVX2 6 x 2 ymm (12 of 16), the baseline 6 x 2 xmm. Rows past the last
+// whole block run one at a time, columns past the last whole block element by element: the
+// same sequence of operations for every element either way.
+//
+// The fused variant is the unfused code compiled with fp-contract=fast, so that each
+// acc + a * b may become one fma; the caller picks it only when every product is exact
+// (products_exact_in_fp32), where fma(a, b, acc) and acc + round(a * b) are the same number.
+template <class Vec, std::uint64_t W, std::uint64_t kBlockM, std::uint64_t kVectors>
+[[gnu::always_inline]] inline void contract_block(const float* const* a_rows,
+                                                  const float* const* b_rows, std::uint64_t rows,
+                                                  std::uint64_t m0, std::uint64_t n0,
+                                                  std::uint64_t n_count, float* out) {
+  Vec acc[kBlockM][kVectors];
+  for (std::uint64_t v = 0; v < kVectors; ++v) {
+    Vec b;
+    std::memcpy(&b, b_rows[0] + n0 + v * W, sizeof b);
+    for (std::uint64_t i = 0; i < kBlockM; ++i) acc[i][v] = a_rows[0][m0 + i] * b;
   }
+  for (std::uint64_t r = 1; r < rows; ++r) {
+    Vec b[kVectors];
+    for (std::uint64_t v = 0; v < kVectors; ++v)
+      std::memcpy(&b[v], b_rows[r] + n0 + v * W, sizeof(Vec));
+    for (std::uint64_t i = 0; i < kBlockM; ++i) {
+      const float a = a_rows[r][m0 + i];
+      for (std::uint64_t v = 0; v < kVectors; ++v) acc[i][v] = acc[i][v] + a * b[v];
+    }
+  }
+  for (std::uint64_t i = 0; i < kBlockM; ++i)
+    std::memcpy(out + (m0 + i) * n_count + n0, acc[i], sizeof(acc[i]));
 }
 
-template <bool kFused>
+template <class Vec, std::uint64_t W, std::uint64_t kBlockM, std::uint64_t kVectors>
 [[gnu::always_inline]] inline void contract_rows_body(const float* const* a_rows,
                                                       const float* const* b_rows,
                                                       std::uint64_t rows, std::uint64_t m_count,
                                                       std::uint64_t n_count, float* out) {
-  for (std::uint64_t n0 = 0; n0 < n_count; n0 += kBlockN) {
-    const std::uint64_t nb = std::min(kBlockN, n_count - n0);
-    for (std::uint64_t m0 = 0; m0 < m_count; m0 += kBlockM) {
-      const std::uint64_t mb = std::min(kBlockM, m_count - m0);
-      if (mb == kBlockM && nb == kBlockN) {
-        float acc[kBlockM][kBlockN];
-        for (std::uint64_t i = 0; i < kBlockM; ++i) {
-          const float a = a_rows[0][m0 + i];
-          for (std::uint64_t j = 0; j < kBlockN; ++j) acc[i][j] = a * b_rows[0][n0 + j];
-        }
-        for (std::uint64_t r = 1; r < rows; ++r) {
-          const float* b = b_rows[r] + n0;
-          for (std::uint64_t i = 0; i < kBlockM; ++i) {
-            const float a = a_rows[r][m0 + i];
-            for (std::uint64_t j = 0; j < kBlockN; ++j)
-              acc[i][j] = multiply_add<kFused>(a, b[j], acc[i][j]);
-          }
-        }
-        for (std::uint64_t i = 0; i < kBlockM; ++i)
-          std::memcpy(out + (m0 + i) * n_count + n0, acc[i], sizeof(acc[i]));
-      } else {
-        // Edge blocks: the same sequence, element by element.
-        for (std::uint64_t i = 0; i < mb; ++i) {
-          float* o = out + (m0 + i) * n_count + n0;
-          const float a0 = a_rows[0][m0 + i];
-          for (std::uint64_t j = 0; j < nb; ++j) o[j] = a0 * b_rows[0][n0 + j];
-          for (std::uint64_t r = 1; r < rows; ++r) {
-            const float a = a_rows[r][m0 + i];
-            for (std::uint64_t j = 0; j < nb; ++j)
-              o[j] = multiply_add<kFused>(a, b_rows[r][n0 + j], o[j]);
-          }
-        }
-      }
+  constexpr std::uint64_t kBlockN = W * kVectors;
+  const std::uint64_t n_whole = n_count / kBlockN * kBlockN;
+  const std::uint64_t m_whole = m_count / kBlockM * kBlockM;
+  for (std::uint64_t n0 = 0; n0 < n_whole; n0 += kBlockN) {
+    for (std::uint64_t m0 = 0; m0 < m_whole; m0 += kBlockM)
+      contract_block<Vec, W, kBlockM, kVectors>(a_rows, b_rows, rows, m0, n0, n_count, out);
+    for (std::uint64_t m0 = m_whole; m0 < m_count; ++m0)
+      contract_block<Vec, W, 1, kVectors>(a_rows, b_rows, rows, m0, n0, n_count, out);
+  }
+  // The columns past the last whole block, element by element.
+  for (std::uint64_t m = 0; m < m_count && n_whole < n_count; ++m) {
+    float* o = out + m * n_count;
+    const float a0 = a_rows[0][m];
+    for (std::uint64_t j = n_whole; j < n_count; ++j) o[j] = a0 * b_rows[0][j];
+    for (std::uint64_t r = 1; r < rows; ++r) {
+      const float a = a_rows[r][m];
+      for (std::uint64_t j = n_whole; j < n_count; ++j) o[j] = o[j] + a * b_rows[r][j];
     }
   }
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void contract_rows_unfused(
-    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
-    std::uint64_t m_count, std::uint64_t n_count, float* out) {
-  contract_rows_body<false>(a_rows, b_rows, rows, m_count, n_count, out);
+using ContractFn = void (*)(const float* const*, const float* const*, std::uint64_t, std::uint64_t,
+                            std::uint64_t, float*);
+using Floats4 = float __attribute__((vector_size(16)));
+
+// GCC's per-function fp-contract; other compilers keep the file's -ffp-contract=off (the
+// fused variants then multiply and add apart, with the same bits).
+#if defined(__GNUC__) && !defined(__clang__)
+#define TRNSIM_FP_CONTRACT(mode) optimize(mode)
+#else
+#define TRNSIM_FP_CONTRACT(mode)
+#endif
+
+// One variant per (instruction set, fused or not); contract_rows picks (sim::simd_level).
+#define TRNSIM_CONTRACT_VARIANT(name, target_isa, contract, Vec, W, block_m, vectors)          \
+  __attribute__((target(target_isa), TRNSIM_FP_CONTRACT(contract))) void name(                 \
+      const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,              \
+      std::uint64_t m_count, std::uint64_t n_count, float* out) {                              \
+    contract_rows_body<Vec, W, block_m, vectors>(a_rows, b_rows, rows, m_count, n_count, out); \
+  }
+#if defined(__x86_64__)
+using Floats8 = float __attribute__((vector_size(32)));
+using Floats16 = float __attribute__((vector_size(64)));
+TRNSIM_CONTRACT_VARIANT(contract_unfused_avx512, "avx512f", "fp-contract=off", Floats16, 16, 12, 2)
+TRNSIM_CONTRACT_VARIANT(contract_fused_avx512, "avx512f,fma", "fp-contract=fast", Floats16, 16, 12,
+                        2)
+TRNSIM_CONTRACT_VARIANT(contract_unfused_avx2, "avx2", "fp-contract=off", Floats8, 8, 6, 2)
+TRNSIM_CONTRACT_VARIANT(contract_fused_avx2, "avx2,fma", "fp-contract=fast", Floats8, 8, 6, 2)
+#endif
+#undef TRNSIM_CONTRACT_VARIANT
+#undef TRNSIM_FP_CONTRACT
+
+// The build's own instruction set (SSE2 on x86-64, NEON on Arm), never fused.
+void contract_unfused_baseline(const float* const* a_rows, const float* const* b_rows,
+                               std::uint64_t rows, std::uint64_t m_count, std::uint64_t n_count,
+                               float* out) {
+  contract_rows_body<Floats4, 4, 6, 2>(a_rows, b_rows, rows, m_count, n_count, out);
 }
 
-__attribute__((target("avx512f"))) void contract_rows_fused_avx512(
-    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
-    std::uint64_t m_count, std::uint64_t n_count, float* out) {
-  contract_rows_body<true>(a_rows, b_rows, rows, m_count, n_count, out);
-}
-
-__attribute__((target("avx2,fma"))) void contract_rows_fused_avx2(
-    const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
-    std::uint64_t m_count, std::uint64_t n_count, float* out) {
-  contract_rows_body<true>(a_rows, b_rows, rows, m_count, n_count, out);
-}
-
-// `products_exact`: every a*b is exact in fp32 (see above), so the fused kernel may be used.
+// `products_exact`: every a*b is exact in fp32 (see above), so the fused kernel may be used
+// (the baseline has no fused multiply-add: it runs the unfused one, with the same bits).
 void contract_rows(const float* const* a_rows, const float* const* b_rows, std::uint64_t rows,
                    std::uint64_t m_count, std::uint64_t n_count, float* out, bool products_exact) {
   if (rows == 0) return;
-  if (products_exact && __builtin_cpu_supports("avx512f")) {
-    contract_rows_fused_avx512(a_rows, b_rows, rows, m_count, n_count, out);
-  } else if (products_exact && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
-    contract_rows_fused_avx2(a_rows, b_rows, rows, m_count, n_count, out);
-  } else {
-    contract_rows_unfused(a_rows, b_rows, rows, m_count, n_count, out);
+  ContractFn fn = contract_unfused_baseline;
+#if defined(__x86_64__)
+  switch (simd_level()) {
+    case SimdLevel::kAvx512:
+      fn = products_exact ? contract_fused_avx512 : contract_unfused_avx512;
+      break;
+    case SimdLevel::kAvx2:
+      fn = products_exact ? contract_fused_avx2 : contract_unfused_avx2;
+      break;
+    case SimdLevel::kBaseline:
+      break;
   }
+#endif
+  fn(a_rows, b_rows, rows, m_count, n_count, out);
 }
 
 // Smallest non-zero and largest magnitude of a set of fp32 values, from their bit patterns

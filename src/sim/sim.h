@@ -233,6 +233,15 @@ class CollectiveEngine {
                                     bool functional) = 0;
 };
 
+// The widest vector instructions the simulator's kernels use: the host's, or fewer when the
+// environment's TRNSIM_SIMD (baseline, avx2, avx512) or limit_simd asks, to measure or test
+// the narrower ones. Every level gives the same bits (docs/simulator.md).
+enum class SimdLevel : std::uint8_t { kBaseline, kAvx2, kAvx512 };
+SimdLevel simd_level();
+std::string_view simd_level_name(SimdLevel level);  // "baseline", "avx2", "avx512"
+// At most `level` from now on (never above the host's); nullopt: back to the default.
+void limit_simd(std::optional<SimdLevel> level);
+
 struct RunOptions {
   // A run keeps a record of each start of a program with loops (RunResult::executions, 32
   // bytes each, more with hazard checking), so the default stops at 16.8 million starts.

@@ -188,6 +188,20 @@ TEST(Matmul, Bf16ProductsOutsideTheNormalRange) {
   run_matmul_case({.k = 32, .m = 32, .n = 64, .bf16_exponent_lo = 1, .bf16_exponent_span = 64});
 }
 
+// Each instruction set's kernel (register blocks of their own sizes, fused multiply-add only
+// where exact) gives the reference's bits, edge blocks included (M and N that no block
+// divides). Levels above the host's run the host's.
+TEST(Matmul, EveryVectorLevelMatchesTheReference) {
+  for (const SimdLevel level : {SimdLevel::kBaseline, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+    limit_simd(level);
+    SCOPED_TRACE(std::string(simd_level_name(simd_level())));
+    run_matmul_case({});
+    run_matmul_case({.in = DType::kFloat32, .k = 64, .m = 37, .n = 100});
+    run_matmul_case({.k = 32, .m = 30, .n = 70, .bf16_exponent_lo = 1, .bf16_exponent_span = 254});
+  }
+  limit_simd(std::nullopt);
+}
+
 TEST(Matmul, Fp32InputsRoundEachProduct) {
   run_matmul_case({.in = DType::kFloat32, .k = 64, .m = 32, .n = 128});
 }

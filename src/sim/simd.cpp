@@ -1,0 +1,62 @@
+// The simulator kernels' instruction-set level (sim.h, SimdLevel): the host's, capped by
+// TRNSIM_SIMD or limit_simd.
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "sim/sim.h"
+
+namespace trnsim::sim {
+
+namespace {
+
+SimdLevel host_level() {
+#if defined(__x86_64__)
+  if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("fma")) return SimdLevel::kAvx512;
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return SimdLevel::kAvx2;
+#endif
+  return SimdLevel::kBaseline;
+}
+
+// The environment's cap, read once; an unknown value is ignored (the host's level).
+SimdLevel default_level() {
+  const SimdLevel host = host_level();
+  const char* asked = std::getenv("TRNSIM_SIMD");
+  if (asked == nullptr) return host;
+  const std::string name(asked);
+  SimdLevel cap = host;
+  if (name == "baseline") cap = SimdLevel::kBaseline;
+  if (name == "avx2") cap = SimdLevel::kAvx2;
+  return std::min(cap, host);
+}
+
+constexpr int kDefault = -1;
+std::atomic<int> limited{kDefault};
+
+}  // namespace
+
+SimdLevel simd_level() {
+  static const SimdLevel fallback = default_level();
+  const int cap = limited.load(std::memory_order_relaxed);
+  return cap == kDefault ? fallback : std::min(static_cast<SimdLevel>(cap), host_level());
+}
+
+std::string_view simd_level_name(SimdLevel level) {
+  switch (level) {
+    case SimdLevel::kAvx512:
+      return "avx512";
+    case SimdLevel::kAvx2:
+      return "avx2";
+    case SimdLevel::kBaseline:
+      break;
+  }
+  return "baseline";
+}
+
+void limit_simd(std::optional<SimdLevel> level) {
+  limited.store(level ? static_cast<int>(*level) : kDefault, std::memory_order_relaxed);
+}
+
+}  // namespace trnsim::sim
