@@ -11,10 +11,10 @@
 //  - accumulate: dst = round(dst_old + sum), one fp32 addition; a bf16 dst is upcast
 //    (exact), added in fp32, then rounded to bf16 with the instruction's rounding mode.
 //    overwrite: dst = round(sum).
-// The loops run m-outer, k-middle, n-inner over contiguous rows so the compiler vectorises
-// the n loop; vectorising across n keeps every element's summation order (n are independent),
-// so results do not depend on the vector width. The library is built with
-// -ffp-contract=off so no multiply-add is fused.
+// The kernel (contract_rows) streams the contraction rows in order over register blocks,
+// vectorised across n: every element keeps its summation order (n are independent), so
+// results do not depend on the vector width. The library is built with -ffp-contract=off;
+// a multiply-add is fused only where every product is exact (see contract_rows).
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -167,7 +167,10 @@ void contract_rows(const float* const* a_rows, const float* const* b_rows, std::
 // (for non-negative floats the bit order is the value order), in a loop the compiler
 // vectorises (32-bit min/max need SSE4.1, hence the clones). Returns false if any value is
 // NaN or infinite.
-__attribute__((target_clones("avx512f", "avx2", "default"))) bool magnitude_range(
+#if defined(__x86_64__)
+__attribute__((target_clones("avx512f", "avx2", "default")))
+#endif
+bool magnitude_range(
     const std::vector<float>& values, double& lo, double& hi) {
   // min(magnitude - 1) skips zeros without a branch: 0 - 1 wraps to the largest value.
   std::uint32_t lo_minus_one = 0xFFFFFFFFu, hi_bits = 0;

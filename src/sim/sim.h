@@ -233,9 +233,11 @@ class CollectiveEngine {
                                     bool functional) = 0;
 };
 
-// The widest vector instructions the simulator's kernels use: the host's, or fewer when the
-// environment's TRNSIM_SIMD (baseline, avx2, avx512) or limit_simd asks, to measure or test
-// the narrower ones. Every level gives the same bits (docs/simulator.md).
+// The widest vector instructions the matmul contraction kernel uses (the rest of the
+// simulator is compiled for the build's target, with a few run-time clones): the host's, or
+// fewer when the environment's TRNSIM_SIMD (baseline, avx2, avx512; read once, other values
+// ignored with a warning) or limit_simd asks, to measure or test the narrower ones. Every
+// level gives the same bits (docs/simulator.md).
 enum class SimdLevel : std::uint8_t { kBaseline, kAvx2, kAvx512 };
 SimdLevel simd_level();
 std::string_view simd_level_name(SimdLevel level);  // "baseline", "avx2", "avx512"

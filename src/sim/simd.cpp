@@ -2,6 +2,7 @@
 // TRNSIM_SIMD or limit_simd.
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -27,8 +28,13 @@ SimdLevel default_level() {
   if (asked == nullptr) return host;
   const std::string name(asked);
   SimdLevel cap = host;
-  if (name == "baseline") cap = SimdLevel::kBaseline;
-  if (name == "avx2") cap = SimdLevel::kAvx2;
+  if (name == "baseline") {
+    cap = SimdLevel::kBaseline;
+  } else if (name == "avx2") {
+    cap = SimdLevel::kAvx2;
+  } else if (name != "avx512") {
+    std::fprintf(stderr, "trnsim: TRNSIM_SIMD=%s ignored (baseline, avx2 or avx512)\n", asked);
+  }
   return std::min(cap, host);
 }
 

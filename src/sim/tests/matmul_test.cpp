@@ -3,8 +3,11 @@
 // double (exact for these inputs) and the documented fp32 summation order.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "isa/validate.h"
 #include "sim/tests/test_util.h"
@@ -192,14 +195,19 @@ TEST(Matmul, Bf16ProductsOutsideTheNormalRange) {
 // where exact) gives the reference's bits, edge blocks included (M and N that no block
 // divides). Levels above the host's run the host's.
 TEST(Matmul, EveryVectorLevelMatchesTheReference) {
+  struct Restore {
+    ~Restore() { limit_simd(std::nullopt); }
+  } restore;
+  const SimdLevel host = simd_level();
   for (const SimdLevel level : {SimdLevel::kBaseline, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
     limit_simd(level);
+    ASSERT_EQ(simd_level(), std::min(level, host));
     SCOPED_TRACE(std::string(simd_level_name(simd_level())));
-    run_matmul_case({});
-    run_matmul_case({.in = DType::kFloat32, .k = 64, .m = 37, .n = 100});
+    run_matmul_case({});                            // bf16: the fused kernel, whole blocks
+    run_matmul_case({.k = 64, .m = 37, .n = 100});  // the fused kernel's edge rows and columns
+    run_matmul_case({.in = DType::kFloat32, .k = 64, .m = 37, .n = 100});  // unfused, edges
     run_matmul_case({.k = 32, .m = 30, .n = 70, .bf16_exponent_lo = 1, .bf16_exponent_span = 254});
   }
-  limit_simd(std::nullopt);
 }
 
 TEST(Matmul, Fp32InputsRoundEachProduct) {
