@@ -118,7 +118,11 @@ void bind_tensor_assignment(py::class_<Tensor>& tensor) {
       [](const Tensor& t, const py::object& key, const py::object& value) {
         const Tensor view = index(t, key);
         // A tile or a number (Python's or NumPy's); anything else is a TypeError.
-        const kernel::Scalar v = scalar_of(value, "t[...] = value");
+        if (!py::isinstance<Tensor>(value) &&
+            !py::isinstance(value, py::module_::import("numbers").attr("Real")))
+          throw py::type_error("t[key] = value takes a tile of the view's shape or a number, not " +
+                               std::string(py::repr(value)));
+        const kernel::Scalar v = scalar_of(value, "t[key] = value");
         at_kernel_line([&] {
           if (const auto* tile = std::get_if<Tensor>(&v))
             nl::assign(view, *tile);

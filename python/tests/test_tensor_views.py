@@ -163,6 +163,15 @@ def test_assignment_of_another_shape_or_a_number_to_hbm_is_an_error():
     expect_error_at(number_to_hbm, line_of(number_to_hbm, "the assignment"),
                     r"assigning a number to a view of .* in shared_hbm", x)
 
+    def a_string(inp):
+        t = nl.ndarray((128, 64), dtype=inp.dtype, buffer=nl.sbuf)
+        t[...] = "zero"
+        return inp
+
+    with pytest.raises(TypeError, match=r"t\[key\] = value takes a tile of the view's shape or "
+                                        r"a number, not 'zero'"):
+        nki.simulate(a_string)(x)
+
 
 def test_ap_counts_in_the_views_dtype_and_from_its_start():
     """NKI: .ap() reads in the tensor's dtype unless dtype= says otherwise, from the view's
