@@ -1,17 +1,21 @@
 // The simulator kernels' instruction-set level (sim.h, SimdLevel): the host's, capped by
 // TRNSIM_SIMD or limit_simd.
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <optional>
-#include <string>
+#include <string_view>
 
 #include "sim/sim.h"
+#include "util/enum_names.h"
 
 namespace trnsim::sim {
 
 namespace {
+
+constexpr std::array<std::string_view, 3> kSimdNames = {"baseline", "avx2", "avx512"};
 
 SimdLevel host_level() {
 #if defined(__x86_64__)
@@ -26,16 +30,12 @@ SimdLevel default_level() {
   const SimdLevel host = host_level();
   const char* asked = std::getenv("TRNSIM_SIMD");
   if (asked == nullptr) return host;
-  const std::string name(asked);
-  SimdLevel cap = host;
-  if (name == "baseline") {
-    cap = SimdLevel::kBaseline;
-  } else if (name == "avx2") {
-    cap = SimdLevel::kAvx2;
-  } else if (name != "avx512") {
+  const std::optional<SimdLevel> cap = util::enum_from_name<SimdLevel>(kSimdNames, asked);
+  if (!cap) {
     std::fprintf(stderr, "trnsim: TRNSIM_SIMD=%s ignored (baseline, avx2 or avx512)\n", asked);
+    return host;
   }
-  return std::min(cap, host);
+  return std::min(*cap, host);
 }
 
 constexpr int kDefault = -1;
@@ -50,15 +50,7 @@ SimdLevel simd_level() {
 }
 
 std::string_view simd_level_name(SimdLevel level) {
-  switch (level) {
-    case SimdLevel::kAvx512:
-      return "avx512";
-    case SimdLevel::kAvx2:
-      return "avx2";
-    case SimdLevel::kBaseline:
-      break;
-  }
-  return "baseline";
+  return util::enum_name(kSimdNames, level);
 }
 
 void limit_simd(std::optional<SimdLevel> level) {
